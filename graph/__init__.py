@@ -1,0 +1,1 @@
+"""shopping-planner: a planner-executor shopping assistant as a LangGraph state machine."""

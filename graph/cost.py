@@ -1,0 +1,159 @@
+"""Cost estimate of a plan before it runs, from the real prompt templates.
+
+Token counts use tiktoken when the model is known to it and its encoding can be loaded
+(it is downloaded once, so offline machines may lack it); otherwise the approximation
+"one token per 4 characters", which is close for English text on GPT and Qwen tokenizers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import lru_cache
+
+from pydantic import BaseModel
+
+from graph.context import Context
+from graph.nodes import executor_tool_messages, planner_messages, reasoning_messages
+from graph.state import Plan, ProductSummary, ReasoningAnswer, StepResult, Usage
+from graph.tools import search_products
+
+# USD per million tokens (input, output). Public list prices; local models cost nothing.
+# Unknown models are priced at $0 and flagged as unknown in the estimate.
+PRICE_PER_MTOK: dict[str, tuple[float, float]] = {
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-nano": (0.10, 0.40),
+}
+# Typical sizes, measured on the recorded requests, used where the real text is not yet
+# known: a catalog title, and the structured answer of a reasoning or tool call.
+TYPICAL_TITLE = "Brand Model 2 compact product name with a feature"
+REASONING_OUTPUT_TOKENS = 60
+TOOL_CALL_OUTPUT_TOKENS = 35
+# Chat templates add a few tokens around each message.
+TOKENS_PER_MESSAGE = 4
+
+
+class CallEstimate(BaseModel):
+    step: int
+    kind: str
+    input_tokens: int
+    output_tokens: int
+
+
+class CostEstimate(BaseModel):
+    model: str
+    tokenizer: str
+    llm_calls: int
+    input_tokens: int
+    output_tokens: int
+    usd: float
+    price_known: bool
+    calls: list[CallEstimate]
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+@lru_cache(maxsize=8)
+def token_counter(model: str) -> tuple[Callable[[str], int], str]:
+    """(count function, description of the tokenizer used)."""
+    try:
+        import tiktoken
+
+        encoding = tiktoken.encoding_for_model(model)
+        return (lambda text: len(encoding.encode(text, disallowed_special=()))), (
+            f"tiktoken {encoding.name}"
+        )
+    except Exception:  # unknown model, or its encoding cannot be downloaded here
+        return (lambda text: max(1, len(text) // 4)), "approximation: 1 token per 4 characters"
+
+
+def _schema_text(schema: type[BaseModel]) -> str:
+    return json.dumps(schema.model_json_schema())
+
+
+def _messages_tokens(messages: list, count: Callable[[str], int]) -> int:
+    return sum(count(str(m.content)) + TOKENS_PER_MESSAGE for m in messages)
+
+
+def model_name(context: Context) -> str:
+    return context.model or "unknown"
+
+
+def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
+    """Estimate the LLM calls the executor will make for this plan, before any step runs."""
+    model = model_name(context)
+    count, tokenizer = token_counter(model)
+    placeholder = [
+        ProductSummary(id=f"p{i}", title=TYPICAL_TITLE, price=99.99, rating=4.5)
+        for i in range(context.search_limit)
+    ]
+    calls: list[CallEstimate] = []
+    simulated: list[StepResult] = []
+    for step in plan.steps:
+        if step.is_search:
+            if context.tool_mode == "llm":
+                tool_schema = json.dumps(search_products.tool_call_schema.model_json_schema())
+                calls.append(
+                    CallEstimate(
+                        step=step.step,
+                        kind="search (llm picks arguments)",
+                        input_tokens=_messages_tokens(executor_tool_messages(step), count)
+                        + count(tool_schema),
+                        output_tokens=TOOL_CALL_OUTPUT_TOKENS,
+                    )
+                )
+            simulated.append(
+                StepResult(step=step.step, kind="search", action=step.action, products=placeholder)
+            )
+        else:
+            messages = reasoning_messages(plan, step, simulated)
+            calls.append(
+                CallEstimate(
+                    step=step.step,
+                    kind="reasoning",
+                    input_tokens=_messages_tokens(messages, count)
+                    + count(_schema_text(ReasoningAnswer)),
+                    output_tokens=REASONING_OUTPUT_TOKENS,
+                )
+            )
+            simulated.append(
+                StepResult(
+                    step=step.step,
+                    kind="reasoning",
+                    action=step.action,
+                    answer="x" * 120,
+                    products=placeholder[:1],
+                )
+            )
+    input_tokens = sum(c.input_tokens for c in calls)
+    output_tokens = sum(c.output_tokens for c in calls)
+    price = PRICE_PER_MTOK.get(model)
+    local = context.provider in ("local", "compatible")
+    usd = 0.0
+    if price is not None and not local:
+        usd = (input_tokens * price[0] + output_tokens * price[1]) / 1_000_000
+    return CostEstimate(
+        model=model,
+        tokenizer=tokenizer,
+        llm_calls=len(calls),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        usd=round(usd, 6),
+        price_known=local or price is not None,
+        calls=calls,
+    )
+
+
+def estimate_planner_tokens(request: str, categories: list[str], context: Context) -> Usage:
+    """Estimated usage of the planner call itself (shown by `--estimate`-style tools)."""
+    count, _ = token_counter(model_name(context))
+    messages = planner_messages(request, categories)
+    return Usage(
+        input_tokens=_messages_tokens(messages, count) + count(_schema_text(Plan)),
+        output_tokens=150,
+    )

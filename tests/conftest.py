@@ -1,0 +1,109 @@
+"""Shared fixtures: an isolated data dir per test, a small catalog, the fake model."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+CASSETTES = REPO_ROOT / "cassettes"
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+SMALL_CATALOG = [
+    {
+        "id": "strap-1",
+        "title": "Leather camera strap",
+        "description": "Soft leather neck strap for mirrorless cameras.",
+        "category": "cameras-photography",
+        "price": 39.0,
+        "rating": 4.6,
+        "brand": "Peak",
+        "tags": ["strap"],
+    },
+    {
+        "id": "strap-2",
+        "title": "Padded camera strap",
+        "description": "Neoprene strap for heavy DSLR bodies.",
+        "category": "cameras-photography",
+        "price": 24.5,
+        "rating": 4.1,
+        "brand": "Op/Tech",
+        "tags": ["strap"],
+    },
+    {
+        "id": "clean-1",
+        "title": "Lens cleaning kit",
+        "description": "Blower, brush and microfiber cloth for camera lenses.",
+        "category": "cameras-photography",
+        "price": 15.99,
+        "rating": 4.4,
+        "brand": "Zeiss",
+        "tags": ["cleaning"],
+    },
+    {
+        "id": "cam-1",
+        "title": "Mirrorless camera body 24MP",
+        "description": "Full-frame mirrorless camera.",
+        "category": "cameras-photography",
+        "price": 1499.0,
+        "rating": 4.8,
+        "brand": "Sony",
+        "tags": ["camera"],
+    },
+    {
+        "id": "shoe-1",
+        "title": "Trail running shoes",
+        "description": "Grippy trail running shoes with rock plate.",
+        "category": "running-fitness",
+        "price": 129.0,
+        "rating": 4.5,
+        "brand": "Salomon",
+        "tags": ["shoes"],
+    },
+    {
+        "id": "grinder-1",
+        "title": "Burr coffee grinder",
+        "description": "Conical burr grinder for espresso and filter coffee.",
+        "category": "coffee-kitchen",
+        "price": 89.0,
+        "rating": 4.3,
+        "brand": "Baratza",
+        "tags": ["coffee"],
+    },
+]
+
+
+@pytest.fixture(autouse=True)
+def isolated_data_dir(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Every test gets its own data dir, so no test touches the user's real runs."""
+    data_dir = tmp_path_factory.mktemp("data")
+    monkeypatch.setenv("SHOPPING_PLANNER_DATA_DIR", str(data_dir))
+    for name in (
+        "SHOPPING_PROVIDER",
+        "SHOPPING_MODEL",
+        "SHOPPING_CATALOG",
+        "SHOPPING_CHECKPOINT_DB",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    return data_dir
+
+
+@pytest.fixture(scope="session")
+def small_catalog_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("catalog") / "small.jsonl"
+    path.write_text("\n".join(json.dumps(p) for p in SMALL_CATALOG) + "\n")
+    return path
+
+
+def shared_file(*parts: str) -> Path:
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"shared data not found at {path} (it lives beside the checkout in ../shared)")
+    return path

