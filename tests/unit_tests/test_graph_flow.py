@@ -40,7 +40,9 @@ def photo_model(pick: list[str] | None = None) -> FakeShoppingChatModel:
     return FakeShoppingChatModel(
         replies={
             "Plan": [PHOTO_PLAN],
-            "ReasoningAnswer": [{"answer": "The leather strap.", "product_ids": pick or ["strap-1"]}],
+            "ReasoningAnswer": [
+                {"answer": "The leather strap.", "product_ids": pick or ["strap-1"]}
+            ],
         }
     )
 
@@ -98,7 +100,9 @@ def test_llm_tool_mode_lets_the_model_choose_arguments(small_catalog_file: Path)
     assert results[0].llm_calls == 1 and results[0].usage.input_tokens > 0
     assert model.tools_seen.count(["search_products"]) == 3
     # The executor saw only the step, not the request.
-    search_prompts = [p for p, t in zip(model.prompts, model.tools_seen) if t == ["search_products"]]
+    search_prompts = [
+        p for p, t in zip(model.prompts, model.tools_seen, strict=False) if t == ["search_products"]
+    ]
     assert all("birthday" not in str(m.content) for p in search_prompts for m in p)
 
 

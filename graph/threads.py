@@ -1,0 +1,187 @@
+"""Reading runs back from the checkpointer: status, listing and step-by-step history.
+
+Every run is one thread. Nothing here keeps its own records: it all comes from the
+checkpoints LangGraph wrote.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import StateSnapshot
+
+from graph.state import Plan, StepResult
+
+ThreadStatus = Literal[
+    "planning", "awaiting approval", "running", "done", "rejected", "failed", "unknown"
+]
+
+
+def thread_config(thread_id: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}}
+
+
+def _get(values: dict[str, Any], key: str, default: Any = None) -> Any:
+    value = values.get(key, default)
+    return default if value is None else value
+
+
+def status_of(snapshot: StateSnapshot) -> ThreadStatus:
+    values = snapshot.values or {}
+    if not values:
+        return "unknown"
+    if any(task.error for task in snapshot.tasks):
+        return "failed"
+    if snapshot.interrupts or any(task.interrupts for task in snapshot.tasks):
+        return "awaiting approval"
+    if values.get("approval") == "rejected":
+        return "rejected"
+    if values.get("outcome") is not None and not snapshot.next:
+        return "done"
+    if values.get("plan") is None:
+        return "planning" if snapshot.next else "failed"
+    # A plan, not finished, no error recorded: in progress, or stopped by a crash.
+    return "running"
+
+
+def error_of(snapshot: StateSnapshot) -> str | None:
+    for task in snapshot.tasks:
+        if task.error:
+            return str(task.error)
+    return None
+
+
+@dataclass
+class ThreadSummary:
+    thread_id: str
+    request: str
+    status: ThreadStatus
+    steps_done: int
+    steps_total: int
+    updated_at: str | None
+    error: str | None = None
+
+
+def summarize(snapshot: StateSnapshot, thread_id: str) -> ThreadSummary:
+    values = snapshot.values or {}
+    plan: Plan | None = values.get("plan")
+    return ThreadSummary(
+        thread_id=thread_id,
+        request=_get(values, "request", ""),
+        status=status_of(snapshot),
+        steps_done=len(_get(values, "step_results", [])),
+        steps_total=len(plan.steps) if plan else 0,
+        updated_at=snapshot.created_at,
+        error=error_of(snapshot),
+    )
+
+
+def recent_thread_ids(saver: BaseCheckpointSaver, limit: int = 20) -> list[str]:
+    """Thread ids, most recently updated first."""
+    conn = getattr(saver, "conn", None)
+    if conn is not None and type(saver).__name__ == "SqliteSaver":
+        # Checkpoint ids are time-ordered (uuid6), so the max is the latest.
+        rows = conn.execute(
+            "SELECT thread_id, MAX(checkpoint_id) AS latest FROM checkpoints "
+            "WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY latest DESC LIMIT ?",
+            (limit,),
+        ).fetchall()
+        return [row[0] for row in rows]
+    seen: dict[str, str] = {}
+    for item in saver.list(None):
+        thread_id = item.config["configurable"]["thread_id"]
+        checkpoint_id = item.config["configurable"]["checkpoint_id"]
+        if checkpoint_id > seen.get(thread_id, ""):
+            seen[thread_id] = checkpoint_id
+    return sorted(seen, key=seen.__getitem__, reverse=True)[:limit]
+
+
+def list_threads(
+    graph: CompiledStateGraph, saver: BaseCheckpointSaver, limit: int = 20
+) -> list[ThreadSummary]:
+    return [
+        summarize(graph.get_state(thread_config(thread_id)), thread_id)
+        for thread_id in recent_thread_ids(saver, limit)
+    ]
+
+
+def thread_exists(graph: CompiledStateGraph, thread_id: str) -> bool:
+    return bool(graph.get_state(thread_config(thread_id)).values)
+
+
+@dataclass
+class HistoryEntry:
+    checkpoint_id: str
+    superstep: int
+    node: str
+    plan_step: int | None
+    summary: str
+    created_at: str | None
+
+
+def _describe_result(result: StepResult) -> str:
+    if result.error:
+        return f"error: {result.error[:80]}"
+    if result.kind == "search":
+        if not result.products:
+            return "no products matched"
+        top = result.products[0]
+        return f"{len(result.products)} found, top: {top.title} (${top.price:,.2f})"
+    picked = ", ".join(p.id for p in result.products) or "nothing"
+    return f"picked {picked}: {result.answer[:60]}"
+
+
+def thread_history(graph: CompiledStateGraph, thread_id: str) -> list[HistoryEntry]:
+    """Checkpoints in order, each with the node that produced it and a short result."""
+    snapshots = list(graph.get_state_history(thread_config(thread_id)))
+    snapshots.reverse()
+    entries: list[HistoryEntry] = []
+    previous: StateSnapshot | None = None
+    for snapshot in snapshots:
+        values = snapshot.values or {}
+        before = (previous.values or {}) if previous else {}
+        ran = ", ".join(previous.next) if previous and previous.next else "input"
+        results: list[StepResult] = values.get("step_results") or []
+        new_results = results[len(before.get("step_results") or []) :]
+        plan_step: int | None = None
+        if new_results:
+            plan_step = new_results[-1].step
+            summary = "; ".join(f"step {r.step}: {_describe_result(r)}" for r in new_results)
+        elif ran == "input":
+            summary = "run started"
+        elif ran == "__start__":
+            summary = f"request: {values.get('request', '')[:70]}"
+        elif ran == "tools":
+            plan_step = values.get("next_step", 0) + 1
+            summary = f"search_products answered for step {plan_step}"
+        elif values.get("plan") is not None and before.get("plan") is None:
+            plan: Plan = values["plan"]
+            summary = f"plan: {len(plan.steps)} steps, budget {plan.budget}"
+        elif values.get("approval") != before.get("approval"):
+            summary = f"plan {values.get('approval')}"
+        elif values.get("outcome") is not None and before.get("outcome") is None:
+            outcome = values["outcome"]
+            summary = f"checked: {len(outcome.picks)} picks, total ${outcome.total_price:,.2f}"
+        elif len(values.get("messages") or []) > len(before.get("messages") or []):
+            step_index = values.get("next_step", 0)
+            plan_step = step_index + 1
+            summary = f"search dispatched for step {plan_step}"
+        else:
+            summary = ""
+        if snapshot.interrupts:
+            summary = (summary + "; " if summary else "") + "paused for approval"
+        entries.append(
+            HistoryEntry(
+                checkpoint_id=snapshot.config["configurable"]["checkpoint_id"],
+                superstep=int((snapshot.metadata or {}).get("step", -1)),
+                node=ran,
+                plan_step=plan_step,
+                summary=summary,
+                created_at=snapshot.created_at,
+            )
+        )
+        previous = snapshot
+    return entries

@@ -1,0 +1,143 @@
+"""A fake OpenAI-compatible chat server on loopback, for tests of the real HTTP path.
+
+It is not a model: it answers each forced tool call with the next scripted arguments for
+that tool name, and can inject faults (timeouts, 429, 500, cut-off or non-JSON bodies,
+dropped connections) before answering. Tests use it to drive the CLI in a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+FAULTS = ("timeout", "429", "500", "truncated", "non_json", "drop")
+
+
+@dataclass
+class FakeScript:
+    replies: dict[str, list[dict[str, Any]]]
+    delays: dict[str, float] = field(default_factory=dict)
+    faults: list[str] = field(default_factory=list)  # consumed one per request, in order
+    timeout_sleep: float = 5.0
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def calls_for(self, tool: str) -> list[dict[str, Any]]:
+        return [r for r in self.requests if _forced_tool(r) == tool]
+
+
+def _forced_tool(body: dict[str, Any]) -> str:
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict):
+        return choice.get("function", {}).get("name", "")
+    tools = body.get("tools") or []
+    return tools[0]["function"]["name"] if tools else "text"
+
+
+def _completion(tool: str, arguments: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+    prompt_chars = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
+    return {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "fake"),
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": f"call_{tool}",
+                            "type": "function",
+                            "function": {"name": tool, "arguments": json.dumps(arguments)},
+                        }
+                    ],
+                },
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_chars // 4,
+            "completion_tokens": 25,
+            "total_tokens": prompt_chars // 4 + 25,
+        },
+    }
+
+
+def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args: Any) -> None:  # keep test output clean
+            pass
+
+        def _send(self, status: int, payload: bytes, length: int | None = None) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(length if length is not None else len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+            self.wfile.flush()
+
+        def do_GET(self) -> None:
+            self._send(200, json.dumps({"data": [{"id": "fake"}]}).encode())
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length", 0))
+            body = json.loads(self.rfile.read(length) or b"{}")
+            with script.lock:
+                script.requests.append(body)
+                fault = script.faults.pop(0) if script.faults else None
+            if fault == "timeout":
+                time.sleep(script.timeout_sleep)
+                return
+            if fault == "drop":
+                self.close_connection = True
+                self.connection.shutdown(2)
+                return
+            if fault in ("429", "500"):
+                error = {"error": {"message": f"injected {fault}", "type": "fault"}}
+                self._send(int(fault), json.dumps(error).encode())
+                return
+            if fault == "non_json":
+                self._send(200, b"<html>gateway error</html>")
+                return
+            tool = _forced_tool(body)
+            with script.lock:
+                queue = script.replies.get(tool) or []
+                arguments = queue.pop(0) if queue else None
+            if arguments is None:
+                self._send(400, json.dumps({"error": {"message": f"no reply for {tool}"}}).encode())
+                return
+            time.sleep(script.delays.get(tool, 0.0))
+            payload = json.dumps(_completion(tool, arguments, body)).encode()
+            if fault == "truncated":
+                # Promise the full length, send half, then hang up.
+                self._send(200, payload[: len(payload) // 2], length=len(payload))
+                self.close_connection = True
+                return
+            self._send(200, payload)
+
+    return Handler
+
+
+@contextmanager
+def fake_openai_server(script: FakeScript) -> Iterator[str]:
+    """Serve the script on 127.0.0.1 (a free port); yields the base URL ending in /v1."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(script))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,207 @@
+"""The CLI in real subprocesses, against a fake OpenAI-compatible server on loopback."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from fake_openai_server import FakeScript, fake_openai_server
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+PLAN = {
+    "goal": "A photography gift under $200.",
+    "budget": 200,
+    "steps": [
+        {"step": 1, "action": "Find camera straps", "query": "camera strap", "max_price": 200},
+        {"step": 2, "action": "Shortlist the straps", "query": None},
+        {"step": 3, "action": "Find cleaning kits", "query": "lens cleaning kit"},
+        {"step": 4, "action": "Pick the gift", "query": None},
+    ],
+}
+ANSWERS = [
+    {"answer": "Both straps fit.", "product_ids": ["strap-1", "strap-2"]},
+    {"answer": "The leather strap.", "product_ids": ["strap-1"]},
+]
+
+
+def script(**kwargs: Any) -> FakeScript:
+    replies = {"Plan": [PLAN], "ReasoningAnswer": [dict(a) for a in ANSWERS]}
+    return FakeScript(replies=replies, **kwargs)
+
+
+def cli(
+    url: str, data_dir: Path, *args: str, stdin: str | None = "", timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    env = dict(
+        os.environ,
+        OPENAI_BASE_URL=url,
+        OPENAI_MODEL="fake-model",
+        SHOPPING_PLANNER_DATA_DIR=str(data_dir),
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "graph.run", *args],
+        cwd=REPO_ROOT,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_plan_is_printed_before_steps_and_the_outcome_is_checked(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    with fake_openai_server(script()) as url:
+        run = cli(
+            url, isolated_data_dir, "a photo gift", "--catalog", str(small_catalog_file), "-y"
+        )
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert out.index("Plan: A photography gift") < out.index("Estimate:") < out.index("step 1")
+    assert out.index("step 4") < out.index("Recommendation")
+    assert "strap-1" in out and "within budget" in out
+
+
+def test_json_output_is_machine_readable(small_catalog_file: Path, isolated_data_dir: Path) -> None:
+    with fake_openai_server(script()) as url:
+        run = cli(
+            url, isolated_data_dir, "gift", "--catalog", str(small_catalog_file), "-y", "--json"
+        )
+    report = json.loads(run.stdout)
+    assert [s["step"] for s in report["plan"]["steps"]] == [1, 2, 3, 4]
+    assert [r["step"] for r in report["step_results"]] == [1, 2, 3, 4]
+    assert report["outcome"]["picks"][0]["id"] == "strap-1"
+    assert report["estimate"]["llm_calls"] == 2
+
+
+def test_without_a_terminal_it_refuses_and_names_yes_then_resumes(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    fake = script()
+    with fake_openai_server(fake) as url:
+        args = ("gift", "--catalog", str(small_catalog_file), "--thread", "gift-1")
+        refused = cli(url, isolated_data_dir, *args)
+        assert refused.returncode == 2
+        assert "--yes" in refused.stdout
+        assert "step 1" not in refused.stdout
+        listed = cli(url, isolated_data_dir, "--list")
+        assert "awaiting approval" in listed.stdout
+        resumed = cli(url, isolated_data_dir, "--resume", "gift-1", "--yes")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "step 4" in resumed.stdout
+    assert len(fake.calls_for("Plan")) == 1  # resuming did not plan again
+
+
+def test_reusing_a_finished_thread_is_an_error(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    with fake_openai_server(script()) as url:
+        args = ("--catalog", str(small_catalog_file), "--thread", "mine", "-y")
+        assert cli(url, isolated_data_dir, "a gift", *args).returncode == 0
+        again = cli(url, isolated_data_dir, "another request", *args)
+    assert again.returncode == 2
+    assert "already holds a run" in again.stdout
+
+
+def test_list_and_history_show_the_run(small_catalog_file: Path, isolated_data_dir: Path) -> None:
+    with fake_openai_server(script()) as url:
+        args = ("--catalog", str(small_catalog_file), "--thread", "hist", "-y")
+        cli(url, isolated_data_dir, "a photo gift", *args)
+        listed = cli(url, isolated_data_dir, "--list")
+        history = cli(url, isolated_data_dir, "--history", "hist")
+    assert "hist" in listed.stdout and "done" in listed.stdout and "4/4" in listed.stdout
+    for expected in ("planner", "approval", "tools", "record_search", "verify", "step 4: picked"):
+        assert expected in history.stdout
+
+
+def test_empty_request_is_refused_before_any_call(isolated_data_dir: Path) -> None:
+    fake = script()
+    with fake_openai_server(fake) as url:
+        run = cli(url, isolated_data_dir, "   ")
+    assert run.returncode == 2 and "empty" in run.stdout
+    assert fake.requests == []
+
+
+def _step_results_saved(db: Path, thread_id: str) -> int:
+    """How many step results the latest checkpoint holds, read with the real saver."""
+    from graph.builder import build_graph
+    from graph.checkpoint import open_sqlite_checkpointer
+
+    if not db.exists():
+        return 0
+    try:
+        graph = build_graph(checkpointer=open_sqlite_checkpointer(db))
+        values = graph.get_state({"configurable": {"thread_id": thread_id}}).values
+    except sqlite3.Error:
+        return 0
+    return len(values.get("step_results") or [])
+
+
+def test_sigkill_mid_run_then_resume_loses_and_repeats_nothing(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    # Step 2's answer comes at once; step 4's is held back, so the kill lands while it
+    # is in flight, after three steps are checkpointed.
+    fake = script()
+    db = isolated_data_dir / "checkpoints.sqlite"
+    with fake_openai_server(fake) as url:
+        env = dict(
+            os.environ,
+            OPENAI_BASE_URL=url,
+            OPENAI_MODEL="fake-model",
+            SHOPPING_PLANNER_DATA_DIR=str(isolated_data_dir),
+        )
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "graph.run",
+                "gift",
+                "--catalog",
+                str(small_catalog_file),
+                "--thread",
+                "crash",
+                "-y",
+            ],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while _step_results_saved(db, "crash") < 3:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the run never reached step 3"
+            if len(fake.calls_for("ReasoningAnswer")) >= 1:
+                fake.delays["ReasoningAnswer"] = 30.0
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        assert proc.returncode == -signal.SIGKILL
+        saved = _step_results_saved(db, "crash")
+        assert saved == 3
+
+        fake.delays["ReasoningAnswer"] = 0.0
+        fake.replies["ReasoningAnswer"] = [dict(ANSWERS[1])]
+        listed = cli(url, isolated_data_dir, "--list")
+        assert "running" in listed.stdout and "3/4" in listed.stdout
+        resumed = cli(url, isolated_data_dir, "--resume", "crash", "--json")
+    assert resumed.returncode == 0, resumed.stderr
+    report = json.loads(resumed.stdout)
+    assert [r["step"] for r in report["step_results"]] == [1, 2, 3, 4]
+    assert report["outcome"]["picks"][0]["id"] == "strap-1"
+    # Step 2 was answered once; step 4 was asked once before the kill and once after.
+    prompts = [json.dumps(r["messages"]) for r in fake.calls_for("ReasoningAnswer")]
+    assert sum("Step 2:" in p for p in prompts) == 1
+    assert sum("Step 4:" in p for p in prompts) == 2
+    assert len(fake.calls_for("Plan")) == 1
