@@ -1,0 +1,139 @@
+"""``python -m catalog``: load catalog files, search and list categories from the shell."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from catalog.errors import CatalogError, CatalogQueryError
+from catalog.index import MAX_LIMIT, Catalog
+from catalog.loaders import FORMATS
+from catalog.store import default_index_dir, load_catalog, open_catalog, open_default_catalog
+
+EXIT_USAGE = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m catalog", description="Manage and search the product catalog."
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    def add_source_options(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument(
+            "--index-dir",
+            type=Path,
+            help=f"index directory (default: {default_index_dir()})",
+        )
+        sub.add_argument(
+            "--catalog", type=Path, help="catalog file to search (indexed once, then cached)"
+        )
+        sub.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+        )
+
+    load = commands.add_parser("load", help="index a catalog file, replacing the active index")
+    load.add_argument("file", type=Path)
+    load.add_argument("--format", choices=FORMATS, default="auto")
+    load.add_argument("--index-dir", type=Path, help=f"default: {default_index_dir()}")
+    load.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    )
+
+    search = commands.add_parser("search", help="search products")
+    search.add_argument("query", help="words to look for (may be empty)")
+    search.add_argument("--category")
+    search.add_argument("--min-price", type=float)
+    search.add_argument("--max-price", type=float)
+    search.add_argument("--min-rating", type=float)
+    search.add_argument("--limit", type=int, default=10, help=f"1..{MAX_LIMIT} (default 10)")
+    search.add_argument("--json", action="store_true", help="print results as JSON")
+    add_source_options(search)
+
+    categories = commands.add_parser("categories", help="list category slugs")
+    categories.add_argument("--json", action="store_true", help="print as a JSON list")
+    add_source_options(categories)
+    return parser
+
+
+def _open(args: argparse.Namespace) -> Catalog:
+    if args.catalog is not None:
+        return open_catalog(args.catalog, args.index_dir)
+    if args.index_dir is not None:
+        return Catalog.open(args.index_dir)
+    return open_default_catalog()
+
+
+def _run(args: argparse.Namespace, out: Console) -> None:
+    if args.command == "load":
+        index_dir = args.index_dir or default_index_dir()
+        count = load_catalog(args.file, index_dir, args.format)
+        out.print(f"Indexed [bold]{count}[/bold] products into {escape(str(index_dir))}")
+        return
+    catalog = _open(args)
+    if args.command == "categories":
+        names = catalog.categories()
+        if args.json:
+            print(json.dumps(names))
+        else:
+            for name in names:
+                out.print(name, markup=False, highlight=False)
+        return
+    hits = catalog.search(
+        args.query,
+        category=args.category,
+        min_price=args.min_price,
+        max_price=args.max_price,
+        min_rating=args.min_rating,
+        limit=args.limit,
+    )
+    if args.json:
+        # Plain print: rich would wrap long lines and break the JSON.
+        print(json.dumps([{**h.product.model_dump(), "score": h.score} for h in hits], indent=1))
+        return
+    table = Table(title=f"{len(hits)} result(s) for {args.query!r}")
+    for column, justify in (
+        ("id", "left"),
+        ("title", "left"),
+        ("category", "left"),
+        ("price", "right"),
+        ("rating", "right"),
+        ("score", "right"),
+    ):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for hit in hits:
+        p = hit.product
+        table.add_row(
+            escape(p.id),
+            escape(p.title),
+            escape(p.category),
+            f"${p.price:,.2f}",
+            "-" if p.rating is None else f"{p.rating:.1f}",
+            f"{hit.score:.2f}",
+        )
+    out.print(table)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    out = Console()
+    err = Console(stderr=True)
+    try:
+        _run(args, out)
+    except (CatalogError, CatalogQueryError) as exc:
+        if args.debug:
+            raise
+        err.print(f"[bold red]error:[/bold red] [red]{escape(str(exc))}[/red]", soft_wrap=True)
+        return EXIT_USAGE
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

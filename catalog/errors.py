@@ -1,0 +1,33 @@
+"""Typed errors raised by the catalog package."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class CatalogError(Exception):
+    """A catalog file or index could not be read, validated or stored.
+
+    ``path`` names the offending file or directory and ``location`` the line or
+    record inside it (when known), so callers can report precisely without
+    parsing the message.
+    """
+
+    def __init__(
+        self, message: str, *, path: Path | str | None = None, location: str | None = None
+    ) -> None:
+        self.path = Path(path) if path is not None else None
+        self.location = location
+        prefix = ""
+        if path is not None:
+            prefix = f"{path} {location}: " if location else f"{path}: "
+        super().__init__(prefix + message)
+        self.detail = message
+
+
+class CatalogQueryError(ValueError):
+    """Invalid search arguments; ``argument`` names the offending parameter."""
+
+    def __init__(self, argument: str, message: str) -> None:
+        self.argument = argument
+        super().__init__(f"{argument}: {message}")

@@ -1,0 +1,499 @@
+"""The tantivy index: schema, atomic builds and the thread-safe ``Catalog`` searcher.
+
+On-disk layout for an ``index_dir`` such as ``.../catalog``::
+
+    .../catalog                          symlink -> .catalog.v-<time>-<uuid>
+    .../.catalog.v-<time>-<uuid>/        a complete, never-modified tantivy index
+    .../.catalog.building-<uuid>/        a build in progress (removed on failure)
+
+A build writes a fresh sibling directory, renames it to a version name and then
+``os.replace``-s the symlink, which is atomic on POSIX: a reader resolves the
+link once and only ever sees a finished index, and a failed build leaves the
+link (and so the serving index) untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+from catalog.errors import CatalogError, CatalogQueryError
+from catalog.models import Product, ProductHit, category_slug
+
+SCHEMA_VERSION = 1
+MANIFEST_NAME = "catalog-manifest.json"
+MAX_LIMIT = 50
+# Bounds the query size so a pasted essay cannot make one search expensive.
+MAX_QUERY_TOKENS = 32
+# Missing ratings are indexed below the valid 0..5 range so any min_rating filter
+# (lower bound >= 0) excludes them and rating-ordered listings put them last.
+MISSING_RATING = -1.0
+# Title matches should dominate; tags (attributes) are more specific than prose.
+FIELD_BOOSTS = (("title", 3.0), ("description", 1.0), ("tags", 1.5))
+# Keep the previous version around so a reader that resolved the link just before
+# a swap can still open it; older ones are removed.
+KEEP_OLD_VERSIONS = 1
+STALE_BUILD_SECONDS = 3600.0
+ANALYZER_NAME = "catalog_en"
+
+
+def _make_analyzer() -> tantivy.TextAnalyzer:
+    # tantivy's built-in "en_stem" pipeline plus English stop words (so "and", "or",
+    # "not", "for", "the" in chatty queries do not drown the real terms) and ASCII
+    # folding ("café" ~ "cafe").
+    # We build it ourselves because the very same object then tokenizes queries in
+    # Python, so query terms equal index terms by construction: no query parser (and
+    # so no query syntax) is ever involved, and stemming still lets "straps" match "strap".
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stopword("english"))
+        .filter(tantivy.Filter.ascii_fold())
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+_ANALYZER = _make_analyzer()
+
+
+def query_tokens(text: str) -> list[str]:
+    """Analyzed, de-duplicated query terms (at most ``MAX_QUERY_TOKENS``)."""
+    seen: dict[str, None] = {}
+    for token in _ANALYZER.analyze(text):
+        seen.setdefault(token, None)
+        if len(seen) >= MAX_QUERY_TOKENS:
+            break
+    return list(seen)
+
+
+def _build_schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("id", stored=True, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("title", tokenizer_name=ANALYZER_NAME)
+    builder.add_text_field("description", tokenizer_name=ANALYZER_NAME)
+    builder.add_text_field("tags", tokenizer_name=ANALYZER_NAME)
+    builder.add_text_field("category", tokenizer_name="raw", index_option="basic")
+    builder.add_float_field("price", indexed=True, fast=True)
+    builder.add_float_field("rating", indexed=True, fast=True)
+    # The whole product as JSON: one stored-field read rebuilds a hit.
+    builder.add_bytes_field("product", stored=True, indexed=False)
+    return builder.build()
+
+
+_SCHEMA = _build_schema()
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """Facts about one built index version, written before the version goes live."""
+
+    count: int
+    categories: list[str]
+    source: str | None = None  # marker of the input (e.g. a file hash) for cache checks
+
+    @classmethod
+    def read(cls, directory: Path) -> Manifest:
+        path = directory / MANIFEST_NAME
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise CatalogError(
+                f"not a catalog index (no {MANIFEST_NAME}); build one with "
+                "`python -m catalog load FILE`",
+                path=directory,
+            ) from None
+        except (OSError, ValueError) as exc:
+            raise CatalogError(f"unreadable {MANIFEST_NAME}: {exc}", path=directory) from None
+        found = data.get("schema_version") if isinstance(data, dict) else None
+        if found != SCHEMA_VERSION:
+            raise CatalogError(
+                f"index schema version {found!r} "
+                f"is not the supported version {SCHEMA_VERSION}; rebuild it",
+                path=directory,
+            )
+        try:
+            return cls(
+                count=int(data["count"]),
+                categories=[str(c) for c in data["categories"]],
+                source=data.get("source"),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise CatalogError(f"malformed {MANIFEST_NAME}: {exc!r}", path=directory) from None
+
+    def write(self, directory: Path) -> None:
+        payload = {
+            "schema_version": SCHEMA_VERSION,
+            "count": self.count,
+            "categories": self.categories,
+            "source": self.source,
+        }
+        (directory / MANIFEST_NAME).write_text(json.dumps(payload, indent=1), encoding="utf-8")
+
+
+def read_manifest(index_dir: Path) -> Manifest | None:
+    """The manifest of the index currently served at ``index_dir``, or None if there is none."""
+    try:
+        return Manifest.read(Path(index_dir).resolve())
+    except CatalogError:
+        return None
+
+
+def _document(product: Product) -> tantivy.Document:
+    doc = tantivy.Document()
+    doc.add_text("id", product.id)
+    doc.add_text("title", product.title)
+    doc.add_text("description", product.description)
+    for tag in product.tags:
+        doc.add_text("tags", tag)
+    doc.add_text("category", product.category)
+    doc.add_float("price", product.price)
+    doc.add_float("rating", product.rating if product.rating is not None else MISSING_RATING)
+    doc.add_bytes("product", product.model_dump_json().encode("utf-8"))
+    return doc
+
+
+def _remove_quietly(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        if path.is_symlink() or path.is_file():
+            path.unlink()
+        else:
+            shutil.rmtree(path)
+
+
+def _cleanup_old_versions(index_dir: Path) -> None:
+    """Best-effort removal of superseded versions and abandoned builds."""
+    parent, name = index_dir.parent, index_dir.name
+    try:
+        current = index_dir.resolve().name
+        entries = list(parent.iterdir())
+    except OSError:
+        return
+    versions = sorted(
+        (e for e in entries if e.name.startswith(f".{name}.v-") and e.name != current),
+        key=lambda e: e.name,  # names start with a sortable timestamp
+    )
+    for old in versions[: max(0, len(versions) - KEEP_OLD_VERSIONS)]:
+        _remove_quietly(old)
+    now = time.time()
+    for entry in entries:
+        if entry.name.startswith((f".{name}.building-", f".{name}.link-")):
+            with contextlib.suppress(OSError):
+                if now - entry.lstat().st_mtime > STALE_BUILD_SECONDS:
+                    _remove_quietly(entry)
+
+
+def _swap_in(version_dir: Path, index_dir: Path) -> None:
+    """Point ``index_dir`` at ``version_dir`` atomically."""
+    if index_dir.exists() and not index_dir.is_symlink():
+        # A plain directory (e.g. an index built by hand) cannot be replaced atomically
+        # by a symlink; move it aside if it is an index, refuse to touch anything else.
+        if any(index_dir.iterdir()) and not (index_dir / "meta.json").exists():
+            raise CatalogError(
+                "exists and is not a catalog index; refusing to replace it", path=index_dir
+            )
+        if any(index_dir.iterdir()):
+            index_dir.rename(index_dir.parent / f".{index_dir.name}.v-0-legacy-{uuid.uuid4().hex}")
+        else:
+            index_dir.rmdir()
+    link_tmp = index_dir.parent / f".{index_dir.name}.link-{uuid.uuid4().hex}"
+    # Relative target so the whole data directory can be moved or copied.
+    os.symlink(version_dir.name, link_tmp, target_is_directory=True)
+    try:
+        os.replace(link_tmp, index_dir)
+    except OSError:
+        _remove_quietly(link_tmp)
+        raise
+
+
+def _write_index(
+    products: Iterable[Product], directory: Path, index_dir: Path
+) -> tuple[int, list[str]]:
+    """Fill a fresh tantivy index in ``directory``; returns (count, sorted categories)."""
+    index = tantivy.Index(_SCHEMA, path=str(directory))
+    index.register_tokenizer(ANALYZER_NAME, _ANALYZER)
+    # One indexing thread keeps the segment count (and so search cost) low.
+    writer = index.writer(heap_size=200_000_000, num_threads=1)
+    try:
+        seen: set[str] = set()
+        categories: set[str] = set()
+        for number, product in enumerate(products, start=1):
+            if not isinstance(product, Product):
+                raise CatalogError(
+                    f"item {number}: expected a Product, got {type(product).__name__}",
+                    path=index_dir,
+                )
+            if product.id in seen:
+                raise CatalogError(f"item {number}: duplicate id {product.id!r}", path=index_dir)
+            seen.add(product.id)
+            categories.add(product.category)
+            writer.add_document(_document(product))
+        writer.commit()
+        writer.wait_merging_threads()
+    except BaseException:
+        with contextlib.suppress(Exception):
+            writer.rollback()
+        raise
+    finally:
+        # Drop the writer now: the traceback would otherwise keep it (and its lock
+        # and background threads) alive while the caller deletes the directory.
+        del writer, index
+    return len(seen), sorted(categories)
+
+
+def build_index(products: Iterable[Product], index_dir: Path, *, source: str | None = None) -> Path:
+    """Index ``products`` into a new version and atomically make it the one at ``index_dir``.
+
+    ``source`` is an optional marker stored in the manifest (``open_catalog`` keeps
+    a file hash there to know when to rebuild). Returns ``index_dir``. On any
+    failure the previous index, if any, keeps serving.
+    """
+    index_dir = Path(index_dir).absolute()
+    parent, name = index_dir.parent, index_dir.name
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise CatalogError(f"cannot create index parent directory: {exc}", path=parent) from None
+    token = uuid.uuid4().hex
+    building = parent / f".{name}.building-{token}"
+    try:
+        building.mkdir()
+        count, categories = _write_index(products, building, index_dir)
+        Manifest(count=count, categories=categories, source=source).write(building)
+        version = parent / f".{name}.v-{time.time_ns():020d}-{token}"
+        building.rename(version)
+    except BaseException as exc:
+        _remove_quietly(building)
+        if isinstance(exc, CatalogError | KeyboardInterrupt | SystemExit):
+            raise
+        if isinstance(exc, OSError | ValueError):
+            raise CatalogError(f"building the index failed: {exc}", path=index_dir) from exc
+        raise
+    try:
+        _swap_in(version, index_dir)
+    except CatalogError:
+        _remove_quietly(version)
+        raise
+    except OSError as exc:
+        _remove_quietly(version)
+        raise CatalogError(f"cannot publish the new index: {exc}", path=index_dir) from exc
+    _cleanup_old_versions(index_dir)
+    return index_dir
+
+
+def _check_number(name: str, value: Any, low: float, high: float | None = None) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise CatalogQueryError(name, f"must be a number, got {value!r}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise CatalogQueryError(name, f"must be a finite number, got {value!r}")
+    if number < low or (high is not None and number > high):
+        bound = f"between {low:g} and {high:g}" if high is not None else f">= {low:g}"
+        raise CatalogQueryError(name, f"must be {bound}, got {value!r}")
+    return number
+
+
+def _boosted(query: tantivy.Query, boost: float) -> tantivy.Query:
+    return query if boost == 1.0 else tantivy.Query.boost_query(query, boost)
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    """Everything one search needs; replaced as a whole on reload so searches never mix versions."""
+
+    directory: Path
+    index: tantivy.Index
+    searcher: tantivy.Searcher
+    manifest: Manifest
+
+
+def _open_snapshot(index_dir: Path) -> _Snapshot:
+    index_dir = Path(index_dir)
+    if not index_dir.exists():
+        raise CatalogError(
+            "no catalog index here; build one with `python -m catalog load FILE`", path=index_dir
+        )
+    directory = index_dir.resolve()
+    manifest = Manifest.read(directory)
+    try:
+        index = tantivy.Index.open(str(directory))
+        index.register_tokenizer(ANALYZER_NAME, _ANALYZER)
+        searcher = index.searcher()
+    except ValueError as exc:
+        raise CatalogError(f"corrupt or unreadable index: {exc}", path=index_dir) from exc
+    if searcher.num_docs != manifest.count:
+        raise CatalogError(
+            f"index holds {searcher.num_docs} products but its manifest says {manifest.count}",
+            path=index_dir,
+        )
+    return _Snapshot(directory, index, searcher, manifest)
+
+
+class Catalog:
+    """A read-only, thread-safe view of one catalog index.
+
+    All searches go through one tantivy ``Searcher`` (itself thread-safe); ``reload``
+    swaps in a new snapshot with a single attribute assignment, so concurrent
+    searches finish on whichever snapshot they started with.
+    """
+
+    def __init__(self, index_dir: Path, snapshot: _Snapshot) -> None:
+        self.index_dir = Path(index_dir)
+        self._snapshot = snapshot
+        self._reload_lock = threading.Lock()
+
+    @classmethod
+    def open(cls, index_dir: Path) -> Catalog:
+        """Open the index served at ``index_dir``; ``CatalogError`` if it is missing or corrupt."""
+        index_dir = Path(index_dir)
+        try:
+            return cls(index_dir, _open_snapshot(index_dir))
+        except CatalogError:
+            # A concurrent swap may have removed the version we resolved; retry once.
+            return cls(index_dir, _open_snapshot(index_dir))
+
+    def reload(self) -> None:
+        """Re-resolve ``index_dir`` and serve the newest version from now on."""
+        with self._reload_lock:
+            self._snapshot = _open_snapshot(self.index_dir)
+
+    @property
+    def directory(self) -> Path:
+        """The version directory currently being served."""
+        return self._snapshot.directory
+
+    @property
+    def source(self) -> str | None:
+        """The source marker recorded when the served version was built."""
+        return self._snapshot.manifest.source
+
+    def __len__(self) -> int:
+        return self._snapshot.manifest.count
+
+    def __repr__(self) -> str:
+        return f"Catalog({str(self.index_dir)!r}, products={len(self)})"
+
+    def categories(self) -> list[str]:
+        return list(self._snapshot.manifest.categories)
+
+    def get(self, ids: Iterable[str]) -> dict[str, Product]:
+        """The products among ``ids`` that exist, keyed by id."""
+        if isinstance(ids, str):
+            raise CatalogQueryError("ids", "must be an iterable of ids, not a single string")
+        wanted = list(dict.fromkeys(ids))
+        for item in wanted:
+            if not isinstance(item, str):
+                raise CatalogQueryError("ids", f"every id must be a string, got {item!r}")
+        if not wanted:
+            return {}
+        snap = self._snapshot
+        query = tantivy.Query.term_set_query(_SCHEMA, "id", wanted)
+        result = snap.searcher.search(query, len(wanted), count=False)
+        found = (self._product(snap, address) for _, address in result.hits)
+        by_id = {p.id: p for p in found}
+        return {i: by_id[i] for i in wanted if i in by_id}
+
+    def search(
+        self,
+        query: str,
+        *,
+        category: str | None = None,
+        min_price: float | None = None,
+        max_price: float | None = None,
+        min_rating: float | None = None,
+        limit: int = 5,
+    ) -> list[ProductHit]:
+        """Top ``limit`` products for ``query`` (BM25 over title, description, tags), filtered.
+
+        Query text is only ever treated as words: operators and punctuation are
+        separators. A query without words lists the filtered products by rating.
+        """
+        if not isinstance(query, str):
+            raise CatalogQueryError("query", f"must be a string, got {type(query).__name__}")
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise CatalogQueryError("limit", f"must be an integer, got {limit!r}")
+        if not 1 <= limit <= MAX_LIMIT:
+            raise CatalogQueryError("limit", f"must be between 1 and {MAX_LIMIT}, got {limit}")
+        low = _check_number("min_price", min_price, 0.0)
+        high = _check_number("max_price", max_price, 0.0)
+        if low is not None and high is not None and low > high:
+            raise CatalogQueryError(
+                "min_price",
+                f"must not exceed max_price, got min_price={low:g} > max_price={high:g}",
+            )
+        rating = _check_number("min_rating", min_rating, 0.0, 5.0)
+        filters: list[tantivy.Query] = []
+        if category is not None:
+            if not isinstance(category, str):
+                raise CatalogQueryError("category", f"must be a string, got {category!r}")
+            slug = category_slug(category)
+            if not slug:
+                raise CatalogQueryError(
+                    "category", f"must contain a letter or digit, got {category!r}"
+                )
+            filters.append(tantivy.Query.term_query(_SCHEMA, "category", slug))
+        if low is not None or high is not None:
+            filters.append(
+                tantivy.Query.range_query(_SCHEMA, "price", tantivy.FieldType.Float, low, high)
+            )
+        if rating is not None:
+            filters.append(
+                tantivy.Query.range_query(_SCHEMA, "rating", tantivy.FieldType.Float, rating, None)
+            )
+
+        snap = self._snapshot
+        tokens = query_tokens(query)
+        if not tokens:
+            # No words: list what the filters allow, best rated first.
+            base = (
+                tantivy.Query.boolean_query([(tantivy.Occur.Must, f) for f in filters])
+                if filters
+                else tantivy.Query.all_query()
+            )
+            result = snap.searcher.search(
+                base, limit, count=False, order_by_field="rating", order=tantivy.Order.Desc
+            )
+            return [ProductHit(self._product(snap, address), 0.0) for _, address in result.hits]
+
+        should = [
+            (
+                tantivy.Occur.Should,
+                _boosted(tantivy.Query.term_query(_SCHEMA, field, token), boost),
+            )
+            for token in tokens
+            for field, boost in FIELD_BOOSTS
+        ]
+        text_query = tantivy.Query.boolean_query(should)
+        if filters:
+            # Filters must match but must not add to the score: wrap them at score 0.
+            clauses = [(tantivy.Occur.Must, text_query)]
+            clauses += [
+                (tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0)) for f in filters
+            ]
+            text_query = tantivy.Query.boolean_query(clauses)
+        result = snap.searcher.search(text_query, limit, count=False)
+        return [
+            ProductHit(self._product(snap, address), float(score)) for score, address in result.hits
+        ]
+
+    @staticmethod
+    def _product(snap: _Snapshot, address: tantivy.DocAddress) -> Product:
+        raw = snap.searcher.doc(address).get_first("product")
+        # Validating again is cheap (pydantic-core parses in Rust) and guards against a
+        # hand-edited or foreign index producing malformed Products downstream.
+        return Product.model_validate_json(raw)

@@ -1,0 +1,331 @@
+"""Load products from the project schema (JSONL/JSON/CSV), DummyJSON and WebShop files.
+
+Every loader reports problems as ``CatalogError`` naming the file and the line
+(line-oriented formats) or record number (JSON documents), so a bad row in a
+large file can be found without a debugger.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from catalog.errors import CatalogError
+from catalog.models import Product
+
+FORMATS = ("auto", "jsonl", "json", "csv", "dummyjson", "webshop")
+CSV_REQUIRED = ("id", "title", "category", "price")
+CSV_COLUMNS = ("id", "title", "description", "category", "price", "rating", "brand", "tags")
+_PRICE_IN_TEXT = re.compile(r"\d+(?:\.\d+)?")
+# WebShop joins category levels with U+203A SINGLE RIGHT-POINTING ANGLE QUOTATION MARK.
+_CATEGORY_SEP = "\u203a"
+_CATEGORY_SPLIT = re.compile(r"\s*\u203a\s*")
+
+# (location such as "line 7" or "record 3", raw record) pairs flow from readers to converters.
+Located = tuple[str, Any]
+
+
+def _describe_validation(err: ValidationError) -> str:
+    parts = []
+    for item in err.errors():
+        field = ".".join(str(p) for p in item["loc"]) or "record"
+        if item["type"] == "value_error":
+            # Our validators already phrase the message with the offending value.
+            message = str(item["ctx"]["error"])
+            parts.append(message if message.startswith(field) else f"{field}: {message}")
+        elif item["type"] == "missing":
+            parts.append(f"missing required field '{field}'")
+        else:
+            parts.append(f"{field}: {item['msg']} (got {item.get('input')!r})")
+    return "; ".join(parts)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        # utf-8-sig tolerates the BOM spreadsheet exports like to add.
+        return path.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise CatalogError("file not found", path=path) from None
+    except IsADirectoryError:
+        raise CatalogError("is a directory, expected a catalog file", path=path) from None
+    except UnicodeDecodeError as exc:
+        reason = f"not valid UTF-8 ({exc.reason} at byte {exc.start})"
+        raise CatalogError(reason, path=path) from None
+    except OSError as exc:
+        raise CatalogError(f"cannot read file: {exc.strerror}", path=path) from None
+
+
+def _json_error(path: Path, exc: json.JSONDecodeError, line_offset: int = 0) -> CatalogError:
+    return CatalogError(
+        f"malformed JSON: {exc.msg} (column {exc.colno})",
+        path=path,
+        location=f"line {exc.lineno + line_offset}",
+    )
+
+
+def _jsonl_records(path: Path, text: str) -> Iterator[Located]:
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise _json_error(path, exc, line_offset=lineno - 1) from None
+        yield f"line {lineno}", record
+
+
+def _json_document(path: Path, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _json_error(path, exc) from None
+
+
+def _json_records(path: Path, document: Any) -> Iterator[Located]:
+    if isinstance(document, dict) and "products" in document:
+        document = document["products"]
+    if not isinstance(document, list):
+        raise CatalogError(
+            'expected a JSON list of products or {"products": [...]}, '
+            f"got {type(document).__name__}",
+            path=path,
+        )
+    for number, record in enumerate(document, start=1):
+        yield f"record {number}", record
+
+
+def _csv_records(path: Path, text: str) -> Iterator[Located]:
+    reader = csv.DictReader(text.splitlines(keepends=True), strict=True)
+    try:
+        header = reader.fieldnames
+    except csv.Error as exc:
+        raise CatalogError(f"malformed CSV header: {exc}", path=path, location="line 1") from None
+    if not header:
+        raise CatalogError("empty CSV file, expected a header row", path=path, location="line 1")
+    missing = [name for name in CSV_REQUIRED if name not in header]
+    if missing:
+        raise CatalogError(
+            f"CSV header lacks required column(s) {', '.join(missing)}; "
+            f"expected columns {','.join(CSV_COLUMNS)}",
+            path=path,
+            location="line 1",
+        )
+    rows = iter(reader)
+    while True:
+        try:
+            row = next(rows)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise CatalogError(
+                f"malformed CSV: {exc}", path=path, location=f"line {reader.line_num}"
+            ) from None
+        location = f"line {reader.line_num}"
+        if None in row:  # DictReader files surplus cells under the None key
+            raise CatalogError(
+                f"expected {len(header)} columns, got {len(header) + len(row[None])}",
+                path=path,
+                location=location,
+            )
+        if any(value is None for value in row.values()):
+            got = sum(value is not None for value in row.values())
+            raise CatalogError(
+                f"expected {len(header)} columns, got {got}", path=path, location=location
+            )
+        record: dict[str, Any] = {k: v for k, v in row.items() if k in CSV_COLUMNS}
+        record["tags"] = [t for t in (record.get("tags") or "").split("|") if t.strip()]
+        if not (record.get("rating") or "").strip():
+            record["rating"] = None
+        yield location, record
+
+
+def _dummyjson_to_product(record: Any) -> dict[str, Any]:
+    if not isinstance(record, dict):
+        raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+    converted = {
+        "id": record.get("id"),
+        "title": record.get("title"),
+        "description": record.get("description") or "",
+        "category": record.get("category"),
+        "price": record.get("price"),
+        "rating": record.get("rating"),
+        "brand": record.get("brand"),
+        "tags": record.get("tags") or [],
+    }
+    if isinstance(converted["id"], int) and not isinstance(converted["id"], bool):
+        converted["id"] = str(converted["id"])
+    return {k: v for k, v in converted.items() if v is not None}
+
+
+def _webshop_price(product: dict[str, Any]) -> Any:
+    """Cheapest listed price: WebShop lists one price or a [low, high] range, numbers or "$x"."""
+    prices: list[float] = []
+    raw = product.get("pricing")
+    candidates = raw if isinstance(raw, list) else [raw] if raw not in (None, "") else []
+    if not candidates and product.get("Price"):
+        candidates = [product["Price"]]
+    for item in candidates:
+        if isinstance(item, int | float) and not isinstance(item, bool):
+            prices.append(float(item))
+        elif isinstance(item, str):
+            found = _PRICE_IN_TEXT.findall(item.replace(",", ""))
+            if not found:
+                return item  # let the Product validator report the unparseable text
+            prices.extend(float(f) for f in found)
+        else:
+            return item
+    if not prices:
+        raise ValueError("missing required field 'pricing' (no price listed)")
+    return min(prices)
+
+
+def _webshop_category(product: dict[str, Any]) -> tuple[str, str]:
+    """Category slug and the full path text.
+
+    We use the top level of ``product_category`` ("Home & Kitchen > Furniture > ...",
+    with U+203A as the separator)
+    because it gives a small, stable set of browsable categories; the leaf levels
+    are too fine-grained to filter on, so the full path is kept searchable as a tag.
+    Products without a path fall back to WebShop's coarse ``category`` field.
+    """
+    path_text = product.get("product_category") or ""
+    parts = [p.strip() for p in _CATEGORY_SPLIT.split(path_text) if p.strip()]
+    top = parts[0] if parts else (product.get("category") or "uncategorized")
+    return top, f" {_CATEGORY_SEP} ".join(parts)
+
+
+def _webshop_to_product(record: Any) -> dict[str, Any]:
+    if not isinstance(record, dict):
+        raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+    product = record.get("product")
+    if not isinstance(product, dict):
+        raise ValueError("missing required object 'product'")
+    bullets = product.get("small_description") or []
+    if isinstance(bullets, str):
+        bullets = [bullets]
+    description = " ".join(
+        part.strip()
+        for part in [product.get("full_description") or "", *bullets]
+        if isinstance(part, str) and part.strip()
+    )
+    category, path_text = _webshop_category(product)
+    rating = product.get("average_rating")
+    if isinstance(rating, str):
+        try:
+            rating = float(rating)
+        except ValueError:
+            rating = None  # "" and "N.A." mean unrated
+    tags = [t for t in product.get("Attributes") or [] if isinstance(t, str)]
+    if path_text:
+        tags.append(path_text)
+    options = product.get("options") or {}
+    if not isinstance(options, dict):
+        options = {}
+    return {
+        "id": record.get("id") or product.get("asin"),
+        "title": product.get("name") or product.get("Title"),
+        "description": description,
+        "category": category,
+        "price": _webshop_price(product),
+        "rating": rating,
+        "brand": None,  # WebShop has no brand field
+        "tags": tags,
+        "options": {
+            str(k): [str(v) for v in vs] for k, vs in options.items() if isinstance(vs, list)
+        },
+    }
+
+
+def _first_json_line(text: str) -> Any:
+    for line in text.splitlines():
+        if line.strip():
+            try:
+                return json.loads(line)
+            except json.JSONDecodeError:
+                return None
+    return None
+
+
+def _looks_dummyjson(document: Any) -> bool:
+    items = document.get("products") if isinstance(document, dict) else document
+    if not isinstance(items, list) or not items or not isinstance(items[0], dict):
+        return False
+    return "thumbnail" in items[0] or "stock" in items[0]
+
+
+def _looks_webshop(record: Any) -> bool:
+    return (
+        isinstance(record, dict)
+        and isinstance(record.get("product"), dict)
+        and "pricing" in record["product"]
+    )
+
+
+def detect_format(path: Path, text: str) -> str:
+    """Pick a format from the extension, confirmed by the content."""
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".tsv"):
+        return "csv"
+    stripped = text.lstrip()
+    if not stripped.startswith(("{", "[")):
+        if suffix in (".json", ".jsonl", ".ndjson"):
+            return "jsonl" if suffix != ".json" else "json"  # let the parser report it
+        return "csv"
+    if suffix not in (".jsonl", ".ndjson"):
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as exc:
+            # Several JSON values one after another is JSONL whatever the extension says.
+            if exc.msg != "Extra data":
+                return "json"
+        else:
+            return "dummyjson" if _looks_dummyjson(document) else "json"
+    return "webshop" if _looks_webshop(_first_json_line(text)) else "jsonl"
+
+
+def _records(path: Path, text: str, fmt: str) -> tuple[Iterable[Located], Any]:
+    if fmt == "jsonl":
+        return _jsonl_records(path, text), None
+    if fmt == "webshop":
+        return _jsonl_records(path, text), _webshop_to_product
+    if fmt == "csv":
+        return _csv_records(path, text), None
+    document = _json_document(path, text)
+    return _json_records(path, document), (_dummyjson_to_product if fmt == "dummyjson" else None)
+
+
+def load_products(path: Path, format: str = "auto") -> list[Product]:
+    """Read and validate every product in ``path``; ``CatalogError`` on the first bad record."""
+    path = Path(path)
+    if format not in FORMATS:
+        raise CatalogError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+    text = _read_text(path)
+    fmt = detect_format(path, text) if format == "auto" else format
+    records, convert = _records(path, text, fmt)
+    products: list[Product] = []
+    first_seen: dict[str, str] = {}
+    for location, record in records:
+        try:
+            data = convert(record) if convert else record
+            if not isinstance(data, dict):
+                raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+            product = Product.model_validate(data)
+        except ValidationError as exc:
+            raise CatalogError(_describe_validation(exc), path=path, location=location) from None
+        except ValueError as exc:
+            raise CatalogError(str(exc), path=path, location=location) from None
+        if product.id in first_seen:
+            raise CatalogError(
+                f"duplicate id {product.id!r} (first seen at {first_seen[product.id]})",
+                path=path,
+                location=location,
+            )
+        first_seen[product.id] = location
+        products.append(product)
+    return products

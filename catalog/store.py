@@ -1,0 +1,151 @@
+"""Where indexes live and how catalog files become (cached) indexes."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from catalog.errors import CatalogError
+from catalog.index import SCHEMA_VERSION, Catalog, build_index, read_manifest
+from catalog.loaders import FORMATS, load_products
+
+try:  # POSIX only; elsewhere concurrent first builds just race harmlessly.
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
+
+DEFAULT_CATALOG_FILE: Path = Path(__file__).resolve().parent / "data" / "products.jsonl"
+DATA_DIR_ENV = "SHOPPING_PLANNER_DATA_DIR"
+DEFAULT_MARKER_PREFIX = "default:"
+
+
+def data_dir() -> Path:
+    """Per-user data directory: ``$SHOPPING_PLANNER_DATA_DIR``, else XDG data home."""
+    explicit = os.environ.get(DATA_DIR_ENV)
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
+    return base / "shopping-planner"
+
+
+def default_index_dir() -> Path:
+    return data_dir() / "catalog"
+
+
+def file_marker(path: Path, format: str = "auto") -> str:
+    """Identifies a built index's input: content hash, format and index schema version."""
+    digest = hashlib.sha256()
+    try:
+        with Path(path).open("rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    except FileNotFoundError:
+        raise CatalogError("file not found", path=path) from None
+    except OSError as exc:
+        raise CatalogError(f"cannot read file: {exc.strerror}", path=path) from None
+    return f"sha256:{digest.hexdigest()}:format={format}:schema={SCHEMA_VERSION}"
+
+
+@contextlib.contextmanager
+def _build_lock(index_dir: Path) -> Iterator[None]:
+    """Serialise builds of one index across processes (so a first use builds once)."""
+    if fcntl is None:
+        yield
+        return
+    index_dir.parent.mkdir(parents=True, exist_ok=True)
+    lock_path = index_dir.parent / f".{index_dir.name}.lock"
+    with lock_path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def load_catalog(path: Path, index_dir: Path, format: str = "auto") -> int:
+    """Load ``path`` and atomically replace the index at ``index_dir``; returns the product count.
+
+    If the file is invalid nothing is built and the existing index keeps serving.
+    """
+    path, index_dir = Path(path), Path(index_dir)
+    marker = file_marker(path, format)
+    products = load_products(path, format)
+    with _build_lock(index_dir):
+        build_index(products, index_dir, source=marker)
+    return len(products)
+
+
+def _ensure_built(path: Path, index_dir: Path, format: str = "auto") -> Catalog:
+    """Open ``index_dir``, (re)building it first if it was not built from this exact file."""
+    marker = file_marker(path, format)
+    manifest = read_manifest(index_dir)
+    if manifest is None or manifest.source != marker:
+        with _build_lock(index_dir):
+            # Another process may have built it while we waited for the lock.
+            manifest = read_manifest(index_dir)
+            if manifest is None or manifest.source != marker:
+                build_index(load_products(path, format), index_dir, source=marker)
+    return Catalog.open(index_dir)
+
+
+def open_default_catalog(index_dir: Path | None = None) -> Catalog:
+    """The active catalog at ``index_dir`` (default: ``default_index_dir()``).
+
+    On first use it is built from the shipped ``DEFAULT_CATALOG_FILE``, and rebuilt
+    when the shipped file changes. A catalog the user loaded there on purpose
+    (``python -m catalog load FILE``) is kept: only indexes built from the shipped
+    file carry the ``default:`` marker that makes them replaceable.
+    """
+    index_dir = Path(index_dir) if index_dir is not None else default_index_dir()
+    marker = DEFAULT_MARKER_PREFIX + file_marker(DEFAULT_CATALOG_FILE)
+
+    def stale() -> bool:
+        manifest = read_manifest(index_dir)
+        if manifest is None:
+            return True
+        source = manifest.source or ""
+        return source.startswith(DEFAULT_MARKER_PREFIX) and source != marker
+
+    if stale():
+        with _build_lock(index_dir):
+            if stale():  # another process may have built it while we waited
+                build_index(load_products(DEFAULT_CATALOG_FILE), index_dir, source=marker)
+    return Catalog.open(index_dir)
+
+
+def _is_index_dir(path: Path) -> bool:
+    return path.is_dir() and (path / "meta.json").exists()
+
+
+def open_catalog(
+    path: Path | None = None, index_dir: Path | None = None, format: str = "auto"
+) -> Catalog:
+    """Open a catalog from the default data, a catalog file, or an index directory.
+
+    - ``path=None``: the shipped default catalog.
+    - a directory holding an index: opened as is.
+    - a catalog file: indexed once into ``index_dir`` (default: a directory named
+      after the file's hash under the data dir) and reused while the file is unchanged.
+    """
+    if path is None:
+        return open_default_catalog(index_dir)
+    path = Path(path)
+    if path.is_dir():
+        if not _is_index_dir(path):
+            raise CatalogError(
+                "directory is not a catalog index; pass a catalog file or an index directory",
+                path=path,
+            )
+        return Catalog.open(path)
+    if format not in FORMATS:
+        raise CatalogError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+    if index_dir is None:
+        digest = file_marker(path, format).split(":")[1][:16]
+        stem = re.sub(r"[^A-Za-z0-9_-]+", "-", path.stem)[:40] or "catalog"
+        index_dir = data_dir() / "catalogs" / f"{stem}-{digest}"
+    return _ensure_built(path, Path(index_dir), format)

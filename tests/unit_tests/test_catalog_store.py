@@ -1,0 +1,282 @@
+"""Index lifecycle: atomic swaps, reloads under load, the default catalog and the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from catalog import (
+    DEFAULT_CATALOG_FILE,
+    Catalog,
+    CatalogError,
+    Product,
+    build_index,
+    default_index_dir,
+    load_catalog,
+    load_products,
+    open_catalog,
+    open_default_catalog,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def products(prefix: str, count: int, word: str = "camera") -> list[Product]:
+    return [
+        Product(
+            id=f"{prefix}-{i}",
+            title=f"{word} thing {i}",
+            category="cameras-photography" if i % 2 else "books",
+            price=float(i),
+            rating=(i % 6) * 1.0 if i % 7 else None,
+        )
+        for i in range(count)
+    ]
+
+
+def write_jsonl(path: Path, items: list[Product]) -> Path:
+    path.write_text("".join(p.model_dump_json() + "\n" for p in items), encoding="utf-8")
+    return path
+
+
+def versions(index_dir: Path) -> list[str]:
+    return sorted(p.name for p in index_dir.parent.iterdir() if ".v-" in p.name)
+
+
+def test_failed_load_leaves_old_index_serving(tmp_path: Path) -> None:
+    index_dir = tmp_path / "idx"
+    good = write_jsonl(tmp_path / "good.jsonl", products("g", 10))
+    assert load_catalog(good, index_dir) == 10
+    catalog = Catalog.open(index_dir)
+    before = os.readlink(index_dir)
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(good.read_text() + '{"id": "x", "title": "t", "category": "c", "price": -1}\n')
+    with pytest.raises(CatalogError, match=r"bad.jsonl line 11: price must be a number >= 0"):
+        load_catalog(bad, index_dir)
+    # A failure while indexing (after loading) must not swap either.
+    with pytest.raises(CatalogError, match="duplicate id"):
+        build_index([*products("g", 3), *products("g", 3)], index_dir)
+
+    assert os.readlink(index_dir) == before
+    assert not [p for p in tmp_path.iterdir() if ".building-" in p.name]
+    assert len(catalog.search("camera", limit=50)) == 10
+    catalog.reload()
+    assert len(Catalog.open(index_dir)) == 10
+
+
+def test_reload_picks_up_new_data_and_old_versions_are_pruned(tmp_path: Path) -> None:
+    index_dir = tmp_path / "idx"
+    build_index(products("a", 5, word="alpha"), index_dir)
+    catalog = Catalog.open(index_dir)
+    assert catalog.search("alpha") and not catalog.search("beta")
+    for round_ in range(4):
+        build_index(products(f"b{round_}", 7, word="beta"), index_dir)
+    # The open catalog keeps serving its snapshot until reloaded.
+    assert len(catalog) == 5 and catalog.search("alpha")
+    catalog.reload()
+    assert len(catalog) == 7
+    assert catalog.search("beta") and not catalog.search("alpha")
+    assert catalog.get(["b3-1"])
+    # Current plus one previous version are kept.
+    assert len(versions(index_dir)) == 2
+
+
+def test_concurrent_searches_during_reloads(tmp_path: Path) -> None:
+    index_dir = tmp_path / "idx"
+    build_index(products("v0", 200), index_dir)
+    catalog = Catalog.open(index_dir)
+    errors: list[BaseException] = []
+    stop = threading.Event()
+    searches = [0]
+
+    def worker() -> None:
+        while not stop.is_set():
+            try:
+                hits = catalog.search("camera thing", max_price=150, min_rating=1, limit=20)
+                assert hits and all(h.product.price <= 150 for h in hits)
+                catalog.search("", category="books", limit=5)
+                searches[0] += 1
+            except BaseException as exc:
+                errors.append(exc)
+                return
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    try:
+        for version in range(1, 6):
+            build_index(products(f"v{version}", 200 + version), index_dir)
+            catalog.reload()
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=30)
+    assert not errors, errors[0]
+    assert searches[0] > 0
+    assert len(catalog) == 205
+
+
+def test_index_dir_refuses_to_clobber_foreign_directory(tmp_path: Path) -> None:
+    foreign = tmp_path / "stuff"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    with pytest.raises(CatalogError, match="not a catalog index; refusing"):
+        build_index(products("a", 2), foreign)
+    assert (foreign / "notes.txt").read_text() == "mine"
+
+
+def test_default_index_dir_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("SHOPPING_PLANNER_DATA_DIR", str(tmp_path / "d"))
+    assert default_index_dir() == tmp_path / "d" / "catalog"
+    monkeypatch.delenv("SHOPPING_PLANNER_DATA_DIR")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert default_index_dir() == tmp_path / "xdg" / "shopping-planner" / "catalog"
+
+
+def test_default_catalog_builds_on_first_use(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SHOPPING_PLANNER_DATA_DIR", str(tmp_path))
+    catalog = open_default_catalog()
+    assert catalog.index_dir == tmp_path / "catalog"
+    assert len(catalog) == len(load_products(DEFAULT_CATALOG_FILE)) >= 400
+    hits = catalog.search("camera strap", max_price=200)
+    assert hits and all(h.product.price <= 200 for h in hits)
+    assert "strap" in hits[0].product.title.lower()
+    assert set(catalog.categories()) >= {
+        "cameras-photography",
+        "running-fitness",
+        "coffee-kitchen",
+        "home-office",
+        "laptops-electronics",
+        "outdoor",
+        "beauty",
+        "toys-games",
+        "books",
+    }
+    # Second use reuses the index (no rebuild: same version directory).
+    assert open_default_catalog().directory == catalog.directory
+    assert open_catalog().directory == catalog.directory
+
+
+def test_default_catalog_rebuilds_when_marker_changes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import catalog.store as store
+
+    shipped = write_jsonl(tmp_path / "shipped.jsonl", products("s", 4))
+    monkeypatch.setattr(store, "DEFAULT_CATALOG_FILE", shipped)
+    index_dir = tmp_path / "idx"
+    assert len(open_default_catalog(index_dir)) == 4
+    write_jsonl(shipped, products("s", 6))
+    assert len(open_default_catalog(index_dir)) == 6
+    # A catalog the user loaded on purpose is not replaced by the shipped one.
+    load_catalog(write_jsonl(tmp_path / "mine.jsonl", products("m", 9)), index_dir)
+    assert len(open_default_catalog(index_dir)) == 9
+
+
+def test_open_catalog_file_is_cached_by_hash(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SHOPPING_PLANNER_DATA_DIR", str(tmp_path / "data"))
+    source = write_jsonl(tmp_path / "my catalog.jsonl", products("f", 3))
+    first = open_catalog(source)
+    assert len(first) == 3
+    assert first.index_dir.parent == tmp_path / "data" / "catalogs"
+    assert open_catalog(source).directory == first.directory  # cached
+    write_jsonl(source, products("f", 8))
+    changed = open_catalog(source)
+    assert len(changed) == 8 and changed.index_dir != first.index_dir
+    # An index directory opens as is.
+    assert len(open_catalog(changed.index_dir)) == 8
+    with pytest.raises(CatalogError, match="not a catalog index"):
+        open_catalog(tmp_path)
+    with pytest.raises(CatalogError, match="file not found"):
+        open_catalog(tmp_path / "missing.jsonl")
+
+
+def run_cli(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "SHOPPING_PLANNER_DATA_DIR": str(data_dir),
+        "PYTHONPATH": str(REPO),
+        "COLUMNS": "200",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "catalog", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_cli_search_json_on_default_catalog(tmp_path: Path) -> None:
+    result = run_cli(
+        "search",
+        "camera strap",
+        "--max-price",
+        "200",
+        "--limit",
+        "3",
+        "--json",
+        data_dir=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    hits = json.loads(result.stdout)
+    assert 1 <= len(hits) <= 3
+    assert all(h["price"] <= 200 and "score" in h and "id" in h for h in hits)
+
+    table = run_cli("search", "tripod", "--category", "cameras-photography", data_dir=tmp_path)
+    assert table.returncode == 0, table.stderr
+    assert "Tripod" in table.stdout
+
+    cats = run_cli("categories", "--json", data_dir=tmp_path)
+    assert "cameras-photography" in json.loads(cats.stdout)
+
+
+def test_cli_load_and_errors(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "c.jsonl", products("c", 5))
+    index_dir = tmp_path / "idx"
+    loaded = run_cli("load", str(source), "--index-dir", str(index_dir), data_dir=tmp_path)
+    assert loaded.returncode == 0, loaded.stderr
+    assert "5" in loaded.stdout and "idx" in loaded.stdout
+    found = run_cli("search", "camera", "--index-dir", str(index_dir), "--json", data_dir=tmp_path)
+    assert len(json.loads(found.stdout)) == 5
+
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,title,category,price\na,t,c,-3\n")
+    failed = run_cli("load", str(bad), "--index-dir", str(index_dir), data_dir=tmp_path)
+    assert failed.returncode == 2
+    assert "bad.csv line 2: price must be a number >= 0" in failed.stderr
+    assert "Traceback" not in failed.stderr
+
+    invalid = run_cli(
+        "search", "x", "--limit", "99", "--index-dir", str(index_dir), data_dir=tmp_path
+    )
+    assert invalid.returncode == 2 and "limit" in invalid.stderr
+
+    debug = run_cli(
+        "--debug", "search", "x", "--index-dir", str(tmp_path / "none"), data_dir=tmp_path
+    )
+    assert debug.returncode != 0 and "Traceback" in debug.stderr
+
+
+def test_corrupt_index_raises_catalog_error(tmp_path: Path) -> None:
+    index_dir = tmp_path / "idx"
+    build_index(products("c", 3), index_dir)
+    (index_dir / "meta.json").write_text("{not json")
+    with pytest.raises(CatalogError, match="corrupt or unreadable index"):
+        Catalog.open(index_dir)
+    (index_dir / "catalog-manifest.json").write_text('{"schema_version": 99}')
+    with pytest.raises(CatalogError, match="schema version 99"):
+        Catalog.open(index_dir)
