@@ -11,6 +11,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from graph import prompts
+from graph.constraints import Candidate, candidates_of, guard_picks, missing_limit_warning
 from graph.context import Context
 from graph.providers import chat_model_for, structured_output_method
 from graph.state import (
@@ -77,39 +78,47 @@ def describe_filters(step: PlanStep) -> str:
     return ", ".join(parts) or "none"
 
 
-def compact_results(plan: Plan, results: list[StepResult]) -> str:
+def compact_results(
+    plan: Plan, results: list[StepResult], candidates: list[Candidate] | None = None
+) -> str:
     """Earlier results as a reasoning step sees them: ids, titles, prices, ratings and
     short answers, in search-rank order, with constraint checks computed here in code.
     Never raw tool payloads or message history."""
+    checks = {(c.source_step, c.summary.id): c for c in candidates or []}
     lines: list[str] = []
     for result in results:
         step = plan.steps[result.step - 1]
         if result.kind == "search":
-            header = f"Step {result.step} search {step.query!r} ({describe_filters(step)})"
+            lines.append(f"Step {result.step} search {step.query!r} ({describe_filters(step)})")
         else:
-            header = f"Step {result.step} answer: {result.answer}"
-        lines.append(header)
+            lines.append(f"Step {result.step} answer: {result.answer}")
         if result.error:
             lines.append(f"  error: {result.error}")
         lines.extend(f"  warning: {w}" for w in result.warnings)
         for rank, product in enumerate(result.products, start=1):
-            fits = plan.budget is None or product.price <= plan.budget
-            if step.max_price is not None and product.price > step.max_price:
-                fits = False
             rating = f"{product.rating:.1f}" if product.rating is not None else "n/a"
-            lines.append(
-                f"  {rank}. id={product.id} | {product.title} | ${product.price:,.2f} | "
-                f"rating {rating} | {'fits' if fits else 'over limit'}"
-            )
+            line = f"  {rank}. id={product.id} | {product.title} | ${product.price:,.2f} | "
+            line += f"rating {rating}"
+            check = checks.get((result.step, product.id))
+            if check is not None and result.kind == "search":
+                line += f" | {check.label(plan.features)}"
+            lines.append(line)
     return "\n".join(lines) or "(no earlier results)"
 
 
-def reasoning_messages(plan: Plan, step: PlanStep, results: list[StepResult]) -> list[BaseMessage]:
+def reasoning_messages(
+    plan: Plan,
+    step: PlanStep,
+    results: list[StepResult],
+    candidates: list[Candidate] | None = None,
+) -> list[BaseMessage]:
     user = prompts.REASONING_USER.format(
         step=step.step,
         action=step.action,
+        goal=plan.goal,
         budget=format_money(plan.budget),
-        results=compact_results(plan, results),
+        features=", ".join(plan.features) or "none",
+        results=compact_results(plan, results, candidates),
     )
     return [SystemMessage(prompts.REASONING_SYSTEM), HumanMessage(user)]
 
@@ -137,6 +146,7 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         Plan, method=structured_output_method(context.provider), include_raw=True
     )
     messages = planner_messages(request, categories)
+    started = time.perf_counter()
     usage = Usage()
     for attempt in (1, 2):
         result = model.invoke(messages)
@@ -144,7 +154,13 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         usage = usage + usage_of(raw)
         plan = result.get("parsed")
         if isinstance(plan, Plan):
-            return {"plan": plan, "planner_usage": usage}
+            warning = missing_limit_warning(request, plan)
+            return {
+                "plan": plan,
+                "planner_usage": usage,
+                "planner_latency_s": round(time.perf_counter() - started, 3),
+                "plan_warnings": [warning] if warning else [],
+            }
         error = result.get("parsing_error") or "the model returned no plan"
         if attempt == 2:
             raise PlanningError(f"the planner returned no valid plan: {error}", raw_text_of(raw))
@@ -225,7 +241,10 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ReasoningAnswer, method=structured_output_method(context.provider), include_raw=True
     )
     earlier = list(state.step_results)
-    reply = model.invoke(reasoning_messages(state.plan, step, earlier))
+    found_ids = [p.id for r in earlier if r.kind == "search" for p in r.products]
+    records = get_catalog(context.catalog).get(found_ids)
+    candidates = candidates_of(state.plan, earlier, records)
+    reply = model.invoke(reasoning_messages(state.plan, step, earlier, candidates))
     parsed = reply.get("parsed")
     result = StepResult(
         step=step.step,
@@ -238,14 +257,16 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         result.error = f"the model gave no usable answer: {reply.get('parsing_error')}"
         result.answer = raw_text_of(reply.get("raw"))[:300]
     else:
-        candidates = {p.id: p for r in earlier for p in r.products}
-        result.answer = parsed.answer
-        result.products = [
-            candidates[i] for i in dict.fromkeys(parsed.product_ids) if i in candidates
-        ]
-        unknown = [i for i in parsed.product_ids if i not in candidates]
+        known = {p.id: p for r in earlier for p in r.products}
+        picked = list(dict.fromkeys(parsed.product_ids))
+        unknown = [i for i in picked if i not in known]
         if unknown:
             result.warnings.append(f"ignored ids not among earlier results: {', '.join(unknown)}")
+        picked, note = guard_picks(state.plan, [i for i in picked if i in known], candidates)
+        if note:
+            result.warnings.append(note)
+        result.answer = parsed.answer
+        result.products = [known[i] for i in picked]
     result.latency_s = time.perf_counter() - started
     return _finish_step(result, state)
 

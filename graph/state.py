@@ -124,6 +124,11 @@ class Plan(BaseModel):
     budget: float | None = Field(
         description="Total budget in USD stated by the shopper, or null if none was stated."
     )
+    features: list[str] = Field(
+        default_factory=list,
+        description="Features the shopper requires, as short phrases from the request "
+        "(e.g. 'waterproof', 'rubber sole'); [] if none.",
+    )
     steps: list[PlanStep] = Field(
         description=f"Ordered steps, numbered 1..N, at most {MAX_PLAN_STEPS}.",
     )
@@ -225,7 +230,9 @@ class State(InputState):
     """Everything the graph tracks for one run (one checkpointed thread)."""
 
     plan: Plan | None = None  # planner
+    plan_warnings: list[str] = field(default_factory=list)  # planner: checks done in code
     planner_usage: Usage | None = None  # planner
+    planner_latency_s: float | None = None  # planner
     approval: ApprovalStatus | None = None  # approval
     next_step: int = 0  # executor / record_search: index of the next step to run
     step_results: Annotated[list[StepResult], operator.add] = field(default_factory=list)

@@ -106,18 +106,21 @@ def test_llm_tool_mode_lets_the_model_choose_arguments(small_catalog_file: Path)
     assert all("birthday" not in str(m.content) for p in search_prompts for m in p)
 
 
-def test_over_budget_pick_and_unknown_id_are_flagged(small_catalog_file: Path) -> None:
-    plan = {
-        "goal": "A camera under $200.",
+def two_step_plan(query: str) -> dict[str, Any]:
+    return {
+        "goal": "A camera gift under $200.",
         "budget": 200,
         "steps": [
-            {"step": 1, "action": "Find cameras", "query": "mirrorless camera"},
+            {"step": 1, "action": "Find camera gear", "query": query},
             {"step": 2, "action": "Pick one", "query": None},
         ],
     }
+
+
+def test_over_budget_pick_is_flagged_when_nothing_fits(small_catalog_file: Path) -> None:
     model = FakeShoppingChatModel(
         replies={
-            "Plan": [plan],
+            "Plan": [two_step_plan("full-frame")],
             "ReasoningAnswer": [{"answer": "The body.", "product_ids": ["cam-1", "made-up-9"]}],
         }
     )
@@ -127,6 +130,23 @@ def test_over_budget_pick_and_unknown_id_are_flagged(small_catalog_file: Path) -
     assert outcome.within_budget is False
     assert any("over the budget" in w for w in outcome.warnings)
     assert any("made-up-9" in w for w in state["step_results"][1].warnings)
+
+
+def test_over_budget_pick_is_replaced_in_code_when_a_candidate_fits(
+    small_catalog_file: Path,
+) -> None:
+    model = FakeShoppingChatModel(
+        replies={
+            "Plan": [two_step_plan("camera")],
+            "ReasoningAnswer": [{"answer": "The body.", "product_ids": ["cam-1"]}],
+        }
+    )
+    state = run_graph(model, small_catalog_file)
+    reasoning = state["step_results"][1]
+    assert reasoning.products[0].id != "cam-1"
+    assert reasoning.products[0].price <= 200
+    assert any("replaced in code" in w for w in reasoning.warnings)
+    assert state["outcome"].within_budget is True
 
 
 def test_invalid_plan_is_retried_once_then_raises_planning_error(

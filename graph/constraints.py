@@ -1,0 +1,165 @@
+"""Constraint checks computed in code, so a small model's pick is informed (and guarded)
+by facts rather than by its arithmetic. No LLM call and no replanning happens here.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+
+from rapidfuzz import fuzz
+from rapidfuzz.utils import default_process
+
+from catalog import Product
+from graph.state import Plan, PlanStep, ProductSummary, StepResult
+
+FEATURE_MATCH_THRESHOLD = 85  # the same fuzzy cut-off WebShop scores attributes with
+MAX_GUARD_COMBINATIONS = 20_000
+
+# "$200", "200 dollars", "under 200", "budget of 200 USD", "lower than 50.00 dollars"
+_PRICE_LIMIT = re.compile(
+    r"(?:under|below|less than|lower than|cheaper than|at most|up to|max(?:imum)?|budget"
+    r"(?: of| is)?|within|no more than|<)\s*(?:\$|usd\s*)?\s*(\d[\d,]*(?:\.\d+)?)"
+    r"|\$\s*(\d[\d,]*(?:\.\d+)?)",
+    re.IGNORECASE,
+)
+
+
+def stated_price_limit(request: str) -> float | None:
+    """The price limit a request states, if it states exactly one."""
+    values = {
+        float((a or b).replace(",", ""))
+        for a, b in _PRICE_LIMIT.findall(request)
+        if (a or b).replace(",", "").replace(".", "", 1).isdigit()
+    }
+    return values.pop() if len(values) == 1 else None
+
+
+def missing_limit_warning(request: str, plan: Plan) -> str | None:
+    """Say when the request states a price limit that the plan does not carry."""
+    limit = stated_price_limit(request)
+    if limit is None:
+        return None
+    carried = {plan.budget} | {step.max_price for step in plan.search_steps}
+    if any(value is not None and abs(value - limit) < 0.01 for value in carried):
+        return None
+    return f"the request states a limit of ${limit:,.2f}, but the plan does not carry it"
+
+
+def feature_matches(product: Product, features: list[str]) -> list[str]:
+    """Requested features a product has, matched as WebShop matches attributes: fuzzy
+    against its tags, or as a phrase in its title or description."""
+    text = f"{product.title} {product.description}".lower()
+    matched = []
+    for feature in features:
+        wanted = feature.strip().lower()
+        if not wanted:
+            continue
+        in_tags = any(
+            fuzz.token_set_ratio(tag, wanted, processor=default_process) > FEATURE_MATCH_THRESHOLD
+            for tag in product.tags
+        )
+        if in_tags or wanted in text:
+            matched.append(feature)
+    return matched
+
+
+@dataclass
+class Candidate:
+    """A product found by an earlier search step, with its checks."""
+
+    summary: ProductSummary
+    source_step: int
+    rank: int
+    within_limits: bool
+    features_matched: list[str] = field(default_factory=list)
+
+    def label(self, features: list[str]) -> str:
+        parts = ["fits limits" if self.within_limits else "OVER LIMIT"]
+        if features:
+            parts.append(f"features {len(self.features_matched)}/{len(features)}")
+            if self.features_matched:
+                parts[-1] += f" ({', '.join(self.features_matched)})"
+        return "; ".join(parts)
+
+
+def within_step_limits(product: ProductSummary, plan: Plan, step: PlanStep) -> bool:
+    if step.max_price is not None and product.price > step.max_price:
+        return False
+    if step.min_price is not None and product.price < step.min_price:
+        return False
+    if step.min_rating is not None and (product.rating or 0) < step.min_rating:
+        return False
+    return plan.budget is None or product.price <= plan.budget
+
+
+def candidates_of(
+    plan: Plan, results: list[StepResult], records: dict[str, Product]
+) -> list[Candidate]:
+    """Every product earlier search steps found, in search-rank order, with checks."""
+    candidates = []
+    for result in results:
+        if result.kind != "search":
+            continue
+        step = plan.steps[result.step - 1]
+        for rank, product in enumerate(result.products, start=1):
+            record = records.get(product.id)
+            candidates.append(
+                Candidate(
+                    summary=product,
+                    source_step=result.step,
+                    rank=rank,
+                    within_limits=within_step_limits(product, plan, step),
+                    features_matched=feature_matches(record, plan.features) if record else [],
+                )
+            )
+    return candidates
+
+
+def guard_picks(
+    plan: Plan, picked_ids: list[str], candidates: list[Candidate]
+) -> tuple[list[str], str | None]:
+    """Keep the model's picks if they satisfy the hard limits (each step's price and
+    rating filters, and the total budget). Otherwise, when some choice of candidates does,
+    return the best such choice (one product per search step the model picked from, most
+    features matched, then best search rank) and a note saying what was replaced."""
+    by_id = {c.summary.id: c for c in candidates}
+    picks = [by_id[i] for i in picked_ids if i in by_id]
+    if not picks:
+        return picked_ids, None
+    total = sum(c.summary.price for c in picks)
+    budget_ok = plan.budget is None or total <= plan.budget + 1e-9
+    if budget_ok and all(c.within_limits for c in picks):
+        return picked_ids, None
+    steps = list(dict.fromkeys(c.source_step for c in picks))
+    pools = [
+        sorted(
+            (c for c in candidates if c.source_step == step and c.within_limits),
+            key=lambda c: (-len(c.features_matched), c.rank),
+        )
+        for step in steps
+    ]
+    best: tuple[Candidate, ...] | None = None
+    best_key: tuple[float, ...] | None = None
+    for checked, combination in enumerate(itertools.product(*pools)):
+        if checked >= MAX_GUARD_COMBINATIONS:
+            break
+        cost = sum(c.summary.price for c in combination)
+        if plan.budget is not None and cost > plan.budget + 1e-9:
+            continue
+        key = (
+            -sum(len(c.features_matched) for c in combination),
+            sum(c.rank for c in combination),
+            cost,
+        )
+        if best_key is None or key < best_key:
+            best, best_key = combination, key
+    if best is None:
+        return picked_ids, None
+    chosen = [c.summary.id for c in best]
+    note = (
+        f"picks {', '.join(c.summary.id for c in picks)} broke a price or rating limit; "
+        f"replaced in code by {', '.join(chosen)}, the best-ranked choice within the limits"
+    )
+    return chosen, note
