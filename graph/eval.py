@@ -285,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--db", type=Path, help="checkpoint database (default: per-user)")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"))
     args = parser.parse_args(argv)
+    from dotenv import load_dotenv
+
+    load_dotenv()  # .env configures providers; real environment variables win
     if args.compare:
         reports = [json.loads(p.read_text()) for p in args.compare]
         print(markdown_table(reports))

@@ -26,9 +26,18 @@ PROVIDERS = ("openai", "azure", "compatible", "local")
 StructuredOutputMethod = Literal["json_schema", "function_calling"]
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
-# A local 1.5B model on 2 cores generates ~15 tokens/s: a long answer takes a while.
+# Seconds per LLM call. A 1.5B model on 2 cores reads ~85 prompt tokens/s and writes ~15-25
+# tokens/s, so a plan can take a minute; self-hosted servers get the same patience.
 LOCAL_TIMEOUT_S = 300.0
 REMOTE_TIMEOUT_S = 60.0
+
+
+def llm_timeout(provider: str) -> float:
+    configured = _env("SHOPPING_LLM_TIMEOUT")
+    if configured:
+        return float(configured)
+    return LOCAL_TIMEOUT_S if provider in ("local", "compatible") else REMOTE_TIMEOUT_S
+
 
 HOW_TO_CONFIGURE = (
     "No LLM provider is configured. Either install the embedded local model "
@@ -112,7 +121,7 @@ def make_chat_model(
         if not _env("OPENAI_API_KEY"):
             raise ProviderConfigError("provider openai needs OPENAI_API_KEY (see .env.example)")
         return ChatOpenAI(
-            model=model, max_tokens=max_output_tokens, timeout=REMOTE_TIMEOUT_S, **common
+            model=model, max_tokens=max_output_tokens, timeout=llm_timeout(provider), **common
         )
     if provider == "azure":
         missing = [
@@ -125,7 +134,7 @@ def make_chat_model(
         return AzureChatOpenAI(
             azure_deployment=model,
             max_tokens=max_output_tokens,
-            timeout=REMOTE_TIMEOUT_S,
+            timeout=llm_timeout(provider),
             **common,
         )
     if provider in ("compatible", "local"):
@@ -140,7 +149,7 @@ def make_chat_model(
             # llama.cpp ignores max_completion_tokens (what max_tokens= sends), so the
             # limit goes in the body under its old name.
             extra_body={"max_tokens": max_output_tokens},
-            timeout=LOCAL_TIMEOUT_S if provider == "local" else REMOTE_TIMEOUT_S,
+            timeout=llm_timeout(provider),
             **common,
         )
     raise ProviderConfigError(f"unknown provider {provider!r}")

@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    from dotenv import load_dotenv
+
+    load_dotenv()  # .env configures providers; real environment variables win
     from rich.console import Console
 
     console = Console(stderr=args.json)

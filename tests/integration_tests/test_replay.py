@@ -1,0 +1,124 @@
+"""The whole graph, offline, replaying real traffic recorded from the embedded local model.
+
+Re-record after any prompt or schema change: RECORD=1 python -m pytest -m replay
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from langgraph.checkpoint.memory import MemorySaver
+from recording import CASSETTES, SECRET_HEADERS, recorded_context
+
+from graph.builder import build_graph
+from graph.tools import get_catalog
+
+# name -> request; chosen to cover one item, several items under one budget, a search
+# that finds nothing, a rating limit, and a request not in English.
+RECORDED_REQUESTS = {
+    "photo-gift": "a birthday gift for someone who likes photography, under $200",
+    "multi-item-budget": "running shoes and a water bottle, $150 total",
+    "nothing-found": "a theremin for my nephew",
+    "coffee-pair": "a burr grinder and a pour-over kettle under $120",
+    "home-office": "an ergonomic chair and a monitor arm for my home office, budget $500",
+    "tent-rating": "a tent for two people rated 4 stars or better under $250",
+    "spanish": "un regalo para mi hermana que corre maratones, menos de 100 dólares",
+}
+
+
+def run_recorded(name: str, tool_mode: str = "direct") -> dict[str, Any]:
+    cassette = name if tool_mode == "direct" else f"{name}-{tool_mode}"
+    with recorded_context(cassette, tool_mode=tool_mode) as context:
+        graph = build_graph(checkpointer=MemorySaver())
+        return graph.invoke(
+            {"request": RECORDED_REQUESTS[name]},
+            {"configurable": {"thread_id": name}},
+            context=context,
+        )
+
+
+@pytest.fixture(scope="module")
+def recorded_runs() -> dict[str, dict[str, Any]]:
+    return {name: run_recorded(name) for name in RECORDED_REQUESTS}
+
+
+@pytest.mark.replay
+@pytest.mark.parametrize("name", list(RECORDED_REQUESTS))
+def test_recorded_run_is_a_checked_plan(name: str, recorded_runs: dict[str, Any]) -> None:
+    state = recorded_runs[name]
+    plan = state["plan"]
+    assert [s.step for s in plan.steps] == list(range(1, len(plan.steps) + 1))
+    results = state["step_results"]
+    # Every step ran exactly once, in order (no replanning, no skipped step).
+    assert [r.step for r in results] == [s.step for s in plan.steps]
+    catalog = get_catalog(None)
+    outcome = state["outcome"]
+    picked = [p.id for p in outcome.picks]
+    assert set(catalog.get(picked)) == set(picked)
+    assert outcome.total_price == pytest.approx(sum(p.price for p in outcome.picks))
+    if plan.budget is not None:
+        assert outcome.within_budget == (outcome.total_price <= plan.budget)
+
+
+@pytest.mark.replay
+def test_searches_return_catalog_products(recorded_runs: dict[str, Any]) -> None:
+    catalog = get_catalog(None)
+    found = [
+        p.id
+        for state in recorded_runs.values()
+        for r in state["step_results"]
+        if r.kind == "search"
+        for p in r.products
+    ]
+    assert found, "no recorded search returned anything"
+    assert set(catalog.get(found)) == set(found)
+
+
+@pytest.mark.replay
+def test_demo_request_recommends_a_photography_gift_within_budget(
+    recorded_runs: dict[str, Any],
+) -> None:
+    outcome = recorded_runs["photo-gift"]["outcome"]
+    assert outcome.budget == 200
+    assert outcome.picks and outcome.within_budget is True
+
+
+@pytest.mark.replay
+def test_zero_result_step_is_flagged_and_later_steps_still_run(
+    recorded_runs: dict[str, Any],
+) -> None:
+    state = recorded_runs["nothing-found"]
+    results = state["step_results"]
+    empty = [r for r in results if r.kind == "search" and not r.products]
+    assert empty, "the recorded 'nothing-found' run found something"
+    assert any("no products matched" in w for w in empty[0].warnings)
+    assert results[-1].step == len(state["plan"].steps)
+    assert any("found no products" in w for w in state["outcome"].warnings)
+
+
+@pytest.mark.replay
+def test_multi_item_request_keeps_one_budget(recorded_runs: dict[str, Any]) -> None:
+    state = recorded_runs["multi-item-budget"]
+    assert state["plan"].budget == 150
+    assert len(state["plan"].search_steps) >= 2
+    assert state["outcome"].within_budget is not None
+
+
+_KEY_LIKE = re.compile(r"sk-[A-Za-z0-9_-]{16,}")
+
+
+def test_no_cassette_holds_an_auth_header_or_a_key() -> None:
+    cassettes = sorted(Path(CASSETTES).glob("*.yaml"))
+    assert len(cassettes) >= len(RECORDED_REQUESTS), "cassettes are missing"
+    for path in cassettes:
+        text = path.read_text()
+        for interaction in yaml.safe_load(text)["interactions"]:
+            for part in ("request", "response"):
+                names = {name.lower() for name in interaction[part].get("headers", {})}
+                leaked = names & set(SECRET_HEADERS)
+                assert not leaked, f"{path.name} records {part} headers {leaked}"
+        assert not _KEY_LIKE.search(text), f"{path.name} holds something that looks like a key"

