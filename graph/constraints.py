@@ -47,6 +47,28 @@ def missing_limit_warning(request: str, plan: Plan) -> str | None:
     return f"the request states a limit of ${limit:,.2f}, but the plan does not carry it"
 
 
+_WORD = re.compile(r"[^\W\d_][\w'-]+")
+_GOAL_STOP_WORDS = frozenset(
+    """buy find get want need looking some one two for and the with without from into that
+    this these those price prices lower less than under below above over dollars dollar usd
+    budget total within cheap cheaper most least under about item items product products
+    pick choose search""".split()
+)
+
+
+def goal_words(goal: str) -> list[str]:
+    """Content words of the plan's goal sentence (what a product should be about)."""
+    words = [w.lower() for w in _WORD.findall(goal)]
+    return list(dict.fromkeys(w for w in words if len(w) >= 3 and w not in _GOAL_STOP_WORDS))
+
+
+def wanted_terms(plan: Plan) -> tuple[list[str], str]:
+    """What candidates are checked against: the plan's features, else its goal's words."""
+    if plan.features:
+        return plan.features, "features"
+    return goal_words(plan.goal), "goal words"
+
+
 def feature_matches(product: Product, features: list[str]) -> list[str]:
     """Requested features a product has, matched as WebShop matches attributes: fuzzy
     against its tags, or as a phrase in its title or description."""
@@ -75,11 +97,12 @@ class Candidate:
     within_limits: bool
     features_matched: list[str] = field(default_factory=list)
 
-    def label(self, features: list[str]) -> str:
+    def label(self, plan: Plan) -> str:
         parts = ["fits limits" if self.within_limits else "OVER LIMIT"]
-        if features:
-            parts.append(f"features {len(self.features_matched)}/{len(features)}")
-            if self.features_matched:
+        terms, kind = wanted_terms(plan)
+        if terms:
+            parts.append(f"{kind} {len(self.features_matched)}/{len(terms)}")
+            if self.features_matched and kind == "features":
                 parts[-1] += f" ({', '.join(self.features_matched)})"
         return "; ".join(parts)
 
@@ -98,6 +121,7 @@ def candidates_of(
     plan: Plan, results: list[StepResult], records: dict[str, Product]
 ) -> list[Candidate]:
     """Every product earlier search steps found, in search-rank order, with checks."""
+    terms, _ = wanted_terms(plan)
     candidates = []
     for result in results:
         if result.kind != "search":
@@ -111,7 +135,7 @@ def candidates_of(
                     source_step=result.step,
                     rank=rank,
                     within_limits=within_step_limits(product, plan, step),
-                    features_matched=feature_matches(record, plan.features) if record else [],
+                    features_matched=feature_matches(record, terms) if record else [],
                 )
             )
     return candidates

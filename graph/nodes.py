@@ -101,7 +101,7 @@ def compact_results(
             line += f"rating {rating}"
             check = checks.get((result.step, product.id))
             if check is not None and result.kind == "search":
-                line += f" | {check.label(plan.features)}"
+                line += f" | {check.label(plan)}"
             lines.append(line)
     return "\n".join(lines) or "(no earlier results)"
 

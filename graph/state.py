@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
@@ -56,10 +56,22 @@ def validate_request(request: object) -> str:
     return cleaned
 
 
+def _every_field_required(schema: dict[str, Any]) -> None:
+    """List every property as required in the JSON schema the model sees.
+
+    Nullable fields keep their Python defaults for code, but the model must write each
+    one (null when unused): strict JSON-schema mode demands it, and small models given an
+    optional max_price tend to leave a stated price limit out."""
+    properties = schema.get("properties", {})
+    schema["required"] = list(properties)
+    for prop in properties.values():
+        prop.pop("default", None)
+
+
 class PlanStep(BaseModel):
     """One step of a plan: a catalog search (query set) or a reasoning-only step."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_every_field_required)
 
     step: int = Field(description="1-based position of this step in the plan.")
     action: str = Field(description="Short human description of what this step does.")
@@ -118,7 +130,7 @@ class PlanStep(BaseModel):
 class Plan(BaseModel):
     """The planner's output: a goal and the ordered steps that reach it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_every_field_required)
 
     goal: str = Field(description="The shopper's goal in one sentence.")
     budget: float | None = Field(
