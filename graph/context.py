@@ -9,6 +9,8 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
+from pydantic.json_schema import SkipJsonSchema
+
 ToolMode = Literal["direct", "llm"]
 
 
@@ -54,8 +56,9 @@ class Context:
         metadata={"description": "Run the plan without pausing for approval."},
     )
     # A ready chat model (tests pass a fake one; the CLI passes the started local model).
-    # Excluded from Studio's form because it is not JSON.
-    chat_model: Any = field(default=None, repr=False, metadata={"description": "internal"})
+    # SkipJsonSchema keeps it out of the JSON schema, so Studio's form does not show it and
+    # the server drops a `chat_model` key sent in a run's context (it keeps only schema keys).
+    chat_model: SkipJsonSchema[Any] = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.provider = self.provider or _env("SHOPPING_PROVIDER")

@@ -108,6 +108,27 @@ def test_multi_item_request_keeps_one_budget(recorded_runs: dict[str, Any]) -> N
     assert state["outcome"].within_budget is not None
 
 
+@pytest.mark.replay
+@pytest.mark.parametrize("name", list(RECORDED_REQUESTS))
+def test_cost_estimate_is_within_2x_of_actual_tokens(
+    name: str, recorded_runs: dict[str, Any]
+) -> None:
+    from graph.context import Context
+    from graph.cost import estimate_plan_cost
+
+    state = recorded_runs[name]
+    estimate = estimate_plan_cost(
+        state["plan"], Context(provider="local", model="qwen2.5-coder-1.5b")
+    )
+    results = state["step_results"]
+    assert estimate.llm_calls == sum(r.llm_calls for r in results)
+    actual = sum(r.usage.total_tokens for r in results)
+    if actual == 0:
+        assert estimate.total_tokens == 0
+        return
+    assert 0.5 <= estimate.total_tokens / actual <= 2.0, (estimate.total_tokens, actual)
+
+
 _KEY_LIKE = re.compile(r"sk-[A-Za-z0-9_-]{16,}")
 
 

@@ -170,3 +170,56 @@ def test_invalid_plan_fixed_on_the_single_retry(small_catalog_file: Path) -> Non
     model.replies["Plan"].insert(0, bad)
     state = run_graph(model, small_catalog_file)
     assert len(state["plan"].steps) == 4
+
+
+def start_paused(model: FakeShoppingChatModel, catalog: Path) -> tuple[Any, Context, dict]:
+    graph = build_graph(checkpointer=MemorySaver())
+    context = Context(chat_model=model, catalog=str(catalog))
+    config = {"configurable": {"thread_id": "gate"}}
+    graph.invoke({"request": REQUEST}, config, context=context)
+    return graph, context, config
+
+
+def test_plan_waits_for_approval_with_plan_and_estimate(small_catalog_file: Path) -> None:
+    graph, _, config = start_paused(photo_model(), small_catalog_file)
+    snapshot = graph.get_state(config)
+    assert snapshot.next == ("approval",)
+    payload = snapshot.interrupts[0].value
+    assert [s["step"] for s in payload["plan"]["steps"]] == [1, 2, 3, 4]
+    assert payload["estimate"]["llm_calls"] == 1  # one reasoning step; searches are free
+    assert payload["estimate"]["usd"] == 0.0
+    assert snapshot.values.get("step_results", []) == []
+
+
+def test_rejected_plan_ends_cleanly_and_no_tool_fires(small_catalog_file: Path) -> None:
+    from langgraph.types import Command
+
+    model = photo_model()
+    graph, context, config = start_paused(model, small_catalog_file)
+    final = graph.invoke(Command(resume={"approved": False}), config, context=context)
+    assert final["approval"] == "rejected"
+    assert final.get("step_results", []) == [] and final.get("outcome") is None
+    assert final.get("messages", []) == []  # no tool call was ever dispatched
+    assert len(model.prompts) == 1  # only the planner ran
+    assert graph.get_state(config).next == ()
+
+
+def test_approved_plan_resumes_and_runs_every_step(small_catalog_file: Path) -> None:
+    from langgraph.types import Command
+
+    graph, context, config = start_paused(photo_model(), small_catalog_file)
+    final = graph.invoke(Command(resume="yes"), config, context=context)
+    assert final["approval"] == "approved"
+    assert [r.step for r in final["step_results"]] == [1, 2, 3, 4]
+
+
+def test_estimate_counts_llm_calls_per_tool_mode(small_catalog_file: Path) -> None:
+    from graph.cost import estimate_plan_cost
+
+    plan = Plan.model_validate(PHOTO_PLAN)
+    direct = estimate_plan_cost(plan, Context(tool_mode="direct"))
+    llm = estimate_plan_cost(plan, Context(tool_mode="llm"))
+    assert direct.llm_calls == 1 and llm.llm_calls == 4
+    assert llm.input_tokens > direct.input_tokens > 0
+    priced = estimate_plan_cost(plan, Context(provider="openai", model="gpt-4o-mini"))
+    assert priced.price_known and priced.usd > 0

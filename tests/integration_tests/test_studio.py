@@ -1,0 +1,351 @@
+"""LangGraph Studio's backend: `langgraph dev` serves this repo's graph over HTTP.
+
+Starts the real in-memory API server (the `studio` extra, langgraph-cli[inmem]) headless
+on loopback, with the fake OpenAI-compatible server as its model, and drives it through
+langgraph_sdk the way Studio does: a thread, a run that stops at the approval interrupt
+with the plan and its cost estimate, then a resume with a Command. Skipped when the
+`studio` extra is not installed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_openai_server import FakeScript, fake_openai_server
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+GRAPH_ID = "shopping_planner"
+STARTUP_TIMEOUT_S = 45.0
+RUN_TIMEOUT_S = 30.0
+
+MISSING = [
+    name
+    for name in ("langgraph_cli", "langgraph_api", "langgraph_runtime_inmem", "langgraph_sdk")
+    if importlib.util.find_spec(name) is None
+]
+pytestmark = pytest.mark.skipif(
+    bool(MISSING),
+    reason=f"Studio server not installed ({', '.join(MISSING)} missing): "
+    "pip install -e '.[studio]'",
+)
+
+REQUEST = "A camera strap and a lens cleaning kit as a photography gift, $80 in total."
+SEARCH_LIMIT = 3  # sent as run context: proves the Context form reaches the nodes
+PLAN = {
+    "goal": "A camera strap and a lens cleaning kit as a photography gift under $80.",
+    "budget": 80,
+    "features": [],
+    "steps": [
+        {"step": 1, "action": "Find camera straps", "query": "camera strap", "max_price": 60},
+        {
+            "step": 2,
+            "action": "Find lens cleaning kits",
+            "query": "lens cleaning kit",
+            "max_price": 30,
+        },
+        {"step": 3, "action": "Pick one strap and one kit within the budget", "query": None},
+    ],
+}
+CONTEXT_FORM_FIELDS = {
+    "provider",
+    "model",
+    "tool_mode",
+    "catalog",
+    "search_limit",
+    "max_output_tokens",
+    "auto_approve",
+}
+
+
+@dataclass
+class Studio:
+    url: str
+    client: Any  # langgraph_sdk SyncLangGraphClient
+    fake: FakeScript
+    data_dir: Path
+    search_ids: dict[str, list[str]]  # query -> ids the shipped catalog returns, best first
+    log: Path  # the server's output, shown when a run fails
+
+    def assert_run_succeeded(self, thread_id: str, run_id: str) -> None:
+        self.client.runs.join(thread_id, run_id)
+        status = self.client.runs.get(thread_id, run_id)["status"]
+        assert status == "success", f"run ended {status}; server log:\n{_tail(self.log)}"
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _expected_search_ids(index_dir: Path) -> dict[str, list[str]]:
+    """Run the plan's searches in this process over the shipped default catalog (built
+    into its own index dir, so no cached catalog leaks into other tests)."""
+    from catalog import open_catalog
+    from graph.state import Plan
+    from graph.tools import search_catalog
+
+    catalog = open_catalog(None, index_dir=index_dir)
+    found: dict[str, list[str]] = {}
+    for step in Plan.model_validate(PLAN).steps:
+        if step.is_search:
+            _, artifact = search_catalog(catalog, **step.search_arguments(), limit=SEARCH_LIMIT)
+            found[step.query or ""] = [p["id"] for p in artifact["products"]]
+    assert all(len(ids) == SEARCH_LIMIT for ids in found.values()), found
+    return found
+
+
+def _studio_config(workdir: Path, env_file: Path) -> Path:
+    """The repo's langgraph.json, with its relative paths made absolute so the server can
+    run in a scratch directory: its `.langgraph_api/` store lands there, and a developer's
+    own `.env` (which `langgraph dev` loads over the process environment) is not read."""
+    config = json.loads((REPO_ROOT / "langgraph.json").read_text())
+    assert config["graphs"] == {GRAPH_ID: "./graph/builder.py:graph"}
+    assert config["dependencies"] == ["."] and config["env"] == ".env"
+    config["graphs"] = {GRAPH_ID: f"{REPO_ROOT / 'graph' / 'builder.py'}:graph"}
+    config["dependencies"] = [str(REPO_ROOT)]
+    config["env"] = str(env_file)
+    path = workdir / "langgraph.json"
+    path.write_text(json.dumps(config))
+    return path
+
+
+def _wait_ready(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"langgraph dev exited with {proc.returncode}:\n{_tail(log)}")
+        try:
+            with urllib.request.urlopen(f"{url}/ok", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        time.sleep(0.25)
+    pytest.fail(f"langgraph dev was not ready within {STARTUP_TIMEOUT_S:.0f}s:\n{_tail(log)}")
+
+
+def _tail(log: Path, lines: int = 40) -> str:
+    try:
+        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no server log)"
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """End the server's whole process group (it was started in a session of its own)."""
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
+    from langgraph_sdk import get_sync_client
+
+    root = tmp_path_factory.mktemp("studio")
+    search_ids = _expected_search_ids(root / "expected-index")
+    strap, kit = search_ids["camera strap"][0], search_ids["lens cleaning kit"][0]
+    answer = {
+        "answer": "The top strap and the top kit fit the budget.",
+        "product_ids": [strap, kit],
+    }
+    # Enough replies for every test in this module, in any order.
+    fake = FakeScript(replies={"Plan": [PLAN] * 4, "ReasoningAnswer": [answer] * 4})
+    data_dir = root / "data"
+    workdir = root / "work"
+    workdir.mkdir()
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = root / "langgraph-dev.log"
+    with fake_openai_server(fake) as base_url:
+        # Settings go through an env file, as a user's .env would.
+        env_file = workdir / ".env"
+        env_file.write_text(
+            f"SHOPPING_PROVIDER=compatible\nOPENAI_BASE_URL={base_url}\nOPENAI_MODEL=fake-model\n"
+        )
+        config = _studio_config(workdir, env_file)
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": base_url,
+            "OPENAI_MODEL": "fake-model",
+            "SHOPPING_PROVIDER": "compatible",
+            "SHOPPING_PLANNER_DATA_DIR": str(data_dir),
+            "SHOPPING_LLM_TIMEOUT": "20",
+            # Offline and quiet: no CLI analytics, no PyPI version check, no LangSmith tracing.
+            "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+            "LANGGRAPH_NO_VERSION_CHECK": "true",
+            "LANGSMITH_TRACING": "false",
+            "LANGCHAIN_TRACING_V2": "false",
+            "PYTHONUNBUFFERED": "1",
+        }
+        for name in ("SHOPPING_MODEL", "SHOPPING_CATALOG", "SHOPPING_CHECKPOINT_DB"):
+            env.pop(name, None)
+        command = [
+            sys.executable,
+            "-m",
+            "langgraph_cli",
+            "dev",
+            "--config",
+            str(config),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-browser",
+            "--no-reload",
+            "--server-log-level",
+            "warning",
+        ]
+        with log.open("wb") as out:
+            proc = subprocess.Popen(
+                command,
+                cwd=workdir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        try:
+            _wait_ready(url, proc, log)
+            client = get_sync_client(url=url, api_key=None, timeout=RUN_TIMEOUT_S)
+            yield Studio(url, client, fake, data_dir, search_ids, log)
+        finally:
+            _stop(proc)
+
+
+def _run_to_interrupt(studio: Studio) -> tuple[str, dict[str, Any]]:
+    """Start a run on a new thread; return the thread id and its state at the interrupt."""
+    client = studio.client
+    thread = client.threads.create()
+    run = client.runs.create(
+        thread["thread_id"],
+        GRAPH_ID,
+        input={"request": REQUEST},
+        context={"search_limit": SEARCH_LIMIT},
+    )
+    studio.assert_run_succeeded(thread["thread_id"], run["run_id"])
+    assert client.threads.get(thread["thread_id"])["status"] == "interrupted"
+    return thread["thread_id"], client.threads.get_state(thread["thread_id"])
+
+
+def _resume(studio: Studio, thread_id: str, decision: dict[str, Any]) -> dict[str, Any]:
+    client = studio.client
+    run = client.runs.create(
+        thread_id,
+        GRAPH_ID,
+        command={"resume": decision},
+        context={"search_limit": SEARCH_LIMIT},
+    )
+    studio.assert_run_succeeded(thread_id, run["run_id"])
+    assert client.threads.get(thread_id)["status"] == "idle"
+    return client.threads.get_state(thread_id)
+
+
+def test_studio_loads_the_graph_with_its_schemas(studio: Studio) -> None:
+    assistants = studio.client.assistants.search(graph_id=GRAPH_ID)
+    assert assistants, "langgraph dev registered no assistant for the graph"
+    assistant_id = assistants[0]["assistant_id"]
+
+    schemas = studio.client.assistants.get_schemas(assistant_id)
+    assert schemas["input_schema"]["required"] == ["request"]
+    context = schemas["context_schema"]["properties"]
+    # The form shows every JSON setting; the internal `chat_model` object is not one.
+    assert set(context) == CONTEXT_FORM_FIELDS
+    assert context["tool_mode"]["enum"] == ["direct", "llm"]
+    assert context["auto_approve"]["type"] == "boolean"
+    assert all(field.get("description") for field in context.values())
+
+    drawn = studio.client.assistants.get_graph(assistant_id)
+    nodes = {node["id"] for node in drawn["nodes"]}
+    assert {"planner", "approval", "executor", "tools", "record_search", "verify"} <= nodes
+
+
+def test_approval_interrupt_then_resume_runs_every_step(studio: Studio) -> None:
+    thread_id, paused = _run_to_interrupt(studio)
+    assert paused["next"] == ["approval"]
+    [interrupt] = paused["tasks"][0]["interrupts"]
+    payload = interrupt["value"]
+    assert payload["question"] == "Run this plan?"
+    assert payload["plan"]["steps"][0]["query"] == "camera strap"
+    assert [s["step"] for s in payload["plan"]["steps"]] == [1, 2, 3]
+    assert payload["estimate"]["llm_calls"] == 1  # searches are direct; one reasoning step
+    assert paused["values"].get("step_results", []) == []
+
+    final = _resume(studio, thread_id, {"approved": True})
+    values = final["values"]
+    assert final["next"] == []
+    assert values["approval"] == "approved"
+    results = values["step_results"]
+    assert [r["step"] for r in results] == [1, 2, 3]
+    assert [r["kind"] for r in results] == ["search", "search", "reasoning"]
+    assert all(r["error"] is None for r in results), results
+    # The searches ran on the shipped catalog, built on first use in the data dir, with
+    # the run's context (search_limit) applied.
+    assert [p["id"] for p in results[0]["products"]] == studio.search_ids["camera strap"]
+    assert [p["id"] for p in results[1]["products"]] == studio.search_ids["lens cleaning kit"]
+    assert (studio.data_dir / "catalog").is_dir()
+
+    outcome = values["outcome"]
+    expected = [studio.search_ids["camera strap"][0], studio.search_ids["lens cleaning kit"][0]]
+    assert [p["id"] for p in outcome["picks"]] == expected
+    assert outcome["within_budget"] is True
+    assert outcome["total_price"] == round(sum(p["price"] for p in outcome["picks"]), 2)
+    assert outcome["unknown_ids"] == []
+    # The reasoning call saw the earlier results, never the raw request.
+    [reasoning_call] = studio.fake.calls_for("ReasoningAnswer")
+    prompt = json.dumps(reasoning_call["messages"])
+    assert expected[0] in prompt and REQUEST not in prompt
+
+
+def test_rejection_ends_without_running_a_step(studio: Studio) -> None:
+    reasoning_calls = len(studio.fake.calls_for("ReasoningAnswer"))
+    thread_id, paused = _run_to_interrupt(studio)
+    assert paused["next"] == ["approval"]
+
+    final = _resume(studio, thread_id, {"approved": False})
+    values = final["values"]
+    assert final["next"] == []
+    assert values["approval"] == "rejected"
+    assert values.get("step_results", []) == []
+    assert values.get("outcome") is None
+    assert len(studio.fake.calls_for("ReasoningAnswer")) == reasoning_calls
+
+
+def test_assistant_context_applies_to_its_runs(studio: Studio) -> None:
+    # Studio's form edits the assistant's context; every run of that assistant gets it.
+    assistant = studio.client.assistants.create(
+        GRAPH_ID, context={"search_limit": 2, "auto_approve": True}, name="auto-approve"
+    )
+    thread = studio.client.threads.create()
+    values = studio.client.runs.wait(
+        thread["thread_id"], assistant["assistant_id"], input={"request": REQUEST}
+    )
+    assert studio.client.threads.get(thread["thread_id"])["status"] == "idle"  # no interrupt
+    assert values["approval"] == "approved"
+    searches = [r for r in values["step_results"] if r["kind"] == "search"]
+    assert [len(r["products"]) for r in searches] == [2, 2]
+    assert values["outcome"]["picks"]
