@@ -10,6 +10,8 @@ from pathlib import Path
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from graph.context import data_dir
+
 
 class CheckpointStoreError(RuntimeError):
     """The checkpoint database cannot be opened or written; the message says which and why."""
@@ -30,16 +32,6 @@ STATE_TYPES = [
 ]
 
 
-def data_dir() -> Path:
-    """Per-user data directory ($SHOPPING_PLANNER_DATA_DIR, else the XDG data home)."""
-    configured = os.environ.get("SHOPPING_PLANNER_DATA_DIR", "").strip()
-    if configured:
-        return Path(configured).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
-    return base / "shopping-planner"
-
-
 def default_checkpoint_path() -> Path:
     configured = os.environ.get("SHOPPING_CHECKPOINT_DB", "").strip()
     return Path(configured).expanduser() if configured else data_dir() / "checkpoints.sqlite"
@@ -51,15 +43,113 @@ def serializer() -> JsonPlusSerializer:
 
 def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
     """Open (creating if needed) the SQLite checkpoint database in WAL mode, so several
-    runs in parallel threads or processes can share it."""
+    runs in parallel threads or processes can share it.
+
+    A writer that finds the database locked waits up to $SHOPPING_CHECKPOINT_BUSY_TIMEOUT
+    seconds (default 30), then fails with "database is locked"."""
     path = path or default_checkpoint_path()
+    configured = os.environ.get("SHOPPING_CHECKPOINT_BUSY_TIMEOUT", "").strip()
+    try:
+        busy_timeout = float(configured) if configured else 30.0
+    except ValueError:
+        raise CheckpointStoreError(
+            f"SHOPPING_CHECKPOINT_BUSY_TIMEOUT must be a number of seconds, got {configured!r}"
+        ) from None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30)
+        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=busy_timeout)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         saver = SqliteSaver(conn, serde=serializer())
         saver.setup()
     except (sqlite3.Error, OSError) as error:
-        raise CheckpointStoreError(f"cannot use checkpoint database {path}: {error}") from error
+        text = str(error).lower()
+        import shutil
+
+        try:  # a full disk often surfaces as a vague "disk I/O error"
+            disk_full = shutil.disk_usage(path.parent).free < 64 * 1024
+        except OSError:
+            disk_full = False
+        if "full" in text or disk_full:
+            hint = " (the disk is full: free some space, then retry)"
+        elif "locked" in text or "busy" in text:
+            hint = " (another process holds it; retry when that run ends)"
+        elif "not a database" in text or "malformed" in text:
+            hint = " (the file is corrupted or not a checkpoint database; move it aside)"
+        elif "readonly" in text or not os.access(path if path.exists() else path.parent, os.W_OK):
+            hint = " (read-only; choose a writable path with --db or SHOPPING_CHECKPOINT_DB)"
+        else:
+            hint = ""
+        raise CheckpointStoreError(
+            f"cannot use checkpoint database {path}: {error}{hint}"
+        ) from error
     return saver
+
+
+# --- PostgreSQL (scale-out): several processes/replicas share one checkpoint database ---
+
+CHECKPOINT_URL_ENV = "CHECKPOINT_URL"
+_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+_POSTGRES_SETUP_LOCK = 0x5EA7C4EC  # pg_advisory_lock key: one replica migrates at a time
+
+
+def _redact_url(url: str) -> str:
+    import re
+
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
+
+
+def open_postgres_checkpointer(url: str, *, max_size: int = 8):  # -> PostgresSaver
+    """A ``PostgresSaver`` over a connection pool, with the same serializer allowlist as
+    SQLite; creates/migrates its tables on first use (serialised across replicas)."""
+    try:
+        import psycopg
+        from langgraph.checkpoint.postgres import PostgresSaver
+        from psycopg.rows import dict_row
+        from psycopg_pool import ConnectionPool, PoolTimeout
+    except ImportError as error:
+        raise CheckpointStoreError(
+            f"{CHECKPOINT_URL_ENV}=postgresql://... needs the postgres extra: "
+            "pip install -e '.[postgres]'"
+        ) from error
+    import atexit
+
+    pool = ConnectionPool(
+        url,
+        min_size=1,
+        max_size=max(2, max_size),
+        # What PostgresSaver expects of its connections.
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        open=False,
+        name="checkpoints",
+    )
+    try:
+        pool.open(wait=True, timeout=15)
+        saver = PostgresSaver(pool, serde=serializer())
+        with pool.connection() as conn:
+            conn.execute("SELECT pg_advisory_lock(%s)", (_POSTGRES_SETUP_LOCK,))
+            try:
+                saver.setup()
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (_POSTGRES_SETUP_LOCK,))
+    except (psycopg.Error, PoolTimeout) as error:
+        pool.close()
+        raise CheckpointStoreError(
+            f"cannot use checkpoint database {_redact_url(url)}: {error}"
+        ) from error
+    atexit.register(pool.close)
+    return saver
+
+
+def open_checkpointer(url_or_path: str | Path | None = None):  # -> BaseCheckpointSaver
+    """The run checkpointer: PostgreSQL for a postgresql:// URL, else SQLite.
+
+    ``url_or_path`` (e.g. the CLIs' --db) wins; without it ``$CHECKPOINT_URL`` selects
+    PostgreSQL, and otherwise the SQLite file (``$SHOPPING_CHECKPOINT_DB`` or the data dir).
+    """
+    target = url_or_path
+    if target is None or (isinstance(target, str) and not target.strip()):
+        target = os.environ.get(CHECKPOINT_URL_ENV, "").strip() or None
+    if isinstance(target, str) and target.strip().lower().startswith(_POSTGRES_SCHEMES):
+        return open_postgres_checkpointer(target.strip())
+    return open_sqlite_checkpointer(Path(target).expanduser() if target else None)

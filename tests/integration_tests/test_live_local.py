@@ -1,0 +1,62 @@
+"""README command 1, for real: the CLI on the embedded local model, end to end.
+
+Opt-in (CI runs it after installing the `local` extra): python -m pytest -m live_local
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graph.local_model import data_dir, local_extra_installed
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+# Captured before the autouse fixture isolates the data dir, so the assembled model is
+# reused from the user's cache rather than rebuilt.
+USER_DATA_DIR = data_dir()
+
+pytestmark = [
+    pytest.mark.live_local,
+    pytest.mark.skipif(
+        not local_extra_installed(), reason="local model not installed (pip install -e '.[local]')"
+    ),
+]
+
+
+def test_demo_request_on_the_embedded_model(isolated_data_dir: Path) -> None:
+    # Runs and catalog index go to the test's own data dir; the model comes from the cache.
+    (USER_DATA_DIR / "models").mkdir(parents=True, exist_ok=True)
+    (isolated_data_dir / "models").symlink_to(USER_DATA_DIR / "models", target_is_directory=True)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "graph.run",
+            "a birthday gift for someone who likes photography, under $200",
+            "--provider",
+            "local",
+            "--yes",
+            "--json",
+        ],
+        cwd=REPO_ROOT,
+        env={**os.environ, "SHOPPING_PLANNER_DATA_DIR": str(isolated_data_dir)},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(run.stdout)
+    steps = report["plan"]["steps"]
+    assert [s["step"] for s in steps] == list(range(1, len(steps) + 1))
+    assert [r["step"] for r in report["step_results"]] == [s["step"] for s in steps]
+    outcome = report["outcome"]
+    assert outcome is not None and outcome["budget"] == 200
+    assert outcome["within_budget"] is not None
+    # The model server the CLI started (its command line names our data dir) is gone.
+    leftover = subprocess.run(["pgrep", "-f", str(isolated_data_dir)], capture_output=True)
+    assert leftover.stdout.strip() == b"", "a local model server outlived the CLI"
