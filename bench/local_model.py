@@ -1,0 +1,139 @@
+"""The embedded local model, end to end: model load, plan latency and a whole request.
+
+Run by hand, not in CI, on otherwise idle cores (it prints the load average before and
+after: figures taken while another model or build runs are not comparable):
+
+    python bench/local_model.py                               # qwen2.5-coder-1.5b
+    python bench/local_model.py --model qwen2.5-coder-0.5b
+    python bench/local_model.py --runs 2 --json out.json
+
+Steps: resolve the model file (graph.local_model.resolve_model_file: assembles the GGUF
+from the installed part packages on first use, timed apart), start llama.cpp's server
+(start_local_server; "model load" = start until the server answers), then with the graph
+(provider local, tool mode direct, MemorySaver): a plan only (the run pauses at the
+approval interrupt) and a whole request of about 4 steps, auto-approved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import uuid
+from typing import Any
+
+from _common import Report, load_average, median
+
+PLAN_TARGET_S = 20.0
+REQUEST_TARGET_S = 90.0
+# Asks for three kinds of item, so the plan is three searches and one reasoning step.
+REQUEST = "running shoes, a water bottle and a running cap, $200 total"
+
+
+def run_request(chat_model: Any, alias: str, *, auto_approve: bool) -> tuple[float, dict]:
+    from langgraph.checkpoint.memory import MemorySaver
+
+    from graph.builder import build_graph
+    from graph.context import Context
+
+    graph = build_graph(checkpointer=MemorySaver())
+    context = Context(
+        provider="local", model=alias, chat_model=chat_model, auto_approve=auto_approve
+    )
+    started = time.perf_counter()
+    state = graph.invoke(
+        {"request": REQUEST}, {"configurable": {"thread_id": uuid.uuid4().hex}}, context=context
+    )
+    return time.perf_counter() - started, state
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python bench/local_model.py", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--model", default=None, help="local model name (default: 1.5B)")
+    parser.add_argument("--runs", type=int, default=1, help="plans and requests to time")
+    parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    args = parser.parse_args(argv)
+
+    from graph.local_model import DEFAULT_LOCAL_MODEL, resolve_model_file, start_local_server
+    from graph.providers import make_chat_model
+
+    model = args.model or DEFAULT_LOCAL_MODEL
+    load_before = load_average()
+    report = Report(f"Local model {model}: load, plan and whole request")
+    started = time.perf_counter()
+    resolve_model_file(model, progress=False)
+    resolve_s = time.perf_counter() - started
+
+    plans: list[float] = []
+    requests: list[float] = []
+    details: list[list[Any]] = []
+    kwargs = {"n_threads": args.threads} if args.threads else {}
+    server = start_local_server(model, progress=False, **kwargs)
+    started = time.perf_counter()
+    with server:
+        load_s = time.perf_counter() - started
+        chat_model = make_chat_model(
+            "local", server.model_alias, max_output_tokens=512, base_url=server.base_url
+        )
+        for number in range(1, args.runs + 1):
+            seconds, state = run_request(chat_model, server.model_alias, auto_approve=False)
+            plans.append(seconds)
+            steps = len(state["plan"].steps) if state.get("plan") else 0
+            details.append([f"plan {number}", f"{seconds:.1f}", steps, "-", "-"])
+            seconds, state = run_request(chat_model, server.model_alias, auto_approve=True)
+            requests.append(seconds)
+            results = state.get("step_results", [])
+            outcome = state.get("outcome")
+            picks = ", ".join(p.id for p in outcome.picks) if outcome else "-"
+            details.append(
+                [
+                    f"request {number}",
+                    f"{seconds:.1f}",
+                    len(results),
+                    sum(r.llm_calls for r in results) + 1,
+                    picks,
+                ]
+            )
+    report.table("Runs (s)", ["run", "seconds", "plan steps", "LLM calls", "picks"], details)
+    report.table(
+        "Summary",
+        ["figure", "seconds"],
+        [
+            ["resolve model file (assembled once, then cached)", resolve_s],
+            ["model load (server start until ready)", load_s],
+            ["plan (median)", median(plans)],
+            ["whole request (median)", median(requests)],
+        ],
+    )
+    report.target(
+        "plan latency",
+        f"{median(plans):.1f} s",
+        f"<= {PLAN_TARGET_S:.0f} s",
+        median(plans) <= PLAN_TARGET_S,
+    )
+    report.target(
+        "whole ~4-step request",
+        f"{median(requests):.1f} s",
+        f"<= {REQUEST_TARGET_S:.0f} s",
+        median(requests) <= REQUEST_TARGET_S,
+    )
+    report.note(f"load average before: {load_before}; after: {load_average()}")
+    report.note(
+        f"request: {REQUEST!r}; llama.cpp threads: {args.threads or 'default'}; "
+        f"cores: {os.cpu_count()}"
+    )
+    report.data = {
+        "resolve_s": resolve_s,
+        "load_s": load_s,
+        "plans_s": plans,
+        "requests_s": requests,
+    }
+    return report.finish(args.json)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

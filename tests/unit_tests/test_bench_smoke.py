@@ -1,0 +1,95 @@
+"""Each benchmark in bench/ runs at a tiny size and prints its figures.
+
+These tests check that the scripts work, not how fast anything is: no timing is asserted
+(the figures themselves come from running the scripts by hand, see bench/*.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+BENCH = REPO_ROOT / "bench"
+
+
+def run_bench(name: str, *args: str, timeout: float = 60) -> str:
+    result = subprocess.run(
+        [sys.executable, str(BENCH / name), *args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+CASSETTE = """\
+interactions:
+- request:
+    body: '{"messages": [{"role": "system", "content": "plan it"}, {"role": "user",
+      "content": "a tent"}], "model": "qwen2.5-coder-1.5b"}'
+    headers: {}
+    method: POST
+    uri: http://127.0.0.1:9/v1/chat/completions
+  response:
+    body:
+      string: '{"choices": [], "usage": {"prompt_tokens": 321, "completion_tokens": 45,
+        "total_tokens": 366}}'
+    headers: {}
+    status: {code: 200, message: OK}
+version: 1
+"""
+
+
+def test_llm_calls_smoke(tmp_path: Path) -> None:
+    (tmp_path / "tent.yaml").write_text(CASSETTE)
+    out_json = tmp_path / "llm.json"
+    out = run_bench(
+        "llm_calls.py", "--smoke", "--cassettes", str(tmp_path), "--json", str(out_json)
+    )
+    for text in ("Per request", "whole-history", "direct", "Linear fit", "Targets", "tent"):
+        assert text in out
+    data = json.loads(out_json.read_text())
+    results = data["data"]["results"]
+    # Direct mode: the planner plus one call per reasoning step, searches make none.
+    assert results["6"]["direct"]["calls"] == 4 and results["6"]["llm"]["calls"] == 7
+    assert data["data"]["cassettes"][0]["prompt_tokens"] == 321
+    assert {t["result"] for t in data["targets"]} <= {"PASS", "MISS", "n/a"}
+
+
+def test_catalog_search_smoke(tmp_path: Path) -> None:
+    out_json = tmp_path / "catalog.json"
+    out = run_bench("catalog_search.py", "--smoke", "--json", str(out_json))
+    for backend in ("linear-scan", "sqlite-fts5", "tantivy-raw", "ours"):
+        assert backend in out
+    assert "p99" in out and "peak RSS" in out
+    data = json.loads(out_json.read_text())
+    run = data["data"]["runs"][0]
+    assert run["size"] == 2000 and len(run["queries"]) == 80
+    assert set(run["timings"]) == {"linear-scan", "sqlite-fts5", "tantivy-raw", "ours"}
+
+
+def test_graph_overhead_smoke() -> None:
+    out = run_bench("graph_overhead.py", "--smoke")
+    for text in ("plain loop", "MemorySaver", "SqliteSaver", "ms/step", "Targets"):
+        assert text in out
+
+
+def test_startup_smoke() -> None:
+    out = run_bench("startup.py", "--smoke")
+    for text in ("graph.run --help", "catalog --help", "heavy", "Targets"):
+        assert text in out
+
+
+@pytest.mark.parametrize("script", ["local_model.py"])
+def test_local_model_bench_has_help(script: str) -> None:
+    # Run by hand only (it starts the real model); here just its command line.
+    assert "--model" in run_bench(script, "--help")
