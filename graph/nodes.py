@@ -78,6 +78,12 @@ def describe_filters(step: PlanStep) -> str:
     return ", ".join(parts) or "none"
 
 
+def fence_safe(text: str) -> str:
+    """Catalog text goes inside <catalog_data> tags; angle brackets in it are escaped so a
+    product title cannot close the fence and speak outside it."""
+    return text.replace("<", "&lt;").replace(">", "&gt;")
+
+
 def compact_results(
     plan: Plan, results: list[StepResult], candidates: list[Candidate] | None = None
 ) -> str:
@@ -91,13 +97,14 @@ def compact_results(
         if result.kind == "search":
             lines.append(f"Step {result.step} search {step.query!r} ({describe_filters(step)})")
         else:
-            lines.append(f"Step {result.step} answer: {result.answer}")
+            lines.append(f"Step {result.step} answer: {fence_safe(result.answer)}")
         if result.error:
             lines.append(f"  error: {result.error}")
-        lines.extend(f"  warning: {w}" for w in result.warnings)
+        lines.extend(f"  warning: {fence_safe(w)}" for w in result.warnings)
         for rank, product in enumerate(result.products, start=1):
             rating = f"{product.rating:.1f}" if product.rating is not None else "n/a"
-            line = f"  {rank}. id={product.id} | {product.title} | ${product.price:,.2f} | "
+            title = fence_safe(product.title)
+            line = f"  {rank}. id={fence_safe(product.id)} | {title} | ${product.price:,.2f} | "
             line += f"rating {rating}"
             check = checks.get((result.step, product.id))
             if check is not None and result.kind == "search":

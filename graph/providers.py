@@ -239,3 +239,56 @@ def is_transient_provider_error(error: BaseException) -> bool:
         return error.status_code >= 500
     # A truncated or non-JSON body surfaces as a decode error from the SDK.
     return isinstance(error, json.JSONDecodeError)
+
+
+# Environment variables whose values must never appear in a message.
+SECRET_ENV_VARS = ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY")
+
+
+def redact_secrets(text: str) -> str:
+    """`text` with the configured API keys (and anything shaped like an OpenAI key) masked."""
+    import re
+
+    for name in SECRET_ENV_VARS:
+        secret = _env(name)
+        if secret and len(secret) >= 6:
+            text = text.replace(secret, "***")
+    return re.sub(r"\bsk-[A-Za-z0-9_\-]{8,}", "sk-***", text)
+
+
+def describe_provider_error(error: BaseException) -> str | None:
+    """One line naming a provider failure (what failed, where, after how many attempts),
+    or None if `error` is not a provider error."""
+    import openai
+
+    transient = is_transient_provider_error(error)
+    if not isinstance(error, openai.APIError) and not transient:
+        return None
+    if isinstance(error, openai.APITimeoutError):
+        what = "the LLM server did not answer in time (SHOPPING_LLM_TIMEOUT)"
+    elif isinstance(error, openai.APIConnectionError):
+        # The root cause (refused, reset, body cut off) is at the end of the chain.
+        cause: BaseException | None = error
+        detail = ""
+        while cause is not None:
+            if str(cause) and not isinstance(cause, openai.APIError):
+                detail = f": {type(cause).__name__}: {cause}"
+            cause = cause.__cause__ or cause.__context__
+        what = f"cannot reach the LLM server (connection failed{detail})"
+    elif isinstance(error, openai.APIStatusError):
+        what = f"the LLM server answered HTTP {error.status_code}: {error.message}"
+    elif isinstance(error, json.JSONDecodeError | openai.APIResponseValidationError):
+        what = f"the LLM server sent a response that is not valid JSON ({error})"
+    else:
+        what = f"LLM provider error: {error}"
+    request = getattr(error, "request", None)
+    if request is not None:
+        what += f" [{request.method} {request.url}]"
+    if transient:
+        from graph.builder import LLM_RETRY  # every LLM node runs under this policy
+
+        what += (
+            f"; gave up after {LLM_RETRY.max_attempts} attempts "
+            "(finished steps are saved: --resume THREAD)"
+        )
+    return " ".join(what.split())

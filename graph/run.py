@@ -66,18 +66,20 @@ def main(argv: list[str] | None = None) -> int:
                 raise
             console.print_exception(max_frames=4)
             return 1
-        console.print(f"[bold red]error:[/] {error}")
+        console.print(f"[bold red]error:[/] {error_text(error, args)}", soft_wrap=True)
         return 2
 
 
 def is_expected_error(error: Exception) -> bool:
     """Errors with a message meant for the user (everything else is a bug: traceback)."""
+    import sqlite3
+
     import openai
 
     from catalog import CatalogError, CatalogQueryError
     from graph.checkpoint import CheckpointStoreError
     from graph.local_model import LocalModelError
-    from graph.providers import ProviderConfigError
+    from graph.providers import ProviderConfigError, is_transient_provider_error
     from graph.state import PlanningError, RequestError
 
     expected = (
@@ -90,8 +92,36 @@ def is_expected_error(error: Exception) -> bool:
         RequestError,
         openai.APIError,
         RunFailed,
+        # The checkpoint store failing mid-run (disk full, locked): saved steps are intact.
+        sqlite3.Error,
     )
-    return isinstance(error, expected)
+    # A provider fault that outlived the retries (e.g. a non-JSON body from a proxy).
+    return isinstance(error, expected) or is_transient_provider_error(error)
+
+
+def error_text(error: Exception, args: argparse.Namespace) -> str:
+    """The one message shown for an expected error, with any API key masked."""
+    import sqlite3
+
+    from rich.markup import escape
+
+    from graph.providers import describe_provider_error, redact_secrets
+
+    if isinstance(error, sqlite3.Error):
+        from graph.checkpoint import default_checkpoint_path
+
+        path = _path(args.db) or default_checkpoint_path()
+        text = f"checkpoint database {path}: {error}"
+        if "full" in str(error).lower():
+            text += " (free some space; finished steps are saved, continue with --resume)"
+        elif "locked" in str(error).lower():
+            text += " (another process holds it; finished steps are saved, retry with --resume)"
+        elif "readonly" in str(error).lower():
+            text += " (read-only: choose a writable path with --db or SHOPPING_CHECKPOINT_DB)"
+    else:
+        text = describe_provider_error(error) or str(error)
+    # Markup off for the message itself: a model's output or a URL may hold "[...]".
+    return escape(redact_secrets(text))
 
 
 class RunFailed(RuntimeError):
@@ -100,9 +130,9 @@ class RunFailed(RuntimeError):
 
 def dispatch(args: argparse.Namespace, console: Console) -> int:
     from graph.builder import build_graph
-    from graph.checkpoint import open_sqlite_checkpointer
+    from graph.checkpoint import open_checkpointer
 
-    saver = open_sqlite_checkpointer(_path(args.db))
+    saver = open_checkpointer(args.db)
     graph = build_graph(checkpointer=saver)
     if args.list:
         from graph.threads import list_threads

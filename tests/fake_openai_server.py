@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-FAULTS = ("timeout", "429", "500", "truncated", "non_json", "drop")
+# "ok" is a no-fault slot, so a fault can be aimed at the Nth request; "401" answers
+# like a leaky proxy that echoes the bearer key back in its error body.
+FAULTS = ("timeout", "429", "500", "truncated", "non_json", "drop", "401", "ok")
 
 
 @dataclass
@@ -25,7 +27,11 @@ class FakeScript:
     delays: dict[str, float] = field(default_factory=dict)
     faults: list[str] = field(default_factory=list)  # consumed one per request, in order
     timeout_sleep: float = 5.0
+    # Prompt text -> seconds: a request whose messages contain the text is held that long
+    # before its answer (deterministic, unlike changing `delays` while a run is going).
+    holds: dict[str, float] = field(default_factory=dict)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    arrivals: list[float] = field(default_factory=list)  # time.monotonic() per request
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def calls_for(self, tool: str) -> list[dict[str, Any]]:
@@ -95,6 +101,7 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
             body = json.loads(self.rfile.read(length) or b"{}")
             with script.lock:
                 script.requests.append(body)
+                script.arrivals.append(time.monotonic())
                 fault = script.faults.pop(0) if script.faults else None
             if fault == "timeout":
                 time.sleep(script.timeout_sleep)
@@ -102,6 +109,11 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
             if fault == "drop":
                 self.close_connection = True
                 self.connection.shutdown(2)
+                return
+            if fault == "401":
+                key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                error = {"error": {"message": f"Incorrect API key provided: {key}"}}
+                self._send(401, json.dumps(error).encode())
                 return
             if fault in ("429", "500"):
                 error = {"error": {"message": f"injected {fault}", "type": "fault"}}
@@ -113,11 +125,16 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
             tool = _forced_tool(body)
             with script.lock:
                 queue = script.replies.get(tool) or []
-                arguments = queue.pop(0) if queue else None
+                # A cut-off answer never arrived, so its reply stays for the next attempt.
+                arguments = (queue[0] if fault == "truncated" else queue.pop(0)) if queue else None
             if arguments is None:
                 self._send(400, json.dumps({"error": {"message": f"no reply for {tool}"}}).encode())
                 return
             time.sleep(script.delays.get(tool, 0.0))
+            prompt = json.dumps(body.get("messages", []), ensure_ascii=False)
+            for text, seconds in list(script.holds.items()):
+                if text in prompt:
+                    time.sleep(seconds)
             payload = json.dumps(_completion(tool, arguments, body)).encode()
             if fault == "truncated":
                 # Promise the full length, send half, then hang up.
@@ -130,9 +147,10 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def fake_openai_server(script: FakeScript) -> Iterator[str]:
-    """Serve the script on 127.0.0.1 (a free port); yields the base URL ending in /v1."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(script))
+def fake_openai_server(script: FakeScript, port: int = 0) -> Iterator[str]:
+    """Serve the script on 127.0.0.1 (`port`, default a free one); yields the base URL
+    ending in /v1."""
+    server = ThreadingHTTPServer(("127.0.0.1", port), _handler(script))
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

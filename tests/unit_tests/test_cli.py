@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -136,23 +135,30 @@ def _step_results_saved(db: Path, thread_id: str) -> int:
     from graph.builder import build_graph
     from graph.checkpoint import open_sqlite_checkpointer
 
-    if not db.exists():
-        return 0
+    saver = open_sqlite_checkpointer(db)
     try:
-        graph = build_graph(checkpointer=open_sqlite_checkpointer(db))
+        graph = build_graph(checkpointer=saver)
         values = graph.get_state({"configurable": {"thread_id": thread_id}}).values
-    except sqlite3.Error:
-        return 0
+    finally:
+        saver.conn.close()
     return len(values.get("step_results") or [])
 
 
 def test_sigkill_mid_run_then_resume_loses_and_repeats_nothing(
     small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
-    # Step 2's answer comes at once; step 4's is held back, so the kill lands while it
-    # is in flight, after three steps are checkpointed.
-    fake = script()
+    # Step 4's answer is held back by the server from the start (no mid-run timing
+    # changes), and the kill waits until step 4's request has actually arrived: steps
+    # 1-3 are then checkpointed (durability="sync") and step 4 is in flight. Polling
+    # the fake server, not the database, keeps the loop cheap under load.
+    fake = script(holds={"Step 4:": 120.0})
     db = isolated_data_dir / "checkpoints.sqlite"
+
+    def step_4_asked() -> int:
+        with fake.lock:
+            bodies = list(fake.requests)
+        return sum("Step 4:" in json.dumps(b.get("messages")) for b in bodies)
+
     with fake_openai_server(fake) as url:
         env = dict(
             os.environ,
@@ -174,24 +180,26 @@ def test_sigkill_mid_run_then_resume_loses_and_repeats_nothing(
             ],
             cwd=REPO_ROOT,
             env=env,
-            stdout=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
         )
-        deadline = time.monotonic() + 60
-        while _step_results_saved(db, "crash") < 3:
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the run never reached step 3"
-            if len(fake.calls_for("ReasoningAnswer")) >= 1:
-                fake.delays["ReasoningAnswer"] = 30.0
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+        try:
+            deadline = time.monotonic() + 90
+            while not step_4_asked():
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, "the run never reached step 4"
+                time.sleep(0.05)
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
         assert proc.returncode == -signal.SIGKILL
-        saved = _step_results_saved(db, "crash")
-        assert saved == 3
+        assert _step_results_saved(db, "crash") == 3
 
-        fake.delays["ReasoningAnswer"] = 0.0
+        fake.holds.clear()
         fake.replies["ReasoningAnswer"] = [dict(ANSWERS[1])]
         listed = cli(url, isolated_data_dir, "--list")
         assert "running" in listed.stdout and "3/4" in listed.stdout
