@@ -503,8 +503,8 @@ def run_backend(backend: Backend, ws: Workspace, queries: list[Query], subset: s
         latencies[i] = time.perf_counter() - started
         hits[i] = len(found)
     if CLIENTS > 0 and backend.name in ("ours", "postgres") and POSTGRES_URL:
-        size = len(ws.products)
-        THROUGHPUT[(size, backend.name)] = concurrent_throughput(backend, handle, queries, CLIENTS)
+        key = (len(ws.products), backend.name)
+        THROUGHPUT[key] = concurrent_throughput(backend, handle, queries, CLIENTS)
     backend.close(handle)
     return Timings(build_s, size, latencies, hits)
 

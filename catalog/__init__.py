@@ -8,6 +8,7 @@ from catalog.errors import CatalogError, CatalogQueryError
 from catalog.index import Catalog, build_index
 from catalog.loaders import load_products
 from catalog.models import Product, ProductHit, category_slug
+from catalog.postgres import PostgresCatalog
 from catalog.store import (
     DEFAULT_CATALOG_FILE,
     default_index_dir,
@@ -21,6 +22,7 @@ __all__ = [
     "Catalog",
     "CatalogError",
     "CatalogQueryError",
+    "PostgresCatalog",
     "Product",
     "ProductHit",
     "build_index",

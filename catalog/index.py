@@ -308,6 +308,52 @@ def _check_number(name: str, value: Any, low: float, high: float | None = None) 
     return number
 
 
+@dataclass(frozen=True)
+class SearchArgs:
+    """Validated, normalised search arguments (shared by every catalog backend)."""
+
+    query: str
+    category: str | None  # a category slug
+    min_price: float | None
+    max_price: float | None
+    min_rating: float | None
+    limit: int
+
+
+def check_search_args(
+    query: Any,
+    *,
+    category: Any = None,
+    min_price: Any = None,
+    max_price: Any = None,
+    min_rating: Any = None,
+    limit: Any = 5,
+) -> SearchArgs:
+    """Validate ``search`` arguments; ``CatalogQueryError`` naming the first bad one."""
+    if not isinstance(query, str):
+        raise CatalogQueryError("query", f"must be a string, got {type(query).__name__}")
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise CatalogQueryError("limit", f"must be an integer, got {limit!r}")
+    if not 1 <= limit <= MAX_LIMIT:
+        raise CatalogQueryError("limit", f"must be between 1 and {MAX_LIMIT}, got {limit}")
+    low = _check_number("min_price", min_price, 0.0)
+    high = _check_number("max_price", max_price, 0.0)
+    if low is not None and high is not None and low > high:
+        raise CatalogQueryError(
+            "min_price",
+            f"must not exceed max_price, got min_price={low:g} > max_price={high:g}",
+        )
+    rating = _check_number("min_rating", min_rating, 0.0, 5.0)
+    slug: str | None = None
+    if category is not None:
+        if not isinstance(category, str):
+            raise CatalogQueryError("category", f"must be a string, got {category!r}")
+        slug = category_slug(category)
+        if not slug:
+            raise CatalogQueryError("category", f"must contain a letter or digit, got {category!r}")
+    return SearchArgs(query, slug, low, high, rating, limit)
+
+
 def _boosted(query: tantivy.Query, boost: float) -> tantivy.Query:
     return query if boost == 1.0 else tantivy.Query.boost_query(query, boost)
 
@@ -423,30 +469,18 @@ class Catalog:
         Query text is only ever treated as words: operators and punctuation are
         separators. A query without words lists the filtered products by rating.
         """
-        if not isinstance(query, str):
-            raise CatalogQueryError("query", f"must be a string, got {type(query).__name__}")
-        if isinstance(limit, bool) or not isinstance(limit, int):
-            raise CatalogQueryError("limit", f"must be an integer, got {limit!r}")
-        if not 1 <= limit <= MAX_LIMIT:
-            raise CatalogQueryError("limit", f"must be between 1 and {MAX_LIMIT}, got {limit}")
-        low = _check_number("min_price", min_price, 0.0)
-        high = _check_number("max_price", max_price, 0.0)
-        if low is not None and high is not None and low > high:
-            raise CatalogQueryError(
-                "min_price",
-                f"must not exceed max_price, got min_price={low:g} > max_price={high:g}",
-            )
-        rating = _check_number("min_rating", min_rating, 0.0, 5.0)
+        args = check_search_args(
+            query,
+            category=category,
+            min_price=min_price,
+            max_price=max_price,
+            min_rating=min_rating,
+            limit=limit,
+        )
+        low, high, rating = args.min_price, args.max_price, args.min_rating
         filters: list[tantivy.Query] = []
-        if category is not None:
-            if not isinstance(category, str):
-                raise CatalogQueryError("category", f"must be a string, got {category!r}")
-            slug = category_slug(category)
-            if not slug:
-                raise CatalogQueryError(
-                    "category", f"must contain a letter or digit, got {category!r}"
-                )
-            filters.append(tantivy.Query.term_query(_SCHEMA, "category", slug))
+        if args.category is not None:
+            filters.append(tantivy.Query.term_query(_SCHEMA, "category", args.category))
         if low is not None or high is not None:
             filters.append(
                 tantivy.Query.range_query(_SCHEMA, "price", tantivy.FieldType.Float, low, high)

@@ -20,6 +20,8 @@ except ImportError:  # pragma: no cover
 
 DEFAULT_CATALOG_FILE: Path = Path(__file__).resolve().parent / "data" / "products.jsonl"
 DATA_DIR_ENV = "SHOPPING_PLANNER_DATA_DIR"
+# postgresql://... selects the PostgreSQL backend (catalog.postgres); unset: embedded tantivy.
+CATALOG_URL_ENV = "CATALOG_URL"
 DEFAULT_MARKER_PREFIX = "default:"
 
 
@@ -131,7 +133,18 @@ def open_catalog(
     - a directory holding an index: opened as is.
     - a catalog file: indexed once into ``index_dir`` (default: a directory named
       after the file's hash under the data dir) and reused while the file is unchanged.
+
+    With ``CATALOG_URL=postgresql://...`` set, the default catalog and catalog files are
+    served from PostgreSQL instead (``catalog.postgres.PostgresCatalog``, same interface).
     """
+    url = os.environ.get(CATALOG_URL_ENV, "").strip()
+    if url.lower().startswith(("postgresql://", "postgres://")) and not (
+        path is not None and Path(path).is_dir()
+    ):
+        # Scale-out backend: PostgreSQL full-text search (an explicit index dir still wins).
+        from catalog.postgres import open_postgres_catalog
+
+        return open_postgres_catalog(url, None if path is None else Path(path), format)  # type: ignore[return-value]
     if path is None:
         return open_default_catalog(index_dir)
     path = Path(path)

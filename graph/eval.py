@@ -296,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give GOALS.json and --catalog (or --compare A.json B.json)")
 
     from graph.builder import build_graph
-    from graph.checkpoint import open_sqlite_checkpointer
+    from graph.checkpoint import open_checkpointer
     from graph.context import Context
     from graph.providers import chat_model_session
 
@@ -308,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         catalog=str(args.catalog),
     )
     context.auto_approve = True
-    graph = build_graph(checkpointer=open_sqlite_checkpointer(args.db))
+    graph = build_graph(checkpointer=open_checkpointer(args.db))
     with chat_model_session(context):
         label = args.label or f"{context.provider}-{context.model}-{context.tool_mode}"
         report = run_eval(

@@ -90,6 +90,15 @@ def recent_thread_ids(saver: BaseCheckpointSaver, limit: int = 20) -> list[str]:
             (limit,),
         ).fetchall()
         return [row[0] for row in rows]
+    if conn is not None and type(saver).__name__ == "PostgresSaver":
+        # The same query on PostgreSQL (a pool or a connection; rows are dicts there).
+        query = (
+            "SELECT thread_id, MAX(checkpoint_id) AS latest FROM checkpoints "
+            "WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY latest DESC LIMIT %s"
+        )
+        with saver._cursor() as cur:
+            rows = cur.execute(query, (limit,)).fetchall()
+        return [row["thread_id"] if isinstance(row, dict) else row[0] for row in rows]
     seen: dict[str, str] = {}
     for item in saver.list(None):
         thread_id = item.config["configurable"]["thread_id"]

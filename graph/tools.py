@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from langchain_core.tools import tool
 from langgraph.runtime import get_runtime
 
 from catalog import Catalog, CatalogQueryError, category_slug, open_catalog
+from catalog.postgres import is_postgres_url, open_postgres_catalog
 
 # One open catalog (and so one tantivy searcher) per process and path.
 _catalogs: dict[str, Catalog] = {}
@@ -17,12 +19,20 @@ _catalogs_lock = threading.Lock()
 
 
 def get_catalog(path: str | None = None) -> Catalog:
-    """The catalog for a path (file or index dir), or the shipped default for None."""
-    key = path or ""
+    """The catalog for a path (file or index dir), or the shipped default for None.
+
+    ``CATALOG_URL=postgresql://...`` serves it from PostgreSQL; a postgresql:// ``path``
+    opens that database's default catalog table.
+    """
+    url = os.environ.get("CATALOG_URL", "").strip()
+    key = f"{url}\n{path or ''}"
     with _catalogs_lock:
         catalog = _catalogs.get(key)
         if catalog is None:
-            catalog = open_catalog(Path(path) if path else None)
+            if is_postgres_url(path):
+                catalog = open_postgres_catalog(path)  # type: ignore[assignment]
+            else:
+                catalog = open_catalog(Path(path) if path else None)
             _catalogs[key] = catalog
         return catalog
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -13,6 +14,13 @@ SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 CASSETTES = REPO_ROOT / "cassettes"
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+# The PostgreSQL backend URLs are taken out of the environment for the whole session, so
+# every test (and module/session fixture) keeps the embedded defaults; only
+# tests/unit_tests/test_backends_*.py use them, from here.
+BACKEND_URLS = {
+    name: os.environ.pop(name, "").strip() for name in ("CATALOG_URL", "CHECKPOINT_URL")
+}
 
 SMALL_CATALOG = [
     {
@@ -90,6 +98,10 @@ def isolated_data_dir(
         "SHOPPING_MODEL",
         "SHOPPING_CATALOG",
         "SHOPPING_CHECKPOINT_DB",
+        # The PostgreSQL backends: only tests/unit_tests/test_backends_*.py use them (they
+        # read the URLs at import); every other test keeps the embedded defaults.
+        "CATALOG_URL",
+        "CHECKPOINT_URL",
     ):
         monkeypatch.delenv(name, raising=False)
     return data_dir

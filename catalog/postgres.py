@@ -1,0 +1,645 @@
+"""PostgreSQL catalog backend: the same interface and results contract as the tantivy ``Catalog``.
+
+Selected with ``CATALOG_URL=postgresql://user:pass@host/db`` (see ``catalog.store.open_catalog``);
+the embedded tantivy index stays the default. Needs the ``postgres`` extra
+(``pip install -e '.[postgres]'``: psycopg 3 and psycopg-pool).
+
+Layout in the database (all in the connection's current schema)::
+
+    catalog_meta(table_name PK, count, categories[], source, schema_version, loaded_at)
+    catalog_products            the served table (one per catalog; files get their own table)
+      seq, id, title, description, tags, category, price, rating, product (JSON text),
+      tsv tsvector GENERATED ALWAYS AS (title weight A || tags B || description C) STORED
+      indexes: GIN(tsv), btree(category), btree(price), btree(rating), unique(id)
+    catalog_en                  text search configuration: english + unaccent ("café" ~ "cafe")
+
+A load streams the products with ``COPY`` into a NEW table, indexes and analyzes it,
+then - in the same transaction - renames the served table away, renames the new one
+into place, updates ``catalog_meta`` and drops the old table. Readers see either the
+old catalog or the new one, and a failed load rolls back with the old table still serving.
+
+Query text is only ever treated as words: it is split into letters/digits in Python
+and the words are handed to ``websearch_to_tsquery`` joined by ``or`` (no quotes,
+``-`` or other operators can reach it), so no tsquery syntax is ever user-controlled.
+Results are ranked with ``ts_rank_cd`` (cover density, title > tags > description).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from catalog.errors import CatalogError, CatalogQueryError
+from catalog.index import MAX_QUERY_TOKENS, SCHEMA_VERSION, check_search_args
+from catalog.models import Product, ProductHit
+
+try:
+    import psycopg
+    from psycopg import sql
+    from psycopg_pool import ConnectionPool
+except ImportError:  # pragma: no cover - exercised only without the extra
+    psycopg = None  # type: ignore[assignment]
+    sql = None  # type: ignore[assignment]
+    ConnectionPool = None  # type: ignore[assignment,misc]
+
+log = logging.getLogger(__name__)
+
+URL_ENV = "CATALOG_URL"
+URL_SCHEMES = ("postgresql://", "postgres://")
+DEFAULT_TABLE = "catalog_products"
+META_TABLE = "catalog_meta"
+TS_CONFIG = "catalog_en"
+# Words longer than this are dropped from queries (tantivy drops them from the index too).
+MAX_WORD_CHARS = 40
+# Unicode letters and digits; everything else (quotes, "-", ":", NUL, ...) separates words.
+_WORDS = re.compile(r"[^\W_]+")
+_TABLE_NAME = re.compile(r"[a-z_][a-z0-9_]{0,39}")
+# ts_rank_cd weights for {D, C, B, A}: title (A) > tags (B) > description (C).
+RANK_WEIGHTS = [0.1, 0.2, 0.4, 1.0]
+# Normalisation 1: divide by 1 + log(document length), so long descriptions do not win.
+RANK_NORMALIZATION = 1
+# Serialises loads (and the one-time setup) across processes and replicas.
+_LOAD_LOCK_KEY = 0x5EA7C4A7
+# How long __len__/categories() trust their cached metadata before re-reading it.
+META_TTL_SECONDS = 30.0
+
+
+def is_postgres_url(value: object) -> bool:
+    return isinstance(value, str) and value.strip().lower().startswith(URL_SCHEMES)
+
+
+def _require_driver() -> None:
+    if psycopg is None:
+        raise CatalogError("the PostgreSQL catalog needs psycopg: pip install -e '.[postgres]'")
+
+
+def _check_table(table: str) -> str:
+    if not isinstance(table, str) or not _TABLE_NAME.fullmatch(table):
+        raise CatalogError(
+            f"invalid catalog table name {table!r}: lowercase letters, digits and _ "
+            "(at most 40 characters, not starting with a digit)"
+        )
+    return table
+
+
+def _redact(url: str) -> str:
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
+
+
+def query_words(text: str) -> list[str]:
+    """The plain words of a query (at most ``MAX_QUERY_TOKENS``), de-duplicated, in order."""
+    seen: dict[str, None] = {}
+    for match in _WORDS.finditer(text):
+        word = match.group().casefold()
+        # "or" would be an operator for websearch_to_tsquery (and is a stop word anyway).
+        if len(word) > MAX_WORD_CHARS or word == "or":
+            continue
+        seen.setdefault(word, None)
+        if len(seen) >= MAX_QUERY_TOKENS:
+            break
+    return list(seen)
+
+
+def _clean(text: str) -> str:
+    # PostgreSQL text cannot hold NUL; it only separates words anyway.
+    return text.replace("\x00", " ")
+
+
+_SETUP_STATEMENTS = (
+    f"""
+    DO $$
+    BEGIN
+      IF NOT EXISTS (
+        SELECT 1 FROM pg_ts_config
+        WHERE cfgname = '{TS_CONFIG}' AND cfgnamespace = current_schema()::regnamespace
+      ) THEN
+        CREATE TEXT SEARCH CONFIGURATION {TS_CONFIG} (COPY = pg_catalog.english);
+        IF EXISTS (SELECT 1 FROM pg_ts_dict WHERE dictname = 'unaccent') THEN
+          ALTER TEXT SEARCH CONFIGURATION {TS_CONFIG}
+            ALTER MAPPING FOR hword, hword_part, word WITH unaccent, english_stem;
+        ELSE
+          RAISE WARNING 'unaccent is not installed: accents will not be folded';
+        END IF;
+      END IF;
+    END
+    $$
+    """,
+    f"""
+    CREATE TABLE IF NOT EXISTS {META_TABLE} (
+      table_name text PRIMARY KEY,
+      count integer NOT NULL,
+      categories text[] NOT NULL,
+      source text,
+      schema_version integer NOT NULL,
+      loaded_at timestamptz NOT NULL DEFAULT now()
+    )
+    """,
+)
+
+
+def _setup(conn: Any) -> None:
+    """Create the extension, text search configuration and metadata table if missing.
+
+    Runs inside the caller's transaction (which holds the load lock).
+    """
+    try:
+        with conn.transaction():  # a savepoint: a missing privilege must not abort the load
+            conn.execute("CREATE EXTENSION IF NOT EXISTS unaccent")
+    except psycopg.Error as exc:
+        log.warning("cannot create the unaccent extension (%s); accents will not be folded", exc)
+    for statement in _SETUP_STATEMENTS:
+        conn.execute(statement)
+
+
+def _table_ddl(name: str) -> Any:
+    return sql.SQL(
+        """
+        CREATE TABLE {name} (
+          seq integer NOT NULL,
+          id text NOT NULL,
+          title text NOT NULL,
+          description text NOT NULL,
+          tags text NOT NULL,
+          category text NOT NULL,
+          price double precision NOT NULL,
+          rating double precision,
+          product text NOT NULL,
+          tsv tsvector GENERATED ALWAYS AS (
+            setweight(to_tsvector({cfg}::regconfig, title), 'A')
+            || setweight(to_tsvector({cfg}::regconfig, tags), 'B')
+            || setweight(to_tsvector({cfg}::regconfig, description), 'C')
+          ) STORED
+        )
+        """
+    ).format(name=sql.Identifier(name), cfg=sql.Literal(TS_CONFIG))
+
+
+def _index_ddl(table: str, token: str) -> list[Any]:
+    def index(suffix: str, body: str, unique: bool = False) -> Any:
+        return sql.SQL("CREATE {unique}INDEX {index} ON {table} " + body).format(
+            unique=sql.SQL("UNIQUE " if unique else ""),
+            index=sql.Identifier(f"{table}_{token}_{suffix}"),
+            table=sql.Identifier(f"{table}__new_{token}"),
+        )
+
+    return [
+        index("id", "(id)", unique=True),
+        index("tsv", "USING gin (tsv)"),
+        index("category", "(category, rating DESC NULLS LAST, seq)"),
+        index("price", "(price)"),
+        index("rating", "(rating DESC NULLS LAST, seq)"),
+    ]
+
+
+def _row(seq: int, product: Product) -> tuple[Any, ...]:
+    return (
+        seq,
+        _clean(product.id),
+        _clean(product.title),
+        _clean(product.description),
+        _clean("\n".join(product.tags)),
+        _clean(product.category),
+        product.price,
+        product.rating,
+        product.model_dump_json(),  # JSON escapes NUL, so the stored text never holds one
+    )
+
+
+def _read_meta(conn: Any, table: str) -> tuple[int, list[str], str | None] | None:
+    try:
+        row = conn.execute(
+            sql.SQL(
+                "SELECT count, categories, source, schema_version FROM {meta} WHERE table_name = %s"
+            ).format(meta=sql.Identifier(META_TABLE)),
+            (table,),
+        ).fetchone()
+    except psycopg.errors.UndefinedTable:
+        return None
+    if row is None:
+        return None
+    count, categories, source, version = row
+    if version != SCHEMA_VERSION:
+        raise CatalogError(
+            f"catalog table {table!r} has schema version {version!r}, "
+            f"not the supported version {SCHEMA_VERSION}; load it again"
+        )
+    return int(count), list(categories), source
+
+
+def load_postgres_catalog(
+    url: str,
+    products: Iterable[Product] | Callable[[], Iterable[Product]],
+    *,
+    table: str = DEFAULT_TABLE,
+    source: str | None = None,
+    unless_source: str | None = None,
+) -> int | None:
+    """Bulk-load ``products`` into a new table and atomically make it the served ``table``.
+
+    ``products`` may be a callable, called only once the load lock is held. With
+    ``unless_source``, nothing is loaded (returns None) if the served table already
+    records that source marker: concurrent first uses then load only once. Returns the
+    product count. On any failure everything rolls back and the old table keeps serving.
+    """
+    _require_driver()
+    table = _check_table(table)
+    token = uuid.uuid4().hex[:12]
+    new, old = f"{table}__new_{token}", f"{table}__old_{token}"
+    try:
+        conn = psycopg.connect(url, autocommit=False)
+    except psycopg.Error as exc:
+        raise CatalogError(f"cannot connect to {_redact(url)}: {exc}") from exc
+    try:
+        with conn, conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOAD_LOCK_KEY,))
+            _setup(conn)
+            if unless_source is not None:
+                meta = _read_meta(conn, table)
+                if meta is not None and meta[2] == unless_source:
+                    return None
+            items = products() if callable(products) else products
+            conn.execute(_table_ddl(new))
+            seen: set[str] = set()
+            categories: set[str] = set()
+            columns = "seq, id, title, description, tags, category, price, rating, product"
+            copy_sql = sql.SQL("COPY {table} (" + columns + ") FROM STDIN").format(
+                table=sql.Identifier(new)
+            )
+            with conn.cursor() as cur, cur.copy(copy_sql) as copy:
+                for number, product in enumerate(items, start=1):
+                    if not isinstance(product, Product):
+                        raise CatalogError(
+                            f"item {number}: expected a Product, got {type(product).__name__}"
+                        )
+                    if product.id in seen:
+                        raise CatalogError(f"item {number}: duplicate id {product.id!r}")
+                    seen.add(product.id)
+                    categories.add(product.category)
+                    copy.write_row(_row(number, product))
+            for statement in _index_ddl(table, token):
+                conn.execute(statement)
+            conn.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(new)))
+            # The swap: wait (boundedly) for running searches, then rename both tables.
+            conn.execute("SET LOCAL lock_timeout = '30s'")
+            # Only the table in this schema (where the new one was made) is replaced, never
+            # a same-named table further along the search_path.
+            exists = conn.execute(
+                "SELECT to_regclass(format('%%I.%%I', current_schema(), %s::text))", (table,)
+            ).fetchone()[0]
+            if exists is not None:
+                conn.execute(
+                    sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(sql.Identifier(table))
+                )
+                conn.execute(
+                    sql.SQL("ALTER TABLE {} RENAME TO {}").format(
+                        sql.Identifier(table), sql.Identifier(old)
+                    )
+                )
+            conn.execute(
+                sql.SQL("ALTER TABLE {} RENAME TO {}").format(
+                    sql.Identifier(new), sql.Identifier(table)
+                )
+            )
+            conn.execute(
+                sql.SQL(
+                    "INSERT INTO {meta} (table_name, count, categories, source, schema_version) "
+                    "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (table_name) DO UPDATE SET "
+                    "count = excluded.count, categories = excluded.categories, "
+                    "source = excluded.source, schema_version = excluded.schema_version, "
+                    "loaded_at = now()"
+                ).format(meta=sql.Identifier(META_TABLE)),
+                (table, len(seen), sorted(categories), source, SCHEMA_VERSION),
+            )
+            if exists is not None:
+                conn.execute(sql.SQL("DROP TABLE {}").format(sql.Identifier(old)))
+        return len(seen)
+    except CatalogError:
+        raise
+    except psycopg.Error as exc:
+        raise CatalogError(f"loading catalog table {table!r} failed: {exc}") from exc
+    finally:
+        conn.close()
+
+
+def drop_postgres_catalog(url: str, table: str = DEFAULT_TABLE) -> None:
+    """Remove a catalog table and its metadata (tests and clean-ups)."""
+    _require_driver()
+    table = _check_table(table)
+    with psycopg.connect(url, autocommit=False) as conn, conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOAD_LOCK_KEY,))
+        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table)))
+        if conn.execute("SELECT to_regclass(%s)", (META_TABLE,)).fetchone()[0] is not None:
+            conn.execute(
+                sql.SQL("DELETE FROM {} WHERE table_name = %s").format(sql.Identifier(META_TABLE)),
+                (table,),
+            )
+
+
+@dataclass(frozen=True)
+class _Meta:
+    count: int
+    categories: list[str]
+    source: str | None
+    read_at: float
+
+
+class PostgresCatalog:
+    """A thread-safe, read-only view of one catalog table, over a psycopg connection pool.
+
+    Same contract as ``catalog.Catalog``: ``search`` returns ``ProductHit``s best first
+    and raises ``CatalogQueryError`` for invalid arguments; ``get``; ``categories``;
+    ``len``; ``reload``. Searches always run against the table currently served (a
+    load swaps it atomically); ``len``/``categories`` come from the load's metadata,
+    cached for ``META_TTL_SECONDS`` and re-read at once by ``reload()``.
+    """
+
+    def __init__(self, url: str, table: str, pool: Any, meta: _Meta) -> None:
+        self.url = url
+        self.table = table
+        self._pool = pool
+        self._meta = meta
+        self._meta_lock = threading.Lock()
+        ident = sql.Identifier(table)
+        self._get_sql = sql.SQL("SELECT product FROM {} WHERE id = ANY(%s)").format(ident)
+        self._ident = ident
+
+    @classmethod
+    def open(
+        cls, url: str, table: str = DEFAULT_TABLE, *, min_size: int = 1, max_size: int = 8
+    ) -> PostgresCatalog:
+        """Connect and read the table's metadata; ``CatalogError`` if it was never loaded."""
+        _require_driver()
+        table = _check_table(table)
+        pool = ConnectionPool(
+            url,
+            min_size=min_size,
+            max_size=max_size,
+            # No server-side prepared statements: works behind pgbouncer, and every
+            # search is planned with its actual values (stop-word-only queries fold away).
+            kwargs={"autocommit": True, "prepare_threshold": None},
+            open=False,
+            name=f"catalog:{table}",
+        )
+        try:
+            pool.open(wait=True, timeout=15)
+            meta = cls._fetch_meta(pool, url, table)
+        except BaseException as exc:
+            pool.close()
+            if isinstance(exc, CatalogError):
+                raise
+            if psycopg is not None and isinstance(exc, psycopg.Error | TimeoutError):
+                raise CatalogError(f"cannot use {_redact(url)}: {exc}") from exc
+            from psycopg_pool import PoolTimeout
+
+            if isinstance(exc, PoolTimeout):
+                raise CatalogError(f"cannot connect to {_redact(url)}: {exc}") from exc
+            raise
+        return cls(url, table, pool, meta)
+
+    @staticmethod
+    def _fetch_meta(pool: Any, url: str, table: str) -> _Meta:
+        with pool.connection() as conn:
+            found = _read_meta(conn, table)
+        if found is None:
+            raise CatalogError(
+                f"no catalog table {table!r} in {_redact(url)}; load one with "
+                "`CATALOG_URL=... python -m catalog.postgres load FILE`"
+            )
+        count, categories, source = found
+        return _Meta(count, categories, source, time.monotonic())
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def __enter__(self) -> PostgresCatalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def reload(self) -> None:
+        """Re-read the metadata of the table now being served."""
+        with self._meta_lock:
+            self._meta = self._fetch_meta(self._pool, self.url, self.table)
+
+    def _current_meta(self) -> _Meta:
+        meta = self._meta
+        if time.monotonic() - meta.read_at > META_TTL_SECONDS:
+            with contextlib.suppress(CatalogError):
+                self.reload()
+            meta = self._meta
+        return meta
+
+    @property
+    def source(self) -> str | None:
+        return self._current_meta().source
+
+    def __len__(self) -> int:
+        return self._current_meta().count
+
+    def __repr__(self) -> str:
+        return f"PostgresCatalog({_redact(self.url)!r}, table={self.table!r})"
+
+    def categories(self) -> list[str]:
+        return list(self._current_meta().categories)
+
+    def get(self, ids: Iterable[str]) -> dict[str, Product]:
+        """The products among ``ids`` that exist, keyed by id."""
+        if isinstance(ids, str):
+            raise CatalogQueryError("ids", "must be an iterable of ids, not a single string")
+        wanted = list(dict.fromkeys(ids))
+        for item in wanted:
+            if not isinstance(item, str):
+                raise CatalogQueryError("ids", f"every id must be a string, got {item!r}")
+        if not wanted:
+            return {}
+        with self._pool.connection() as conn:
+            rows = conn.execute(self._get_sql, ([_clean(i) for i in wanted],)).fetchall()
+        by_id = {p.id: p for p in (Product.model_validate_json(row[0]) for row in rows)}
+        return {i: by_id[i] for i in wanted if i in by_id}
+
+    def search(
+        self,
+        query: str,
+        *,
+        category: str | None = None,
+        min_price: float | None = None,
+        max_price: float | None = None,
+        min_rating: float | None = None,
+        limit: int = 5,
+    ) -> list[ProductHit]:
+        """Top ``limit`` products for ``query`` (ts_rank_cd over title, tags, description).
+
+        Query text is only ever treated as words. A query without words lists the
+        filtered products by rating (unrated last).
+        """
+        args = check_search_args(
+            query,
+            category=category,
+            min_price=min_price,
+            max_price=max_price,
+            min_rating=min_rating,
+            limit=limit,
+        )
+        params: dict[str, Any] = {"limit": args.limit}
+        filters: list[str] = []
+        if args.category is not None:
+            filters.append("p.category = %(category)s")
+            params["category"] = args.category
+        if args.min_price is not None:
+            filters.append("p.price >= %(min_price)s")
+            params["min_price"] = args.min_price
+        if args.max_price is not None:
+            filters.append("p.price <= %(max_price)s")
+            params["max_price"] = args.max_price
+        if args.min_rating is not None:
+            filters.append("p.rating >= %(min_rating)s")
+            params["min_rating"] = args.min_rating
+        where = "".join(f" AND {f}" for f in filters)
+        listing = (
+            "SELECT p.product, 0.0::float8 AS score FROM {table} p WHERE {cond}" + where + " "
+            "ORDER BY p.rating DESC NULLS LAST, p.seq LIMIT %(limit)s"
+        )
+        words = query_words(args.query)
+        if not words:
+            statement = sql.SQL(listing).format(table=self._ident, cond=sql.SQL("true"))
+        else:
+            params["q"] = " or ".join(words)
+            params["weights"] = RANK_WEIGHTS
+            # A literal config keeps the call immutable, so it is evaluated once per query.
+            tsquery = sql.SQL("websearch_to_tsquery({cfg}::regconfig, %(q)s)").format(
+                cfg=sql.Literal(TS_CONFIG)
+            )
+            ranked = sql.SQL(
+                "SELECT p.product, ts_rank_cd(%(weights)s::float4[], p.tsv, {tsq}, {norm})::float8"
+                " AS score FROM {table} p WHERE p.tsv @@ {tsq}" + where + " "
+                "ORDER BY score DESC, p.seq LIMIT %(limit)s"
+            ).format(tsq=tsquery, norm=sql.Literal(RANK_NORMALIZATION), table=self._ident)
+            # Only stop words left after analysis: the tsquery is empty, so list by rating
+            # instead (a constant condition: the planner runs one branch only).
+            fallback = sql.SQL(listing).format(
+                table=self._ident, cond=sql.SQL("numnode({tsq}) = 0").format(tsq=tsquery)
+            )
+            statement = sql.SQL("({}) UNION ALL ({})").format(ranked, fallback)
+        with self._pool.connection() as conn:
+            rows = conn.execute(statement, params).fetchall()
+        return [ProductHit(Product.model_validate_json(raw), float(score)) for raw, score in rows]
+
+
+def table_for_file(path: Path) -> str:
+    """The table a catalog file is loaded into: named after its stem and content hash."""
+    from catalog.store import file_marker
+
+    digest = file_marker(Path(path)).split(":")[1][:12]
+    stem = re.sub(r"[^a-z0-9]+", "_", Path(path).stem.lower()).strip("_")[:18] or "file"
+    return f"catalog_{stem}_{digest}"
+
+
+def _read_only(url: str) -> bool:
+    with contextlib.suppress(psycopg.Error), psycopg.connect(url, autocommit=True) as conn:
+        return bool(conn.execute("SELECT pg_is_in_recovery()").fetchone()[0])
+    return False
+
+
+def open_postgres_catalog(
+    url: str, path: Path | None = None, format: str = "auto", *, table: str | None = None
+) -> PostgresCatalog:
+    """The catalog at ``url``: the shipped default (``path=None``) or a catalog file.
+
+    Like the tantivy store, a file is loaded once into its own table and reloaded
+    when its content changes; the default table is (re)loaded from the shipped file
+    unless a catalog was loaded there on purpose. On a read-only server (a hot
+    standby used as read replica) nothing is loaded: the table must already exist.
+    """
+    from catalog.loaders import load_products
+    from catalog.store import DEFAULT_CATALOG_FILE, DEFAULT_MARKER_PREFIX, file_marker
+
+    _require_driver()
+    if path is None:
+        source_file, fmt = DEFAULT_CATALOG_FILE, "auto"
+        marker = DEFAULT_MARKER_PREFIX + file_marker(DEFAULT_CATALOG_FILE)
+        table = table or DEFAULT_TABLE
+
+        def stale(found: str | None) -> bool:
+            return found is None or (found.startswith(DEFAULT_MARKER_PREFIX) and found != marker)
+    else:
+        source_file, fmt = Path(path), format
+        marker = file_marker(source_file, format)
+        table = table or table_for_file(source_file)
+
+        def stale(found: str | None) -> bool:
+            return found != marker
+
+    try:
+        catalog: PostgresCatalog | None = PostgresCatalog.open(url, table)
+    except CatalogError as exc:
+        if "no catalog table" not in str(exc):
+            raise
+        catalog = None
+    found_source = catalog.source if catalog is not None else None
+    if catalog is None or stale(found_source):
+        if _read_only(url):
+            if catalog is None:
+                raise CatalogError(
+                    f"no catalog table {table!r} on the read-only server {_redact(url)}; "
+                    "load it on the primary"
+                )
+            return catalog
+        products = list(load_products(source_file, fmt))  # validate before locking
+        load_postgres_catalog(
+            url,
+            products,
+            table=table,
+            source=marker,
+            unless_source=marker,
+        )
+        if catalog is None:
+            catalog = PostgresCatalog.open(url, table)
+        else:
+            catalog.reload()
+    return catalog
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m catalog.postgres load FILE [--table T]`` (uses ``$CATALOG_URL``)."""
+    import argparse
+    import os
+
+    from catalog.loaders import FORMATS, load_products
+    from catalog.store import file_marker
+
+    parser = argparse.ArgumentParser(prog="python -m catalog.postgres")
+    commands = parser.add_subparsers(dest="command", required=True)
+    load = commands.add_parser("load", help="load a catalog file, replacing the served table")
+    load.add_argument("file", type=Path)
+    load.add_argument("--format", choices=FORMATS, default="auto")
+    load.add_argument("--table", default=DEFAULT_TABLE)
+    load.add_argument("--url", default=os.environ.get(URL_ENV), help=f"default: ${URL_ENV}")
+    args = parser.parse_args(argv)
+    if not is_postgres_url(args.url):
+        parser.error(f"give --url postgresql://... or set {URL_ENV}")
+    try:
+        started = time.perf_counter()
+        count = load_postgres_catalog(
+            args.url,
+            load_products(args.file, args.format),
+            table=args.table,
+            source=file_marker(args.file, args.format),
+        )
+    except CatalogError as exc:
+        print(f"error: {exc}")
+        return 1
+    print(f"Loaded {count} products into {args.table} in {time.perf_counter() - started:.1f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,421 @@
+"""The same catalog contract tests against every backend: embedded tantivy and PostgreSQL.
+
+The ``postgres`` parameters run when ``CATALOG_URL=postgresql://...`` is set (each test
+session works in its own schema, dropped afterwards). Without it they are skipped
+locally and FAIL under ``CI=true``: CI (.ci/run) starts PostgreSQL and must run them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from conftest import BACKEND_URLS
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_catalog import HOSTILE_QUERIES, PRODUCTS, satisfies
+
+from catalog import (
+    Catalog,
+    CatalogError,
+    CatalogQueryError,
+    Product,
+    ProductHit,
+    build_index,
+)
+
+BY_ID = {p.id: p for p in PRODUCTS}
+BACKENDS = ["tantivy", "postgres"]
+# conftest takes it out of the environment (other tests keep the defaults) and keeps it.
+CATALOG_URL = BACKEND_URLS["CATALOG_URL"]
+
+
+def require_postgres_url(name: str, value: str) -> str:
+    """The URL, or skip (locally) / fail (CI=true) with the reason."""
+    if value.lower().startswith(("postgresql://", "postgres://")):
+        return value
+    if os.environ.get("CI", "").strip().lower() == "true":
+        pytest.fail(
+            f"CI=true but {name} is not a postgresql:// URL ({value!r}): the PostgreSQL "
+            "backend tests must run in CI (.ci/run starts PostgreSQL and exports it)"
+        )
+    pytest.skip(f"PostgreSQL backend: set {name}=postgresql://user:pass@host/db to run")
+
+
+def with_search_path(url: str, schema: str) -> str:
+    option = quote(f"-csearch_path={schema},public", safe="")
+    return url + ("&" if "?" in url else "?") + f"options={option}"
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    """CATALOG_URL narrowed to a fresh schema for this test session."""
+    url = require_postgres_url("CATALOG_URL", CATALOG_URL)
+    import psycopg
+
+    schema = f"test_catalog_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+        # In public, so dropping the test schema cannot take it away from others.
+        with contextlib.suppress(psycopg.Error):
+            conn.execute("CREATE EXTENSION IF NOT EXISTS unaccent SCHEMA public")
+    try:
+        yield with_search_path(url, schema)
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+class Backend:
+    """Builds and replaces catalogs named ``key`` on one backend."""
+
+    def __init__(self, name: str, root: Path, url: str | None) -> None:
+        self.name, self.root, self.url = name, root, url
+        self.opened: list[Any] = []
+
+    def load(self, products: Any, key: str) -> None:
+        if self.name == "tantivy":
+            build_index(products, self.root / key)
+        else:
+            from catalog.postgres import load_postgres_catalog
+
+            load_postgres_catalog(self.url, products, table=key)
+
+    def open(self, key: str) -> Any:
+        if self.name == "tantivy":
+            catalog: Any = Catalog.open(self.root / key)
+        else:
+            from catalog.postgres import PostgresCatalog
+
+            catalog = PostgresCatalog.open(self.url, key)
+            self.opened.append(catalog)
+        return catalog
+
+    def create(self, products: Any, key: str | None = None) -> Any:
+        key = key or f"t_{uuid.uuid4().hex[:12]}"
+        self.load(products, key)
+        return self.open(key)
+
+    def close(self) -> None:
+        for catalog in self.opened:
+            catalog.close()
+
+
+def _backend(request: pytest.FixtureRequest, root: Path) -> Backend:
+    url = request.getfixturevalue("pg_url") if request.param == "postgres" else None
+    return Backend(request.param, root, url)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
+    b = _backend(request, tmp_path)
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def catalog(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    b = _backend(request, tmp_path_factory.mktemp("catalog"))
+    yield b.create(PRODUCTS)
+    b.close()
+
+
+def ids(hits: list[ProductHit]) -> list[str]:
+    return [h.product.id for h in hits]
+
+
+def test_basic_metadata(catalog: Any) -> None:
+    assert len(catalog) == len(PRODUCTS)
+    assert catalog.categories() == sorted({p.category for p in PRODUCTS})
+
+
+def test_results_round_trip_products(catalog: Any) -> None:
+    hits = catalog.search("running shoe", limit=1)
+    assert hits[0].product == BY_ID["shoe-1"]
+    assert hits[0].product.options == {"size": ["9", "10"]}
+    assert isinstance(hits[0], ProductHit) and hits[0].score > 0
+
+
+def test_title_match_beats_description_only(catalog: Any) -> None:
+    found = ids(catalog.search("strap", limit=10))
+    assert found[0] == "strap-1"
+    assert set(found) == {"strap-1", "bag-1", "watch-1"}
+
+
+def test_scores_are_best_first(catalog: Any) -> None:
+    hits = catalog.search("camera strap lens", limit=10)
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)
+
+
+def test_stemming_and_accents(catalog: Any) -> None:
+    assert ids(catalog.search("straps", limit=1)) == ["strap-1"]
+    assert ids(catalog.search("cafe", limit=1)) == ["cafe-1"]
+    assert ids(catalog.search("CAFÉ", limit=1)) == ["cafe-1"]
+
+
+def test_or_semantics_ranks_more_matches_higher(catalog: Any) -> None:
+    found = ids(catalog.search("camera strap", limit=10))
+    assert found[0] == "strap-1"
+    assert {"cam-1", "card-1", "bag-1"} <= set(found)
+
+
+def test_no_match(catalog: Any) -> None:
+    assert catalog.search("zeppelin") == []
+
+
+def test_category_filter(catalog: Any) -> None:
+    assert ids(catalog.search("strap", category="running-fitness", limit=10)) == ["watch-1"]
+    assert ids(catalog.search("strap", category="Running & Fitness")) == ["watch-1"]
+    assert catalog.search("strap", category="no-such-category") == []
+
+
+def test_price_filters_are_inclusive(catalog: Any) -> None:
+    assert set(ids(catalog.search("camera", max_price=89, limit=10))) == {
+        "strap-1",
+        "bag-1",
+        "card-1",
+    }
+    assert set(ids(catalog.search("camera", min_price=89, limit=10))) == {"bag-1", "cam-1"}
+    assert ids(catalog.search("camera", min_price=89, max_price=89)) == ["bag-1"]
+    assert ids(catalog.search("", max_price=0, limit=10)) == ["free-1"]
+
+
+def test_min_rating_excludes_unrated(catalog: Any) -> None:
+    found = ids(catalog.search("card camera", min_rating=0, limit=10))
+    assert "card-1" not in found and "cam-1" in found
+    assert ids(catalog.search("", min_rating=4.6, limit=10)) == ["free-1", "cam-1", "strap-1"]
+
+
+def test_limit(catalog: Any) -> None:
+    assert len(catalog.search("camera", limit=1)) == 1
+    assert len(catalog.search("", limit=50)) == len(PRODUCTS)
+
+
+def test_empty_query_lists_by_rating(catalog: Any) -> None:
+    hits = catalog.search("   ", limit=3)
+    assert ids(hits) == ["free-1", "cam-1", "strap-1"]
+    assert all(h.score == 0.0 for h in hits)
+    filtered = ids(catalog.search("", category="cameras-photography", limit=10))
+    assert filtered == ["cam-1", "strap-1", "bag-1", "card-1"]
+    # Only stop words / punctuation: same as empty.
+    assert ids(catalog.search("the and or ?!", max_price=40, limit=10)) == [
+        "free-1",
+        "strap-1",
+        "card-1",
+    ]
+
+
+@pytest.mark.parametrize("query", [*HOSTILE_QUERIES, "x'); DROP TABLE catalog_meta; --", "\\x00"])
+def test_query_syntax_is_plain_words(catalog: Any, query: str) -> None:
+    catalog.search(query, limit=10)  # must not raise
+    hits = catalog.search(query, category="books", max_price=10, limit=50)
+    assert all(satisfies(h.product, category="books", max_price=10) for h in hits)
+    hits = catalog.search(query, min_rating=4.5, limit=50)
+    assert all(satisfies(h.product, min_rating=4.5) for h in hits)
+    assert len(catalog) == len(PRODUCTS)
+
+
+def test_operators_are_words(catalog: Any) -> None:
+    assert ids(catalog.search("category:books", limit=10)) == []
+    assert ids(catalog.search("camera OR strap", max_price=30)) == ["card-1"]
+    # A leading "-" is not negation, quotes are not phrases.
+    assert "strap-1" in ids(catalog.search("camera -strap", limit=10))
+    assert ids(catalog.search('"strap leather"', limit=1)) == ["strap-1"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "argument"),
+    [
+        ({"limit": 0}, "limit"),
+        ({"limit": 51}, "limit"),
+        ({"limit": 2.5}, "limit"),
+        ({"limit": True}, "limit"),
+        ({"min_price": -1}, "min_price"),
+        ({"max_price": -0.01}, "max_price"),
+        ({"min_price": 10, "max_price": 5}, "min_price"),
+        ({"min_price": math.nan}, "min_price"),
+        ({"max_price": math.inf}, "max_price"),
+        ({"min_price": "10"}, "min_price"),
+        ({"min_rating": 5.1}, "min_rating"),
+        ({"category": ""}, "category"),
+        ({"category": "--"}, "category"),
+        ({"category": 3}, "category"),
+    ],
+)
+def test_invalid_arguments(catalog: Any, kwargs: dict, argument: str) -> None:
+    with pytest.raises(CatalogQueryError) as info:
+        catalog.search("camera", **kwargs)
+    assert info.value.argument == argument
+    assert str(info.value).startswith(f"{argument}: ")
+
+
+def test_error_messages_are_the_same(catalog: Any) -> None:
+    with pytest.raises(CatalogQueryError, match=r"limit: must be between 1 and 50, got 0"):
+        catalog.search("x", limit=0)
+    with pytest.raises(CatalogQueryError, match=r"min_price=10 > max_price=5"):
+        catalog.search("x", min_price=10, max_price=5)
+    with pytest.raises(CatalogQueryError, match="query"):
+        catalog.search(None)
+
+
+def test_get(catalog: Any) -> None:
+    found = catalog.get(["cam-1", "missing", "shoe-1", "cam-1", "nul\x00id"])
+    assert list(found) == ["cam-1", "shoe-1"]
+    assert found["cam-1"] == BY_ID["cam-1"]
+    assert catalog.get([]) == {}
+    with pytest.raises(CatalogQueryError):
+        catalog.get("cam-1")
+
+
+def _finite(low: float, high: float) -> st.SearchStrategy[float]:
+    return st.floats(min_value=low, max_value=high, allow_nan=False, allow_infinity=False)
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    query=st.text(max_size=60),
+    category=st.one_of(st.none(), st.sampled_from(["cameras-photography", "books"])),
+    min_price=st.one_of(st.none(), _finite(0, 2000)),
+    max_price=st.one_of(st.none(), _finite(0, 2000)),
+    min_rating=st.one_of(st.none(), _finite(0, 5)),
+    limit=st.integers(1, 50),
+)
+def test_property_valid_filters_are_obeyed(
+    catalog: Any,
+    query: str,
+    category: str | None,
+    min_price: float | None,
+    max_price: float | None,
+    min_rating: float | None,
+    limit: int,
+) -> None:
+    if min_price is not None and max_price is not None and min_price > max_price:
+        min_price, max_price = max_price, min_price
+    filters = {
+        "category": category,
+        "min_price": min_price,
+        "max_price": max_price,
+        "min_rating": min_rating,
+    }
+    hits = catalog.search(query, limit=limit, **filters)
+    assert len(hits) <= limit and len(set(ids(hits))) == len(hits)
+    for hit in hits:
+        assert satisfies(hit.product, **filters) and math.isfinite(hit.score)
+
+
+# --- atomic replacement ---------------------------------------------------------------
+
+V2 = [
+    Product(id="tent-1", title="Two person tent", category="outdoors", price=199.0, rating=4.2),
+    Product(id="tent-2", title="Ultralight tent", category="outdoors", price=349.0),
+]
+
+
+def _failing(products: list[Product], after: int) -> Callable[[], Iterator[Product]]:
+    def generate() -> Iterator[Product]:
+        for number, product in enumerate(products):
+            if number == after:
+                raise CatalogError("source broke mid-load")
+            yield product
+
+    return generate
+
+
+def test_failed_load_keeps_the_old_catalog_serving(backend: Backend) -> None:
+    key = f"t_{uuid.uuid4().hex[:12]}"
+    catalog = backend.create(PRODUCTS, key)
+    duplicate = [*V2, V2[0]]
+    with pytest.raises(CatalogError, match="duplicate id"):
+        backend.load(duplicate, key)
+    with pytest.raises(CatalogError, match="broke mid-load"):
+        backend.load(_failing(V2 * 2, after=2)(), key)
+    for reader in (catalog, backend.open(key)):
+        reader.reload()
+        assert len(reader) == len(PRODUCTS)
+        assert ids(reader.search("strap", limit=1)) == ["strap-1"]
+        assert reader.search("tent") == []
+    if backend.name == "postgres":
+        import psycopg
+
+        with psycopg.connect(backend.url) as conn:
+            leftovers = conn.execute(
+                "SELECT tablename FROM pg_tables WHERE tablename LIKE %s", (f"{key}%",)
+            ).fetchall()
+        assert leftovers == [(key,)]
+
+
+def test_successful_load_swaps_atomically_under_concurrent_searches(backend: Backend) -> None:
+    key = f"t_{uuid.uuid4().hex[:12]}"
+    catalog = backend.create(PRODUCTS, key)
+    v1_ids, v2_ids = {p.id for p in PRODUCTS}, {p.id for p in V2}
+    errors: list[BaseException] = []
+    seen: list[frozenset[str]] = []
+    stop = threading.Event()
+
+    def reader() -> None:
+        while not stop.is_set():
+            try:
+                if backend.name == "tantivy":
+                    catalog.reload()
+                found = frozenset(ids(catalog.search("", limit=50)))
+                seen.append(found)
+            except BaseException as exc:  # pragma: no cover - reported below
+                errors.append(exc)
+                return
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    try:
+        for version in (V2, PRODUCTS, V2):
+            backend.load(version, key)
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=30)
+    assert not errors, errors
+    # Every search saw one whole version, never a mix or an empty table.
+    assert seen and all(found in (v1_ids, v2_ids) for found in seen)
+    catalog.reload()
+    assert len(catalog) == 2 and catalog.categories() == ["outdoors"]
+    assert set(ids(catalog.search("tent", limit=5))) == {"tent-1", "tent-2"}
+
+
+# --- selection through the environment -------------------------------------------------
+
+
+def test_catalog_url_selects_postgres_for_files_and_tools(
+    pg_url: str, small_catalog_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from catalog import open_catalog
+    from catalog.postgres import PostgresCatalog, table_for_file
+    from graph.tools import get_catalog, search_catalog
+
+    monkeypatch.setenv("CATALOG_URL", pg_url)
+    first = open_catalog(small_catalog_file)
+    assert isinstance(first, PostgresCatalog)
+    assert first.table == table_for_file(small_catalog_file)
+    assert len(first) == 6 and "coffee-kitchen" in first.categories()
+    # Unchanged file: the table is reused (same source marker), not reloaded.
+    again = open_catalog(small_catalog_file)
+    assert again.source == first.source
+    tool_catalog = get_catalog(str(small_catalog_file))
+    assert isinstance(tool_catalog, PostgresCatalog)
+    _text, artifact = search_catalog(tool_catalog, "camera strap", max_price=30, category="Cameras")
+    assert [p["id"] for p in artifact["products"]] == ["strap-2", "clean-1"]
+    for catalog in (first, again):
+        catalog.close()
+    # An index directory given explicitly is still opened with tantivy.
+    index_dir = build_index(PRODUCTS, small_catalog_file.parent / f"idx-{uuid.uuid4().hex[:6]}")
+    assert isinstance(open_catalog(index_dir), Catalog)
