@@ -1,21 +1,54 @@
 """Product catalog: loaders, a tantivy BM25 index and a thread-safe searcher.
 
 A plain library (no LangGraph/LangChain imports) used by the graph's tools and
-by ``python -m catalog``.
+by ``python -m catalog``. Names load on first use (PEP 562), so importing the package
+does not start the index engine or the PostgreSQL driver.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from catalog.errors import CatalogError, CatalogQueryError
-from catalog.index import Catalog, build_index
-from catalog.loaders import load_products
-from catalog.models import Product, ProductHit, category_slug
-from catalog.postgres import PostgresCatalog
-from catalog.store import (
-    DEFAULT_CATALOG_FILE,
-    default_index_dir,
-    load_catalog,
-    open_catalog,
-    open_default_catalog,
-)
+
+if TYPE_CHECKING:
+    from catalog.index import Catalog, build_index
+    from catalog.loaders import load_products
+    from catalog.models import Product, ProductHit, category_slug
+    from catalog.postgres import PostgresCatalog
+    from catalog.store import (
+        DEFAULT_CATALOG_FILE,
+        default_index_dir,
+        load_catalog,
+        open_catalog,
+        open_default_catalog,
+    )
+
+_LAZY = {
+    "Catalog": "catalog.index",
+    "build_index": "catalog.index",
+    "load_products": "catalog.loaders",
+    "Product": "catalog.models",
+    "ProductHit": "catalog.models",
+    "category_slug": "catalog.models",
+    "PostgresCatalog": "catalog.postgres",
+    "DEFAULT_CATALOG_FILE": "catalog.store",
+    "default_index_dir": "catalog.store",
+    "load_catalog": "catalog.store",
+    "open_catalog": "catalog.store",
+    "open_default_catalog": "catalog.store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'catalog' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_CATALOG_FILE",

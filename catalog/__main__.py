@@ -6,15 +6,19 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from catalog.errors import CatalogError, CatalogQueryError
-from catalog.index import MAX_LIMIT, Catalog
 from catalog.loaders import FORMATS
-from catalog.store import default_index_dir, load_catalog, open_catalog, open_default_catalog
+from catalog.models import MAX_LIMIT
+from catalog.paths import default_index_dir
+
+if TYPE_CHECKING:
+    from catalog.index import Catalog
 
 EXIT_USAGE = 2
 
@@ -64,6 +68,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _open(args: argparse.Namespace) -> Catalog:
+    # The index engine loads only when a command needs it, so --help stays fast.
+    from catalog.index import Catalog
+    from catalog.store import open_catalog, open_default_catalog
+
     if args.catalog is not None:
         return open_catalog(args.catalog, args.index_dir)
     if args.index_dir is not None:
@@ -73,6 +81,8 @@ def _open(args: argparse.Namespace) -> Catalog:
 
 def _run(args: argparse.Namespace, out: Console) -> None:
     if args.command == "load":
+        from catalog.store import load_catalog
+
         index_dir = args.index_dir or default_index_dir()
         count = load_catalog(args.file, index_dir, args.format)
         out.print(f"Indexed [bold]{count}[/bold] products into {escape(str(index_dir))}")

@@ -30,11 +30,10 @@ from typing import Any
 import tantivy
 
 from catalog.errors import CatalogError, CatalogQueryError
-from catalog.models import Product, ProductHit, category_slug
+from catalog.models import MAX_LIMIT, Product, ProductHit, category_slug
 
 SCHEMA_VERSION = 1
 MANIFEST_NAME = "catalog-manifest.json"
-MAX_LIMIT = 50
 # Bounds the query size so a pasted essay cannot make one search expensive.
 MAX_QUERY_TOKENS = 32
 # Missing ratings are indexed below the valid 0..5 range so any min_rating filter

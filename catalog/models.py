@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+MAX_LIMIT = 50  # most products one search returns
+
 # Anything that is not a unicode letter or digit separates slug words ("_" is in \w,
 # so it is excluded explicitly).
 _SLUG_SEPARATORS = re.compile(r"[\W_]+")

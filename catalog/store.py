@@ -12,6 +12,7 @@ from pathlib import Path
 from catalog.errors import CatalogError
 from catalog.index import SCHEMA_VERSION, Catalog, build_index, read_manifest
 from catalog.loaders import FORMATS, load_products
+from catalog.paths import data_dir, default_index_dir
 
 try:  # POSIX only; elsewhere concurrent first builds just race harmlessly.
     import fcntl
@@ -19,24 +20,9 @@ except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
 DEFAULT_CATALOG_FILE: Path = Path(__file__).resolve().parent / "data" / "products.jsonl"
-DATA_DIR_ENV = "SHOPPING_PLANNER_DATA_DIR"
 # postgresql://... selects the PostgreSQL backend (catalog.postgres); unset: embedded tantivy.
 CATALOG_URL_ENV = "CATALOG_URL"
 DEFAULT_MARKER_PREFIX = "default:"
-
-
-def data_dir() -> Path:
-    """Per-user data directory: ``$SHOPPING_PLANNER_DATA_DIR``, else XDG data home."""
-    explicit = os.environ.get(DATA_DIR_ENV)
-    if explicit:
-        return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
-    return base / "shopping-planner"
-
-
-def default_index_dir() -> Path:
-    return data_dir() / "catalog"
 
 
 def file_marker(path: Path, format: str = "auto") -> str:
