@@ -85,7 +85,7 @@ def run_loop(catalog: Any) -> None:
     model = new_model()
     request = validate_request(REQUEST)
     planner = model.with_structured_output(Plan, method="function_calling", include_raw=True)
-    plan = planner.invoke(planner_messages(request, catalog.categories()))["parsed"]
+    plan = planner.invoke(planner_messages(request))["parsed"]
     reasoner = model.with_structured_output(
         ReasoningAnswer, method="function_calling", include_raw=True
     )

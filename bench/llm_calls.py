@@ -199,9 +199,7 @@ def run_whole_history(steps: int, count: Any) -> dict[str, Any]:
     calls = [
         {
             "tool": "Plan",
-            "input": prompt_tokens(
-                planner_messages(REQUEST, catalog.categories()), spec["Plan"], count
-            ),
+            "input": prompt_tokens(planner_messages(REQUEST), spec["Plan"], count),
             "output": count(json.dumps(plan_dict)),
         }
     ]

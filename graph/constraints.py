@@ -187,3 +187,18 @@ def guard_picks(
         f"replaced in code by {', '.join(chosen)}, the best-ranked choice within the limits"
     )
     return chosen, note
+
+
+def best_per_search(candidates: list[Candidate]) -> list[ProductSummary]:
+    """Each search step's best candidate by the code checks: within the limits first,
+    then most wanted terms matched, then search rank. Used when no reasoning step picked."""
+    best: dict[int, Candidate] = {}
+    for candidate in candidates:
+        current = best.get(candidate.source_step)
+        if current is None or _preference(candidate) < _preference(current):
+            best[candidate.source_step] = candidate
+    return [best[step].summary for step in sorted(best)]
+
+
+def _preference(candidate: Candidate) -> tuple[bool, int, int]:
+    return (not candidate.within_limits, -len(candidate.features_matched), candidate.rank)

@@ -14,8 +14,8 @@ from functools import lru_cache
 from pydantic import BaseModel
 
 from graph.context import Context
-from graph.nodes import executor_tool_messages, planner_messages, reasoning_messages
-from graph.state import Plan, ProductSummary, ReasoningAnswer, StepResult, Usage
+from graph.nodes import executor_tool_messages, reasoning_messages
+from graph.state import Plan, ProductSummary, ReasoningAnswer, StepResult
 from graph.tools import search_products
 
 # USD per million tokens (input, output). Public list prices; local models cost nothing.
@@ -146,14 +146,4 @@ def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
         usd=round(usd, 6),
         price_known=local or price is not None,
         calls=calls,
-    )
-
-
-def estimate_planner_tokens(request: str, categories: list[str], context: Context) -> Usage:
-    """Estimated usage of the planner call itself (shown by `--estimate`-style tools)."""
-    count, _ = token_counter(model_name(context))
-    messages = planner_messages(request, categories)
-    return Usage(
-        input_tokens=_messages_tokens(messages, count) + count(_schema_text(Plan)),
-        output_tokens=150,
     )

@@ -11,7 +11,13 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from graph import prompts
-from graph.constraints import Candidate, candidates_of, guard_picks, missing_limit_warning
+from graph.constraints import (
+    Candidate,
+    best_per_search,
+    candidates_of,
+    guard_picks,
+    missing_limit_warning,
+)
 from graph.context import Context
 from graph.providers import chat_model_for, structured_output_method
 from graph.state import (
@@ -54,10 +60,8 @@ def raw_text_of(message: BaseMessage | None) -> str:
     return "\n".join(parts)
 
 
-def planner_messages(request: str, categories: list[str]) -> list[BaseMessage]:
-    system = prompts.PLANNER_SYSTEM.format(
-        max_steps=MAX_PLAN_STEPS, categories=", ".join(categories) or "(none)"
-    )
+def planner_messages(request: str) -> list[BaseMessage]:
+    system = prompts.PLANNER_SYSTEM.format(max_steps=MAX_PLAN_STEPS)
     return [SystemMessage(system), HumanMessage(prompts.PLANNER_USER.format(request=request))]
 
 
@@ -148,11 +152,10 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Turn the request into a Plan with structured output. No tools are bound here."""
     request = validate_request(state.request)
     context = runtime.context
-    categories = get_catalog(context.catalog).categories()
     model = chat_model_for(context).with_structured_output(
         Plan, method=structured_output_method(context.provider), include_raw=True
     )
-    messages = planner_messages(request, categories)
+    messages = planner_messages(request)
     started = time.perf_counter()
     usage = Usage()
     for attempt in (1, 2):
@@ -315,12 +318,14 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     assert state.plan is not None
     results = list(state.step_results)
     chosen = next((r for r in reversed(results) if r.kind == "reasoning" and r.products), None)
+    catalog = get_catalog(runtime.context.catalog)
     if chosen is not None:
         picked = chosen.products
     else:
-        # No reasoning step picked anything: recommend each search's best match.
-        picked = [r.products[0] for r in results if r.kind == "search" and r.products]
-    catalog = get_catalog(runtime.context.catalog)
+        # No reasoning step picked anything: each search's best candidate by the checks
+        # computed in code (limits, wanted terms, rank). Still no LLM call.
+        found = [p.id for r in results if r.kind == "search" for p in r.products]
+        picked = best_per_search(candidates_of(state.plan, results, catalog.get(found)))
     found = catalog.get(p.id for p in picked)
     outcome = Outcome(budget=state.plan.budget)
     for product in picked:

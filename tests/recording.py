@@ -104,9 +104,7 @@ def _chat_model(model: str) -> Iterator[Any]:
         return
     running = os.environ.get("RECORD_BASE_URL", "").strip()
     if running:
-        yield make_chat_model(
-            "local", model, max_output_tokens=MAX_OUTPUT_TOKENS, base_url=running
-        )
+        yield make_chat_model("local", model, max_output_tokens=MAX_OUTPUT_TOKENS, base_url=running)
         return
     from graph.local_model import start_local_server
 

@@ -250,7 +250,6 @@ def test_a_closing_tag_in_a_product_title_cannot_end_the_fence(tmp_path: Path) -
 def test_every_webshop_human_goal_validates_and_builds_a_planner_prompt() -> None:
     goals = json.loads(shared_file("webshop", "human_goals.json").read_text(encoding="utf-8"))
     assert len(goals) == 12087
-    categories = open_catalog(None).categories()
     refused: dict[int, str] = {}
     for number, goal in enumerate(goals):
         try:
@@ -258,7 +257,7 @@ def test_every_webshop_human_goal_validates_and_builds_a_planner_prompt() -> Non
         except RequestError as error:
             refused[number] = str(error)
             continue
-        messages = planner_messages(cleaned, categories)
+        messages = planner_messages(cleaned)
         assert cleaned in str(messages[-1].content)
         assert not CONTROL.search(str(messages[-1].content))
     # Refusals are only for genuinely empty or oversized goals, each with its reason.
