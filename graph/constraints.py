@@ -141,6 +141,31 @@ def candidates_of(
     return candidates
 
 
+def one_pick_per_search(
+    picked_ids: list[str], candidates: list[Candidate]
+) -> tuple[list[str], str | None]:
+    """Plans search once per kind of item wanted, so a pick keeps the first product the
+    model named from each search step; the others are dropped with a note."""
+    by_id = {c.summary.id: c for c in candidates}
+    kept: list[str] = []
+    dropped: list[str] = []
+    seen_steps: set[int] = set()
+    for product_id in picked_ids:
+        step = by_id[product_id].source_step if product_id in by_id else None
+        if step is not None and step in seen_steps:
+            dropped.append(product_id)
+            continue
+        if step is not None:
+            seen_steps.add(step)
+        kept.append(product_id)
+    if not dropped:
+        return picked_ids, None
+    return kept, (
+        f"kept one product per search step (one search per kind of item): "
+        f"dropped {', '.join(dropped)}"
+    )
+
+
 def guard_picks(
     plan: Plan, picked_ids: list[str], candidates: list[Candidate]
 ) -> tuple[list[str], str | None]:

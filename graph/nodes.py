@@ -17,6 +17,7 @@ from graph.constraints import (
     candidates_of,
     guard_picks,
     missing_limit_warning,
+    one_pick_per_search,
 )
 from graph.context import Context
 from graph.providers import chat_model_for, structured_output_method
@@ -272,7 +273,11 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         unknown = [i for i in picked if i not in known]
         if unknown:
             result.warnings.append(f"ignored ids not among earlier results: {', '.join(unknown)}")
-        picked, note = guard_picks(state.plan, [i for i in picked if i in known], candidates)
+        picked = [i for i in picked if i in known]
+        picked, note = one_pick_per_search(picked, candidates)
+        if note:
+            result.warnings.append(note)
+        picked, note = guard_picks(state.plan, picked, candidates)
         if note:
             result.warnings.append(note)
         result.answer = parsed.answer

@@ -223,3 +223,12 @@ def test_estimate_counts_llm_calls_per_tool_mode(small_catalog_file: Path) -> No
     assert llm.input_tokens > direct.input_tokens > 0
     priced = estimate_plan_cost(plan, Context(provider="openai", model="gpt-4o-mini"))
     assert priced.price_known and priced.usd > 0
+
+
+def test_one_product_is_kept_per_search_step(small_catalog_file: Path) -> None:
+    model = photo_model(pick=["strap-1", "strap-2", "clean-1"])
+    state = run_graph(model, small_catalog_file)
+    reasoning = state["step_results"][-1]
+    # strap-1 and strap-2 both came from the strap search; clean-1 from the kit search.
+    assert [p.id for p in reasoning.products] == ["strap-1", "clean-1"]
+    assert any("dropped strap-2" in w for w in reasoning.warnings)
