@@ -36,6 +36,23 @@ def stated_price_limit(request: str) -> float | None:
     return values.pop() if len(values) == 1 else None
 
 
+def plan_warnings(request: str, plan: Plan) -> list[str]:
+    """Checks of the plan against the request, computed in code and shown with the plan."""
+    warnings = []
+    missing = missing_limit_warning(request, plan)
+    if missing:
+        warnings.append(missing)
+    for step in plan.search_steps:
+        if plan.budget and step.min_price is not None and step.min_price >= plan.budget:
+            # Small models write "under $80" as min_price 80, which excludes everything
+            # the shopper can afford.
+            warnings.append(
+                f"step {step.step}: min_price ${step.min_price:,.2f} is not below the budget "
+                f"${plan.budget:,.2f}; the limit probably belongs in max_price"
+            )
+    return warnings
+
+
 def missing_limit_warning(request: str, plan: Plan) -> str | None:
     """Say when the request states a price limit that the plan does not carry."""
     limit = stated_price_limit(request)

@@ -16,8 +16,8 @@ from graph.constraints import (
     best_per_search,
     candidates_of,
     guard_picks,
-    missing_limit_warning,
     one_pick_per_search,
+    plan_warnings,
 )
 from graph.context import Context
 from graph.providers import chat_model_for, structured_output_method
@@ -165,12 +165,11 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         usage = usage + usage_of(raw)
         plan = result.get("parsed")
         if isinstance(plan, Plan):
-            warning = missing_limit_warning(request, plan)
             return {
                 "plan": plan,
                 "planner_usage": usage,
                 "planner_latency_s": round(time.perf_counter() - started, 3),
-                "plan_warnings": [warning] if warning else [],
+                "plan_warnings": plan_warnings(request, plan),
             }
         error = result.get("parsing_error") or "the model returned no plan"
         if attempt == 2:

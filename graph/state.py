@@ -84,10 +84,10 @@ class PlanStep(BaseModel):
     category: str | None = Field(
         default=None, description="Catalog category to restrict the search to, or null."
     )
-    min_price: float | None = Field(default=None, description="Lowest price in USD, or null.")
     max_price: float | None = Field(
         default=None, description="Highest price in USD for one item, or null."
     )
+    min_price: float | None = Field(default=None, description="Lowest price in USD, or null.")
     min_rating: float | None = Field(
         default=None, description="Lowest average rating (0 to 5), or null."
     )

@@ -232,3 +232,24 @@ def test_one_product_is_kept_per_search_step(small_catalog_file: Path) -> None:
     # strap-1 and strap-2 both came from the strap search; clean-1 from the kit search.
     assert [p.id for p in reasoning.products] == ["strap-1", "clean-1"]
     assert any("dropped strap-2" in w for w in reasoning.warnings)
+
+
+def test_price_cap_written_as_min_price_is_flagged_with_the_plan(
+    small_catalog_file: Path,
+) -> None:
+    swapped = {
+        "goal": "A strap under $50.",
+        "budget": 50,
+        "steps": [
+            {"step": 1, "action": "Find straps", "query": "camera strap", "min_price": 50},
+            {"step": 2, "action": "Pick one", "query": None},
+        ],
+    }
+    model = FakeShoppingChatModel(
+        replies={
+            "Plan": [swapped],
+            "ReasoningAnswer": [{"answer": "None fit.", "product_ids": []}],
+        }
+    )
+    state = run_graph(model, small_catalog_file, request="a camera strap under $50")
+    assert any("belongs in max_price" in w for w in state["plan_warnings"])
