@@ -4,6 +4,7 @@ inspected and resumed."""
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -41,6 +42,24 @@ def serializer() -> JsonPlusSerializer:
     return JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
 
 
+def sqlite_error_hint(error: BaseException, path: Path) -> str:
+    """What to do about a checkpoint database error (at open or mid-run); "" if unknown."""
+    text = str(error).lower()
+    try:  # a full disk often surfaces as a vague "disk I/O error"
+        disk_full = shutil.disk_usage(path.parent).free < 64 * 1024
+    except OSError:
+        disk_full = False
+    if "full" in text or disk_full:
+        return "the disk is full: free some space"
+    if "locked" in text or "busy" in text:
+        return "another process holds it; retry when that run ends"
+    if "not a database" in text or "malformed" in text:
+        return "the file is corrupted or not a checkpoint database; move it aside"
+    if "readonly" in text or not os.access(path if path.exists() else path.parent, os.W_OK):
+        return "read-only; choose a writable path with --db or SHOPPING_CHECKPOINT_DB"
+    return ""
+
+
 def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
     """Open (creating if needed) the SQLite checkpoint database in WAL mode, so several
     runs in parallel threads or processes can share it.
@@ -63,25 +82,9 @@ def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
         saver = SqliteSaver(conn, serde=serializer())
         saver.setup()
     except (sqlite3.Error, OSError) as error:
-        text = str(error).lower()
-        import shutil
-
-        try:  # a full disk often surfaces as a vague "disk I/O error"
-            disk_full = shutil.disk_usage(path.parent).free < 64 * 1024
-        except OSError:
-            disk_full = False
-        if "full" in text or disk_full:
-            hint = " (the disk is full: free some space, then retry)"
-        elif "locked" in text or "busy" in text:
-            hint = " (another process holds it; retry when that run ends)"
-        elif "not a database" in text or "malformed" in text:
-            hint = " (the file is corrupted or not a checkpoint database; move it aside)"
-        elif "readonly" in text or not os.access(path if path.exists() else path.parent, os.W_OK):
-            hint = " (read-only; choose a writable path with --db or SHOPPING_CHECKPOINT_DB)"
-        else:
-            hint = ""
+        hint = sqlite_error_hint(error, path)
         raise CheckpointStoreError(
-            f"cannot use checkpoint database {path}: {error}{hint}"
+            f"cannot use checkpoint database {path}: {error}" + (f" ({hint})" if hint else "")
         ) from error
     return saver
 

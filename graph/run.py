@@ -108,16 +108,15 @@ def error_text(error: Exception, args: argparse.Namespace) -> str:
     from graph.providers import describe_provider_error, redact_secrets
 
     if isinstance(error, sqlite3.Error):
-        from graph.checkpoint import default_checkpoint_path
+        from graph.checkpoint import default_checkpoint_path, sqlite_error_hint
 
         path = _path(args.db) or default_checkpoint_path()
-        text = f"checkpoint database {path}: {error}"
-        if "full" in str(error).lower():
-            text += " (free some space; finished steps are saved, continue with --resume)"
-        elif "locked" in str(error).lower():
-            text += " (another process holds it; finished steps are saved, retry with --resume)"
-        elif "readonly" in str(error).lower():
-            text += " (read-only: choose a writable path with --db or SHOPPING_CHECKPOINT_DB)"
+        hint = sqlite_error_hint(error, path)
+        advice = f"{hint}; " if hint else ""
+        text = (
+            f"checkpoint database {path}: {error} "
+            f"({advice}finished steps are saved, continue with --resume)"
+        )
     else:
         text = describe_provider_error(error) or str(error)
     # Markup off for the message itself: a model's output or a URL may hold "[...]".
