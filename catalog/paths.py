@@ -1,11 +1,15 @@
-"""Where the catalog keeps its indexes (light: no index engine is imported here)."""
+"""Where catalogs live: local index directories, or a PostgreSQL database named by URL.
+
+Light on purpose: no index engine or database driver is imported here."""
 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 DATA_DIR_ENV = "SHOPPING_PLANNER_DATA_DIR"
+POSTGRES_URL_SCHEMES = ("postgresql://", "postgres://")
 
 
 def data_dir() -> Path:
@@ -20,3 +24,12 @@ def data_dir() -> Path:
 
 def default_index_dir() -> Path:
     return data_dir() / "catalog"
+
+
+def is_postgres_url(value: object) -> bool:
+    return isinstance(value, str) and value.strip().lower().startswith(POSTGRES_URL_SCHEMES)
+
+
+def redact_url(url: str) -> str:
+    """The URL with its password masked, for error messages."""
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)

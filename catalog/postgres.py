@@ -40,6 +40,7 @@ from typing import Any
 from catalog.errors import CatalogError, CatalogQueryError
 from catalog.index import MAX_QUERY_TOKENS, SCHEMA_VERSION, check_search_args
 from catalog.models import Product, ProductHit
+from catalog.paths import is_postgres_url, redact_url
 
 try:
     import psycopg
@@ -53,7 +54,6 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 log = logging.getLogger(__name__)
 
 URL_ENV = "CATALOG_URL"
-URL_SCHEMES = ("postgresql://", "postgres://")
 DEFAULT_TABLE = "catalog_products"
 META_TABLE = "catalog_meta"
 TS_CONFIG = "catalog_en"
@@ -72,10 +72,6 @@ _LOAD_LOCK_KEY = 0x5EA7C4A7
 META_TTL_SECONDS = 30.0
 
 
-def is_postgres_url(value: object) -> bool:
-    return isinstance(value, str) and value.strip().lower().startswith(URL_SCHEMES)
-
-
 def _require_driver() -> None:
     if psycopg is None:
         raise CatalogError("the PostgreSQL catalog needs psycopg: pip install -e '.[postgres]'")
@@ -88,10 +84,6 @@ def _check_table(table: str) -> str:
             "(at most 40 characters, not starting with a digit)"
         )
     return table
-
-
-def _redact(url: str) -> str:
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
 
 
 def query_words(text: str) -> list[str]:
@@ -256,7 +248,7 @@ def load_postgres_catalog(
     try:
         conn = psycopg.connect(url, autocommit=False)
     except psycopg.Error as exc:
-        raise CatalogError(f"cannot connect to {_redact(url)}: {exc}") from exc
+        raise CatalogError(f"cannot connect to {redact_url(url)}: {exc}") from exc
     try:
         with conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOAD_LOCK_KEY,))
@@ -396,11 +388,11 @@ class PostgresCatalog:
             if isinstance(exc, CatalogError):
                 raise
             if psycopg is not None and isinstance(exc, psycopg.Error | TimeoutError):
-                raise CatalogError(f"cannot use {_redact(url)}: {exc}") from exc
+                raise CatalogError(f"cannot use {redact_url(url)}: {exc}") from exc
             from psycopg_pool import PoolTimeout
 
             if isinstance(exc, PoolTimeout):
-                raise CatalogError(f"cannot connect to {_redact(url)}: {exc}") from exc
+                raise CatalogError(f"cannot connect to {redact_url(url)}: {exc}") from exc
             raise
         return cls(url, table, pool, meta)
 
@@ -410,7 +402,7 @@ class PostgresCatalog:
             found = _read_meta(conn, table)
         if found is None:
             raise CatalogError(
-                f"no catalog table {table!r} in {_redact(url)}; load one with "
+                f"no catalog table {table!r} in {redact_url(url)}; load one with "
                 "`CATALOG_URL=... python -m catalog.postgres load FILE`"
             )
         count, categories, source = found
@@ -446,7 +438,7 @@ class PostgresCatalog:
         return self._current_meta().count
 
     def __repr__(self) -> str:
-        return f"PostgresCatalog({_redact(self.url)!r}, table={self.table!r})"
+        return f"PostgresCatalog({redact_url(self.url)!r}, table={self.table!r})"
 
     def categories(self) -> list[str]:
         return list(self._current_meta().categories)
@@ -589,7 +581,7 @@ def open_postgres_catalog(
         if _read_only(url):
             if catalog is None:
                 raise CatalogError(
-                    f"no catalog table {table!r} on the read-only server {_redact(url)}; "
+                    f"no catalog table {table!r} on the read-only server {redact_url(url)}; "
                     "load it on the primary"
                 )
             return catalog

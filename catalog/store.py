@@ -12,7 +12,7 @@ from pathlib import Path
 from catalog.errors import CatalogError
 from catalog.index import SCHEMA_VERSION, Catalog, build_index, read_manifest
 from catalog.loaders import FORMATS, load_products
-from catalog.paths import data_dir, default_index_dir
+from catalog.paths import data_dir, default_index_dir, is_postgres_url
 
 try:  # POSIX only; elsewhere concurrent first builds just race harmlessly.
     import fcntl
@@ -111,9 +111,10 @@ def _is_index_dir(path: Path) -> bool:
 
 
 def open_catalog(
-    path: Path | None = None, index_dir: Path | None = None, format: str = "auto"
+    path: Path | str | None = None, index_dir: Path | None = None, format: str = "auto"
 ) -> Catalog:
-    """Open a catalog from the default data, a catalog file, or an index directory.
+    """Open a catalog from the default data, a catalog file, an index directory, or a
+    ``postgresql://`` URL (that database's default catalog table).
 
     - ``path=None``: the shipped default catalog.
     - a directory holding an index: opened as is.
@@ -124,9 +125,12 @@ def open_catalog(
     served from PostgreSQL instead (``catalog.postgres.PostgresCatalog``, same interface).
     """
     url = os.environ.get(CATALOG_URL_ENV, "").strip()
-    if url.lower().startswith(("postgresql://", "postgres://")) and not (
-        path is not None and Path(path).is_dir()
-    ):
+    if is_postgres_url(path):
+        # A postgresql:// "path" names a database: its default catalog table.
+        from catalog.postgres import open_postgres_catalog
+
+        return open_postgres_catalog(str(path).strip())  # type: ignore[return-value]
+    if is_postgres_url(url) and not (path is not None and Path(path).is_dir()):
         # Scale-out backend: PostgreSQL full-text search (an explicit index dir still wins).
         from catalog.postgres import open_postgres_catalog
 

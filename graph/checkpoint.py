@@ -11,6 +11,7 @@ from pathlib import Path
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from catalog.paths import is_postgres_url, redact_url
 from graph.context import data_dir
 
 
@@ -92,14 +93,7 @@ def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
 # --- PostgreSQL (scale-out): several processes/replicas share one checkpoint database ---
 
 CHECKPOINT_URL_ENV = "CHECKPOINT_URL"
-_POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 _POSTGRES_SETUP_LOCK = 0x5EA7C4EC  # pg_advisory_lock key: one replica migrates at a time
-
-
-def _redact_url(url: str) -> str:
-    import re
-
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
 
 
 def open_postgres_checkpointer(url: str, *, max_size: int = 8):  # -> PostgresSaver
@@ -138,7 +132,7 @@ def open_postgres_checkpointer(url: str, *, max_size: int = 8):  # -> PostgresSa
     except (psycopg.Error, PoolTimeout) as error:
         pool.close()
         raise CheckpointStoreError(
-            f"cannot use checkpoint database {_redact_url(url)}: {error}"
+            f"cannot use checkpoint database {redact_url(url)}: {error}"
         ) from error
     atexit.register(pool.close)
     return saver
@@ -153,6 +147,6 @@ def open_checkpointer(url_or_path: str | Path | None = None):  # -> BaseCheckpoi
     target = url_or_path
     if target is None or (isinstance(target, str) and not target.strip()):
         target = os.environ.get(CHECKPOINT_URL_ENV, "").strip() or None
-    if isinstance(target, str) and target.strip().lower().startswith(_POSTGRES_SCHEMES):
+    if is_postgres_url(target):
         return open_postgres_checkpointer(target.strip())
     return open_sqlite_checkpointer(Path(target).expanduser() if target else None)

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
 from typing import Any
 
 from langchain_core.tools import tool
 from langgraph.runtime import get_runtime
 
 from catalog import Catalog, CatalogQueryError, category_slug, open_catalog
-from catalog.postgres import is_postgres_url, open_postgres_catalog
 
 # One open catalog (and so one tantivy searcher) per process and path.
 _catalogs: dict[str, Catalog] = {}
@@ -29,10 +27,7 @@ def get_catalog(path: str | None = None) -> Catalog:
     with _catalogs_lock:
         catalog = _catalogs.get(key)
         if catalog is None:
-            if is_postgres_url(path):
-                catalog = open_postgres_catalog(path)  # type: ignore[assignment]
-            else:
-                catalog = open_catalog(Path(path) if path else None)
+            catalog = open_catalog(path or None)
             _catalogs[key] = catalog
         return catalog
 
