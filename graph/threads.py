@@ -79,25 +79,25 @@ def summarize(snapshot: StateSnapshot, thread_id: str) -> ThreadSummary:
     )
 
 
+# Checkpoint ids are time-ordered (uuid6), so a thread's max is its latest checkpoint.
+_LATEST_THREADS_SQL = (
+    "SELECT thread_id, MAX(checkpoint_id) AS latest FROM checkpoints "
+    "WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY latest DESC LIMIT {placeholder}"
+)
+
+
 def recent_thread_ids(saver: BaseCheckpointSaver, limit: int = 20) -> list[str]:
     """Thread ids, most recently updated first."""
-    conn = getattr(saver, "conn", None)
-    if conn is not None and type(saver).__name__ == "SqliteSaver":
-        # Checkpoint ids are time-ordered (uuid6), so the max is the latest.
-        rows = conn.execute(
-            "SELECT thread_id, MAX(checkpoint_id) AS latest FROM checkpoints "
-            "WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY latest DESC LIMIT ?",
-            (limit,),
+    backend = type(saver).__name__
+    if backend == "SqliteSaver":
+        rows = saver.conn.execute(  # type: ignore[attr-defined]
+            _LATEST_THREADS_SQL.format(placeholder="?"), (limit,)
         ).fetchall()
         return [row[0] for row in rows]
-    if conn is not None and type(saver).__name__ == "PostgresSaver":
-        # The same query on PostgreSQL (a pool or a connection; rows are dicts there).
-        query = (
-            "SELECT thread_id, MAX(checkpoint_id) AS latest FROM checkpoints "
-            "WHERE checkpoint_ns = '' GROUP BY thread_id ORDER BY latest DESC LIMIT %s"
-        )
-        with saver._cursor() as cur:
-            rows = cur.execute(query, (limit,)).fetchall()
+    if backend == "PostgresSaver":
+        with saver._cursor() as cur:  # type: ignore[attr-defined]
+            rows = cur.execute(_LATEST_THREADS_SQL.format(placeholder="%s"), (limit,)).fetchall()
+        # Rows are dicts with the saver's dict_row factory, tuples otherwise.
         return [row["thread_id"] if isinstance(row, dict) else row[0] for row in rows]
     seen: dict[str, str] = {}
     for item in saver.list(None):
