@@ -82,3 +82,21 @@ class FakeShoppingChatModel(BaseChatModel):
 
     def all_prompt_text(self) -> str:
         return "\n".join(str(m.content) for prompt in self.prompts for m in prompt)
+
+
+# A four-step plan over tests/conftest.py SMALL_CATALOG (two searches, two reasoning steps)
+# and the answers its reasoning steps give; shared by the CLI and fault tests.
+GIFT_PLAN: dict[str, Any] = {
+    "goal": "A photography gift under $200.",
+    "budget": 200,
+    "steps": [
+        {"step": 1, "action": "Find camera straps", "query": "camera strap", "max_price": 200},
+        {"step": 2, "action": "Shortlist the straps", "query": None},
+        {"step": 3, "action": "Find cleaning kits", "query": "lens cleaning kit"},
+        {"step": 4, "action": "Pick the gift", "query": None},
+    ],
+}
+GIFT_ANSWERS: list[dict[str, Any]] = [
+    {"answer": "Both straps fit.", "product_ids": ["strap-1", "strap-2"]},
+    {"answer": "The leather strap.", "product_ids": ["strap-1"]},
+]

@@ -12,23 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from fake_openai_server import FakeScript, fake_openai_server
+from fakes import GIFT_ANSWERS, GIFT_PLAN
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-PLAN = {
-    "goal": "A photography gift under $200.",
-    "budget": 200,
-    "steps": [
-        {"step": 1, "action": "Find camera straps", "query": "camera strap", "max_price": 200},
-        {"step": 2, "action": "Shortlist the straps", "query": None},
-        {"step": 3, "action": "Find cleaning kits", "query": "lens cleaning kit"},
-        {"step": 4, "action": "Pick the gift", "query": None},
-    ],
-}
-ANSWERS = [
-    {"answer": "Both straps fit.", "product_ids": ["strap-1", "strap-2"]},
-    {"answer": "The leather strap.", "product_ids": ["strap-1"]},
-]
+PLAN = GIFT_PLAN
+ANSWERS = GIFT_ANSWERS
 
 
 def script(**kwargs: Any) -> FakeScript:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from fake_openai_server import FakeScript, fake_openai_server
-from fakes import FakeShoppingChatModel
+from fakes import GIFT_ANSWERS, GIFT_PLAN, FakeShoppingChatModel
 from langgraph.checkpoint.memory import MemorySaver
 
 import graph.builder
@@ -26,20 +26,8 @@ from graph.providers import is_transient_provider_error, make_chat_model
 from graph.run import main
 from graph.state import MAX_PLAN_STEPS, PlanningError
 
-PLAN = {
-    "goal": "A photography gift under $200.",
-    "budget": 200,
-    "steps": [
-        {"step": 1, "action": "Find camera straps", "query": "camera strap", "max_price": 200},
-        {"step": 2, "action": "Shortlist the straps", "query": None},
-        {"step": 3, "action": "Find cleaning kits", "query": "lens cleaning kit"},
-        {"step": 4, "action": "Pick the gift", "query": None},
-    ],
-}
-ANSWERS = [
-    {"answer": "Both straps fit.", "product_ids": ["strap-1", "strap-2"]},
-    {"answer": "The leather strap.", "product_ids": ["strap-1"]},
-]
+PLAN = GIFT_PLAN
+ANSWERS = GIFT_ANSWERS
 SERVER_FAULTS = ["timeout", "429", "500", "drop", "truncated", "non_json"]
 ALL_FAULTS = [*SERVER_FAULTS, "refused"]
 # What the one-line error must name for each fault.
