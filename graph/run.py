@@ -293,7 +293,8 @@ class RunView:
         self.console = console
         self.quiet = quiet
         self.plan_shown = False
-        self.total_steps = 0
+        self.step_actions: list[str] = []
+        self.steps_done = 0
         self.estimate: CostEstimate | None = None
 
     def stream(
@@ -302,6 +303,11 @@ class RunView:
         """Run until the graph ends or pauses; return the interrupt payload if it paused."""
         from contextlib import nullcontext
 
+        # Read the saved progress once (a resumed run starts part way); updates do the rest.
+        values = graph.get_state(config).values
+        if values.get("plan") is not None:
+            self.step_actions = [step.action for step in values["plan"].steps]
+        self.steps_done = len(values.get("step_results") or [])
         status = nullcontext() if self.quiet else self.console.status("Planning…")
         with status as spinner:
             for update in graph.stream(
@@ -312,21 +318,21 @@ class RunView:
                         return change[0].value
                     self.on_update(node, change or {})
                 if spinner is not None:
-                    spinner.update(self.status_text(graph, config))
+                    spinner.update(self.status_text())
         return None
 
-    def status_text(self, graph: CompiledStateGraph, config: dict[str, Any]) -> str:
-        values = graph.get_state(config).values
-        done = len(values.get("step_results", []))
-        if self.total_steps and done < self.total_steps:
-            plan: Plan = values["plan"]
-            return f"Step {done + 1}/{self.total_steps}: {plan.steps[done].action}…"
+    def status_text(self) -> str:
+        total = len(self.step_actions)
+        if self.steps_done < total:
+            action = self.step_actions[self.steps_done]
+            return f"Step {self.steps_done + 1}/{total}: {action}…"
         return "Checking the recommendation…"
 
     def on_update(self, node: str, change: dict[str, Any]) -> None:
         if node == "planner" and change.get("plan") is not None:
             self.plan(change["plan"])
         for result in change.get("step_results", []):
+            self.steps_done += 1
             self.step(result)
 
     def thread(self, thread_id: str) -> None:
@@ -334,11 +340,13 @@ class RunView:
             self.console.print(f"[dim]thread[/] [bold]{thread_id}[/]")
 
     def plan(self, plan: Plan) -> None:
-        self.total_steps = len(plan.steps)
+        self.step_actions = [step.action for step in plan.steps]
         self.plan_shown = True
         if self.quiet:
             return
         from rich.table import Table
+
+        from graph.nodes import describe_filters
 
         budget = f"${plan.budget:,.2f}" if plan.budget is not None else "none stated"
         table = Table(title=f"Plan: {plan.goal}  (budget {budget})", title_justify="left")
@@ -347,8 +355,6 @@ class RunView:
         table.add_column("action")
         table.add_column("query and filters")
         for step in plan.steps:
-            from graph.nodes import describe_filters
-
             detail = f"{step.query!r} ({describe_filters(step)})" if step.is_search else ""
             table.add_row(
                 str(step.step), "search" if step.is_search else "reason", step.action, detail
