@@ -98,8 +98,7 @@ def run_loop(catalog: Any) -> None:
                 StepResult(step=step.step, kind="search", action=step.action, products=products)
             )
             continue
-        found = [p.id for r in results if r.kind == "search" for p in r.products]
-        candidates = candidates_of(plan, results, catalog.get(found))
+        candidates = candidates_of(plan, results, catalog)
         reply = reasoner.invoke(reasoning_messages(plan, step, results, candidates))
         known = {p.id: p for r in results for p in r.products}
         picked, _ = guard_picks(

@@ -251,9 +251,7 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ReasoningAnswer, method=structured_output_method(context.provider), include_raw=True
     )
     earlier = list(state.step_results)
-    found_ids = [p.id for r in earlier if r.kind == "search" for p in r.products]
-    records = get_catalog(context.catalog).get(found_ids)
-    candidates = candidates_of(state.plan, earlier, records)
+    candidates = candidates_of(state.plan, earlier, get_catalog(context.catalog))
     reply = model.invoke(reasoning_messages(state.plan, step, earlier, candidates))
     parsed = reply.get("parsed")
     result = StepResult(
@@ -328,8 +326,7 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     else:
         # No reasoning step picked anything: each search's best candidate by the checks
         # computed in code (limits, wanted terms, rank). Still no LLM call.
-        found = [p.id for r in results if r.kind == "search" for p in r.products]
-        picked = best_per_search(candidates_of(state.plan, results, catalog.get(found)))
+        picked = best_per_search(candidates_of(state.plan, results, catalog))
     found = catalog.get(p.id for p in picked)
     outcome = Outcome(budget=state.plan.budget)
     for product in picked:
