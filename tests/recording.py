@@ -85,7 +85,11 @@ def recorded_context(
 ) -> Iterator[Context]:
     """A run context whose LLM traffic goes to (or comes from) `cassettes/<cassette>.yaml`."""
     path = CASSETTES / f"{cassette}.yaml"
-    if not recording() and not path.exists():
+    if recording():
+        # vcrpy's "all" mode appends to an existing cassette; start afresh so a cassette
+        # holds exactly the traffic of the current prompts and schemas.
+        path.unlink(missing_ok=True)
+    elif not path.exists():
         pytest.skip(f"no cassette {path.name}; record it with RECORD=1 (see tests/recording.py)")
     # The model server starts before the cassette opens, so its readiness polls are
     # not recorded.
