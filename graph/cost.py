@@ -88,10 +88,14 @@ def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
     """Estimate the LLM calls the executor will make for this plan, before any step runs."""
     model = model_name(context)
     count, tokenizer = token_counter(model)
-    placeholder = [
-        ProductSummary(id=f"p{i}", title=TYPICAL_TITLE, price=99.99, rating=4.5)
-        for i in range(context.search_limit)
-    ]
+
+    def placeholder(step: int) -> list[ProductSummary]:
+        # Distinct ids per step: the reasoning prompt lists a product found twice only once.
+        return [
+            ProductSummary(id=f"s{step}-p{i}", title=TYPICAL_TITLE, price=99.99, rating=4.5)
+            for i in range(context.search_limit)
+        ]
+
     calls: list[CallEstimate] = []
     simulated: list[StepResult] = []
     for step in plan.steps:
@@ -108,7 +112,12 @@ def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
                     )
                 )
             simulated.append(
-                StepResult(step=step.step, kind="search", action=step.action, products=placeholder)
+                StepResult(
+                    step=step.step,
+                    kind="search",
+                    action=step.action,
+                    products=placeholder(step.step),
+                )
             )
         else:
             messages = reasoning_messages(plan, step, simulated)
@@ -127,7 +136,7 @@ def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
                     kind="reasoning",
                     action=step.action,
                     answer="x" * 120,
-                    products=placeholder[:1],
+                    products=placeholder(step.step)[:1],
                 )
             )
     input_tokens = sum(c.input_tokens for c in calls)

@@ -89,6 +89,35 @@ def fence_safe(text: str) -> str:
     return text.replace("<", "&lt;").replace(">", "&gt;")
 
 
+# A reasoning prompt must fit a small local model's context (4,096 tokens, 512 of them
+# kept for the answer). A plan with many overlapping searches (one per wanted feature)
+# once listed 45 products in 4,641 tokens, so each product is listed once, long catalog
+# titles are cut, and at most MAX_LISTED_PRODUCTS are listed, every search step's best
+# ranks first.
+MAX_LISTED_PRODUCTS = 30
+MAX_TITLE_CHARS = 90
+
+
+def listed_products(results: list[StepResult]) -> set[tuple[int, str]]:
+    """The (step, product id) pairs a reasoning prompt lists: rank 1 of every search
+    step, then rank 2 of every step, and so on; a product already listed is skipped."""
+    searches = [r for r in results if r.kind == "search"]
+    listed: set[tuple[int, str]] = set()
+    seen: set[str] = set()
+    for rank in range(max((len(r.products) for r in searches), default=0)):
+        for result in searches:
+            if rank < len(result.products) and result.products[rank].id not in seen:
+                if len(listed) == MAX_LISTED_PRODUCTS:
+                    return listed
+                seen.add(result.products[rank].id)
+                listed.add((result.step, result.products[rank].id))
+    return listed
+
+
+def short_title(title: str) -> str:
+    return title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 1].rstrip() + "…"
+
+
 def compact_results(
     plan: Plan, results: list[StepResult], candidates: list[Candidate] | None = None
 ) -> str:
@@ -96,6 +125,7 @@ def compact_results(
     short answers, in search-rank order, with constraint checks computed here in code.
     Never raw tool payloads or message history."""
     checks = {(c.source_step, c.summary.id): c for c in candidates or []}
+    listed = listed_products(results)
     lines: list[str] = []
     for result in results:
         step = plan.steps[result.step - 1]
@@ -107,14 +137,20 @@ def compact_results(
             lines.append(f"  error: {result.error}")
         lines.extend(f"  warning: {fence_safe(w)}" for w in result.warnings)
         for rank, product in enumerate(result.products, start=1):
+            if result.kind == "search" and (result.step, product.id) not in listed:
+                continue
             rating = f"{product.rating:.1f}" if product.rating is not None else "n/a"
-            title = fence_safe(product.title)
+            title = fence_safe(short_title(product.title))
             line = f"  {rank}. id={fence_safe(product.id)} | {title} | ${product.price:,.2f} | "
             line += f"rating {rating}"
             check = checks.get((result.step, product.id))
             if check is not None and result.kind == "search":
                 line += f" | {check.label(plan)}"
             lines.append(line)
+        if result.kind == "search":
+            unlisted = sum((result.step, p.id) not in listed for p in result.products)
+            if unlisted:
+                lines.append(f"  ({unlisted} more: listed under another step or cut for length)")
     return "\n".join(lines) or "(no earlier results)"
 
 

@@ -6,20 +6,21 @@ see no products; another agent runs your plan one step at a time.
 Rules:
 1. One search step per kind of product wanted. Its query is 2-5 words: the product and \
 its most telling feature, such as "cushioned running shoes"; never prices or numbers.
-2. A price limit goes in budget and in every search step's max_price. A rating limit \
-goes in min_rating. Features the shopper asks for go in features.
+2. A price limit goes in budget and in every step's max_price. A rating limit goes in \
+min_rating. Features the shopper asks for go in features; [] if none.
 3. The last step is a reasoning step with query null that picks what to buy.
-4. Leave category null unless the shopper names a category.
+4. Leave out category and min_price unless the shopper names a category or a lowest price.
 5. At most {max_steps} steps, numbered from 1.
 
 Example. Request: "cushioned running shoes and wool socks, $150 total". Plan:
 {{"goal": "Buy running shoes and socks for $150 or less.", "budget": 150, \
 "features": ["cushioned", "wool"], "steps": [
 {{"step": 1, "action": "Search running shoes", "query": "cushioned running shoes", \
-"max_price": 150}},
-{{"step": 2, "action": "Search running socks", "query": "wool running socks", "max_price": 150}},
+"max_price": 150, "min_rating": null}},
+{{"step": 2, "action": "Search running socks", "query": "wool running socks", \
+"max_price": 150, "min_rating": null}},
 {{"step": 3, "action": "Pick one pair of shoes and one pair of socks within $150", \
-"query": null}}]}}
+"query": null, "max_price": 150, "min_rating": null}}]}}
 """
 
 PLANNER_USER = "Shopping request:\n{request}"

@@ -56,22 +56,39 @@ def validate_request(request: object) -> str:
     return cleaned
 
 
-def _every_field_required(schema: dict[str, Any]) -> None:
-    """List every property as required in the JSON schema the model sees.
+# Filters a plan rarely needs: the model may leave them out. Each one written as null
+# costs a local model about 5 output tokens per step (~0.3 s on 2 cores). max_price and
+# min_rating stay required: small models drop a stated price cap or rating limit when
+# those are optional (a 1.5B model turned "rated 4 stars or better" into a search step).
+OPTIONAL_FOR_MODEL = frozenset({"category", "min_price"})
 
-    Nullable fields keep their Python defaults for code, but the model must write each
-    one (null when unused): strict JSON-schema mode demands it, and small models given an
-    optional max_price tend to leave a stated price limit out."""
+
+def _model_facing_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """Shape the JSON schema the planner model sees: the shape only, in few tokens.
+
+    The schema is sent with every planner call, so it is kept short: the rules for each
+    field live once, in the planner prompt (graph/prompts.py), so property descriptions
+    are dropped here, and nullable fields are written as a type list rather than anyOf.
+    Every property is required except OPTIONAL_FOR_MODEL, so the model must write each
+    limit (null when unused). Python defaults still apply to code building plans.
+    Of the docstrings, only Plan's is kept: it becomes the tool's description.
+    """
+    if model is not Plan:
+        schema.pop("description", None)
     properties = schema.get("properties", {})
-    schema["required"] = list(properties)
+    schema["required"] = [name for name in properties if name not in OPTIONAL_FOR_MODEL]
     for prop in properties.values():
         prop.pop("default", None)
+        prop.pop("description", None)
+        variants = prop.get("anyOf")
+        if variants and all(set(variant) == {"type"} for variant in variants):
+            prop["type"] = [variant["type"] for variant in prop.pop("anyOf")]
 
 
 class PlanStep(BaseModel):
     """One step of a plan: a catalog search (query set) or a reasoning-only step."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_every_field_required)
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_model_facing_schema)
 
     step: int = Field(description="1-based position of this step in the plan.")
     action: str = Field(description="Short human description of what this step does.")
@@ -130,7 +147,7 @@ class PlanStep(BaseModel):
 class Plan(BaseModel):
     """The planner's output: a goal and the ordered steps that reach it."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_every_field_required)
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_model_facing_schema)
 
     goal: str = Field(description="The shopper's goal in one sentence.")
     budget: float | None = Field(

@@ -253,3 +253,70 @@ def test_price_cap_written_as_min_price_is_flagged_with_the_plan(
     )
     state = run_graph(model, small_catalog_file, request="a camera strap under $50")
     assert any("belongs in max_price" in w for w in state["plan_warnings"])
+
+
+def test_planner_tool_schema_is_compact_and_keeps_the_limits_required() -> None:
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    tool = convert_to_openai_tool(Plan)["function"]
+    assert tool["description"] == Plan.__doc__
+    step = tool["parameters"]["properties"]["steps"]["items"]
+    assert "description" not in step  # rules live once, in the planner prompt
+    assert all("description" not in prop for prop in step["properties"].values())
+    assert step["properties"]["max_price"] == {"type": ["number", "null"]}
+    # max_price and min_rating must be written (null when unused); category and
+    # min_price may be left out, which the model does unless asked for them.
+    assert step["required"] == ["step", "action", "query", "max_price", "min_rating"]
+    assert tool["parameters"]["required"] == ["goal", "budget", "features", "steps"]
+    # Code still builds steps with the optional fields left out.
+    assert Plan.model_validate(PHOTO_PLAN).steps[1].min_rating is None
+
+
+def test_reasoning_prompt_stays_small_when_many_searches_overlap() -> None:
+    # The shape that overflowed a 4,096-token context: one search per wanted feature,
+    # each finding much the same products, all with long catalog titles.
+    from graph.nodes import MAX_LISTED_PRODUCTS, MAX_TITLE_CHARS, compact_results
+    from graph.state import ProductSummary, StepResult
+
+    words = [f"feature{n} free" for n in range(1, 10)]
+    plan = Plan.model_validate(
+        {
+            "goal": "Buy a drink with every feature.",
+            "budget": None,
+            "features": words,
+            "steps": [
+                *(
+                    {"step": n, "action": f"Search {w}", "query": f"{w} drink"}
+                    for n, w in enumerate(words, start=1)
+                ),
+                {"step": 10, "action": "Pick one drink", "query": None},
+            ],
+        }
+    )
+    long_title = "Plant Based Protein Shake, Dairy-Free, Gluten-Free, Soy-Free " * 4
+    results = [
+        StepResult(
+            step=n,
+            kind="search",
+            action=f"Search {w}",
+            # Three of each step's seven products are shared with every other step:
+            # 39 distinct products, more than the cap.
+            products=[
+                ProductSummary(
+                    id=f"shared-{r}" if r < 3 else f"s{n}-{r}", title=long_title, price=10 + r
+                )
+                for r in range(7)
+            ],
+        )
+        for n, w in enumerate(words, start=1)
+    ]
+    text = compact_results(plan, results)
+    listed = [line for line in text.splitlines() if "id=" in line]
+    ids = [line.split("id=")[1].split(" |")[0] for line in listed]
+    assert len(ids) == len(set(ids)) == MAX_LISTED_PRODUCTS  # each once, capped
+    assert {"shared-0", "shared-1", "shared-2"} <= set(ids)
+    # Every step keeps its own best-ranked product.
+    assert all(f"s{n}-3" in ids for n in range(1, 10))
+    assert all(len(line.split(" | ")[1]) <= MAX_TITLE_CHARS for line in listed)
+    assert "more: listed under another step or cut for length" in text
+    assert len(text) < 30 * 200  # well inside a 4k-token context with the prompt around it
