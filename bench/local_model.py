@@ -12,6 +12,11 @@ from the installed part packages on first use, timed apart), start llama.cpp's s
 (start_local_server; "model load" = start until the server answers), then with the graph
 (provider local, tool mode direct, MemorySaver): a plan only (the run pauses at the
 approval interrupt) and a whole request of about 4 steps, auto-approved.
+
+llama.cpp reuses the KV cache of a prompt prefix it has just seen, so a plan timed right
+after the same plan would skip reading its prompt. Before each timed run the bench sends
+an unrelated one-token completion, so every figure is what a fresh `python -m graph.run`
+sees: the whole prompt read, nothing cached.
 """
 
 from __future__ import annotations
@@ -29,6 +34,26 @@ PLAN_TARGET_S = 20.0
 REQUEST_TARGET_S = 90.0
 # Asks for three kinds of item, so the plan is three searches and one reasoning step.
 REQUEST = "running shoes, a water bottle and a running cap, $200 total"
+
+
+def clear_prefix_cache(base_url: str, alias: str) -> None:
+    """Make the server's next prompt share no prefix with the planner or reasoning prompts."""
+    import httpx
+
+    body = {"model": alias, "prompt": "0", "max_tokens": 1, "temperature": 0}
+    httpx.post(f"{base_url}/completions", json=body, timeout=120).raise_for_status()
+
+
+def server_rss_mb(pid: int) -> float:
+    """Resident memory of the server process (Linux /proc), in MB; NaN elsewhere."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
 
 
 def run_request(chat_model: Any, alias: str, *, auto_approve: bool) -> tuple[float, dict]:
@@ -71,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     plans: list[float] = []
     requests: list[float] = []
     details: list[list[Any]] = []
+    plan_tokens: list[tuple[int, int]] = []
     kwargs = {"n_threads": args.threads} if args.threads else {}
     server = start_local_server(model, progress=False, **kwargs)
     started = time.perf_counter()
@@ -80,10 +106,14 @@ def main(argv: list[str] | None = None) -> int:
             "local", server.model_alias, max_output_tokens=512, base_url=server.base_url
         )
         for number in range(1, args.runs + 1):
+            clear_prefix_cache(server.base_url, server.model_alias)
             seconds, state = run_request(chat_model, server.model_alias, auto_approve=False)
             plans.append(seconds)
             steps = len(state["plan"].steps) if state.get("plan") else 0
+            usage = state["planner_usage"]
+            plan_tokens.append((usage.input_tokens, usage.output_tokens))
             details.append([f"plan {number}", f"{seconds:.1f}", steps, "-", "-"])
+            clear_prefix_cache(server.base_url, server.model_alias)
             seconds, state = run_request(chat_model, server.model_alias, auto_approve=True)
             requests.append(seconds)
             results = state.get("step_results", [])
@@ -98,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
                     picks,
                 ]
             )
+        rss_mb = server_rss_mb(server.process.pid) if server.process else float("nan")
     report.table("Runs (s)", ["run", "seconds", "plan steps", "LLM calls", "picks"], details)
     report.table(
         "Summary",
@@ -109,6 +140,11 @@ def main(argv: list[str] | None = None) -> int:
             ["whole request (median)", median(requests)],
         ],
     )
+    report.note(
+        "planner tokens (prompt, output) per plan: "
+        + ", ".join(f"({read:,}, {written:,})" for read, written in plan_tokens)
+    )
+    report.note(f"server RSS after the runs: {rss_mb:,.0f} MB")
     report.target(
         "plan latency",
         f"{median(plans):.1f} s",
@@ -131,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         "load_s": load_s,
         "plans_s": plans,
         "requests_s": requests,
+        "plan_tokens": plan_tokens,
+        "server_rss_mb": rss_mb,
     }
     return report.finish(args.json)
 

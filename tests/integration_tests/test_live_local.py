@@ -28,10 +28,15 @@ pytestmark = [
 ]
 
 
-def test_demo_request_on_the_embedded_model(isolated_data_dir: Path) -> None:
-    # Runs and catalog index go to the test's own data dir; the model comes from the cache.
+@pytest.fixture
+def data_dir_with_model(isolated_data_dir: Path) -> Path:
+    """The test's own data dir (runs, catalog index), with the user's cached model."""
     (USER_DATA_DIR / "models").mkdir(parents=True, exist_ok=True)
     (isolated_data_dir / "models").symlink_to(USER_DATA_DIR / "models", target_is_directory=True)
+    return isolated_data_dir
+
+
+def test_demo_request_on_the_embedded_model(data_dir_with_model: Path) -> None:
     run = subprocess.run(
         [
             sys.executable,
@@ -44,7 +49,7 @@ def test_demo_request_on_the_embedded_model(isolated_data_dir: Path) -> None:
             "--json",
         ],
         cwd=REPO_ROOT,
-        env={**os.environ, "SHOPPING_PLANNER_DATA_DIR": str(isolated_data_dir)},
+        env={**os.environ, "SHOPPING_PLANNER_DATA_DIR": str(data_dir_with_model)},
         capture_output=True,
         text=True,
         timeout=900,
@@ -58,5 +63,28 @@ def test_demo_request_on_the_embedded_model(isolated_data_dir: Path) -> None:
     assert outcome is not None and outcome["budget"] == 200
     assert outcome["within_budget"] is not None
     # The model server the CLI started (its command line names our data dir) is gone.
-    leftover = subprocess.run(["pgrep", "-f", str(isolated_data_dir)], capture_output=True)
+    leftover = subprocess.run(["pgrep", "-f", str(data_dir_with_model)], capture_output=True)
     assert leftover.stdout.strip() == b"", "a local model server outlived the CLI"
+
+
+def test_local_model_bench_runs_on_the_embedded_model(
+    data_dir_with_model: Path, tmp_path: Path
+) -> None:
+    # The bench is run by hand for its figures; here it runs once so it cannot rot. Its
+    # timings are not checked (CI machines are noisy), only that every figure was taken.
+    out = tmp_path / "local_model.json"
+    run = subprocess.run(
+        [sys.executable, "bench/local_model.py", "--runs", "1", "--json", str(out)],
+        cwd=REPO_ROOT,
+        env={**os.environ, "SHOPPING_PLANNER_DATA_DIR": str(data_dir_with_model)},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    data = json.loads(out.read_text())["data"]
+    assert data["load_s"] > 0 and len(data["plans_s"]) == len(data["requests_s"]) == 1
+    assert all(seconds > 0 for seconds in data["plans_s"] + data["requests_s"])
+    [(prompt_tokens, output_tokens)] = data["plan_tokens"]
+    assert prompt_tokens > 100 and output_tokens > 10
+    assert data["server_rss_mb"] > 100
