@@ -154,6 +154,15 @@ def compact_results(
     return "\n".join(lines) or "(no earlier results)"
 
 
+def visible_results(results: list[StepResult]) -> list[StepResult]:
+    """What a reasoning step reads: every earlier reasoning step (its answer and picks)
+    and the searches since the last of them. A reasoning step has already condensed the
+    searches before it; reading them again would make each later call longer and the
+    tokens of a plan grow with the square of its steps."""
+    last = max((i for i, r in enumerate(results) if r.kind == "reasoning"), default=-1)
+    return [r for i, r in enumerate(results) if r.kind == "reasoning" or i > last]
+
+
 def reasoning_messages(
     plan: Plan,
     step: PlanStep,
@@ -166,7 +175,7 @@ def reasoning_messages(
         goal=plan.goal,
         budget=format_money(plan.budget),
         features=", ".join(plan.features) or "none",
-        results=compact_results(plan, results, candidates),
+        results=compact_results(plan, visible_results(results), candidates),
     )
     return [SystemMessage(prompts.REASONING_SYSTEM), HumanMessage(user)]
 

@@ -320,3 +320,36 @@ def test_reasoning_prompt_stays_small_when_many_searches_overlap() -> None:
     assert all(len(line.split(" | ")[1]) <= MAX_TITLE_CHARS for line in listed)
     assert "more: listed under another step or cut for length" in text
     assert len(text) < 30 * 200  # well inside a 4k-token context with the prompt around it
+
+
+def test_later_reasoning_step_reads_earlier_answers_not_their_searches(
+    small_catalog_file: Path,
+) -> None:
+    # search, reason, search, reason: the second reasoning step reads the first one's
+    # answer and pick, and the search after it, but not the search the first condensed.
+    plan = {
+        "goal": "Buy a camera strap and running shoes.",
+        "budget": None,
+        "steps": [
+            {"step": 1, "action": "Find camera straps", "query": "camera strap"},
+            {"step": 2, "action": "Pick the best strap", "query": None},
+            {"step": 3, "action": "Find running shoes", "query": "trail running shoes"},
+            {"step": 4, "action": "Pick the shoes to go with the strap", "query": None},
+        ],
+    }
+    model = FakeShoppingChatModel(
+        replies={
+            "Plan": [plan],
+            "ReasoningAnswer": [
+                {"answer": "The leather strap.", "product_ids": ["strap-1"]},
+                {"answer": "The strap and the trail shoes.", "product_ids": ["strap-1", "shoe-1"]},
+            ],
+        }
+    )
+    state = run_graph(model, small_catalog_file)
+    first, second = ("\n".join(str(m.content) for m in p) for p in model.prompts[-2:])
+    assert "id=strap-2" in first  # the first reasoning step saw the whole strap search
+    assert "Step 2 answer: The leather strap." in second and "id=strap-1" in second
+    assert "id=shoe-1" in second
+    assert "id=strap-2" not in second and "Step 1 search" not in second
+    assert [p.id for p in state["outcome"].picks] == ["strap-1", "shoe-1"]
