@@ -353,3 +353,17 @@ def test_later_reasoning_step_reads_earlier_answers_not_their_searches(
     assert "id=shoe-1" in second
     assert "id=strap-2" not in second and "Step 1 search" not in second
     assert [p.id for p in state["outcome"].picks] == ["strap-1", "shoe-1"]
+
+
+def test_openai_strict_schema_still_lists_every_field() -> None:
+    # OpenAI and Azure get response_format=json_schema in strict mode, which rejects an
+    # object whose properties are not all required; the SDK's strict conversion adds the
+    # optional ones back, so the compact schema stays valid there.
+    from openai.lib._parsing._completions import type_to_response_format_param
+
+    schema = type_to_response_format_param(Plan)["json_schema"]["schema"]
+    step = schema["$defs"]["PlanStep"]
+    assert step["required"] == list(step["properties"])
+    assert schema["required"] == list(schema["properties"])
+    assert step["additionalProperties"] is False and schema["additionalProperties"] is False
+    assert all("default" not in prop for prop in step["properties"].values())
