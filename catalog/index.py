@@ -353,6 +353,17 @@ def check_search_args(
     return SearchArgs(query, slug, low, high, rating, limit)
 
 
+def check_ids(ids: Any) -> list[str]:
+    """Validate ``get`` arguments: the distinct ids in order; ``CatalogQueryError`` if bad."""
+    if isinstance(ids, str):
+        raise CatalogQueryError("ids", "must be an iterable of ids, not a single string")
+    wanted = list(dict.fromkeys(ids))
+    for item in wanted:
+        if not isinstance(item, str):
+            raise CatalogQueryError("ids", f"every id must be a string, got {item!r}")
+    return wanted
+
+
 def _boosted(query: tantivy.Query, boost: float) -> tantivy.Query:
     return query if boost == 1.0 else tantivy.Query.boost_query(query, boost)
 
@@ -438,12 +449,7 @@ class Catalog:
 
     def get(self, ids: Iterable[str]) -> dict[str, Product]:
         """The products among ``ids`` that exist, keyed by id."""
-        if isinstance(ids, str):
-            raise CatalogQueryError("ids", "must be an iterable of ids, not a single string")
-        wanted = list(dict.fromkeys(ids))
-        for item in wanted:
-            if not isinstance(item, str):
-                raise CatalogQueryError("ids", f"every id must be a string, got {item!r}")
+        wanted = check_ids(ids)
         if not wanted:
             return {}
         snap = self._snapshot

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from catalog.errors import CatalogError, CatalogQueryError
-from catalog.index import MAX_QUERY_TOKENS, SCHEMA_VERSION, check_search_args
+from catalog.errors import CatalogError
+from catalog.index import MAX_QUERY_TOKENS, SCHEMA_VERSION, check_ids, check_search_args
 from catalog.models import Product, ProductHit
 from catalog.paths import is_postgres_url, redact_url
 
@@ -445,12 +445,7 @@ class PostgresCatalog:
 
     def get(self, ids: Iterable[str]) -> dict[str, Product]:
         """The products among ``ids`` that exist, keyed by id."""
-        if isinstance(ids, str):
-            raise CatalogQueryError("ids", "must be an iterable of ids, not a single string")
-        wanted = list(dict.fromkeys(ids))
-        for item in wanted:
-            if not isinstance(item, str):
-                raise CatalogQueryError("ids", f"every id must be a string, got {item!r}")
+        wanted = check_ids(ids)
         if not wanted:
             return {}
         with self._pool.connection() as conn:
