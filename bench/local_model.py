@@ -44,18 +44,6 @@ def clear_prefix_cache(base_url: str, alias: str) -> None:
     httpx.post(f"{base_url}/completions", json=body, timeout=120).raise_for_status()
 
 
-def server_rss_mb(pid: int) -> float:
-    """Resident memory of the server process (Linux /proc), in MB; NaN elsewhere."""
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
-
-
 def run_request(chat_model: Any, alias: str, *, auto_approve: bool) -> tuple[float, dict]:
     from langgraph.checkpoint.memory import MemorySaver
 
@@ -128,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                     picks,
                 ]
             )
-        rss_mb = server_rss_mb(server.process.pid) if server.process else float("nan")
+        rss_mb = server.rss_mb() or float("nan")
     report.table("Runs (s)", ["run", "seconds", "plan steps", "LLM calls", "picks"], details)
     report.table(
         "Summary",

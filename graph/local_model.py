@@ -463,6 +463,19 @@ class LocalModelServer:
     def running(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
+    def rss_mb(self) -> float | None:
+        """Resident memory of the running server in MB, from Linux /proc; None elsewhere."""
+        if self.process is None or not self.running:
+            return None
+        try:
+            with open(f"/proc/{self.process.pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1]) / 1024
+        except OSError:
+            pass
+        return None
+
     def __enter__(self) -> LocalModelServer:
         self.start()
         return self

@@ -34,17 +34,6 @@ pytestmark = [
 ]
 
 
-def _rss_mb(pid: int) -> float | None:
-    try:
-        with open(f"/proc/{pid}/status") as fh:
-            for line in fh:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return None
-
-
 def test_chat_completion_roundtrip() -> None:
     model = os.environ.get("LOCAL_TEST_MODEL", DEFAULT_LOCAL_MODEL)
     if model in LOCAL_MODELS and model != DEFAULT_LOCAL_MODEL:
@@ -85,7 +74,7 @@ def test_chat_completion_roundtrip() -> None:
             f"\n[{server.model_alias}] resolve {resolved:.2f}s,"
             f" ready {server.startup_seconds:.2f}s,"
             f" completion {completion:.2f}s ({reply['usage']['completion_tokens']} tok),"
-            f" RSS {_rss_mb(pid):.0f} MB, reply {text!r}"
+            f" RSS {server.rss_mb() or float('nan'):.0f} MB, reply {text!r}"
         )
     assert server.process.poll() is not None
     with pytest.raises(ProcessLookupError):

@@ -332,7 +332,10 @@ def test_server_ready_then_killed(tmp_path: Path) -> None:
         pid, grandchild = s.pids()
         assert os.getpgid(pid) == pid  # own process group
         assert os.getpgid(pid) != os.getpgrp()
+        if sys.platform.startswith("linux"):
+            assert (s.rss_mb() or 0) > 1  # a live Python process holds megabytes
     assert server.process is not None and server.process.poll() is not None
+    assert server.rss_mb() is None  # stopped: nothing to measure
     assert _wait_gone(grandchild)
     assert (tmp_path / "server.log").read_text().startswith("stub starting")
 
