@@ -16,11 +16,27 @@ CASSETTES = REPO_ROOT / "cassettes"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # The PostgreSQL backend URLs are taken out of the environment for the whole session, so
-# every test (and module/session fixture) keeps the embedded defaults; only
-# tests/unit_tests/test_backends_*.py use them, from here.
+# every test (and module/session fixture) keeps the embedded defaults; only the backend
+# suites (test_catalog.py, test_backends_checkpoint.py) use them, through postgres_url.
 BACKEND_URLS = {
     name: os.environ.pop(name, "").strip() for name in ("CATALOG_URL", "CHECKPOINT_URL")
 }
+
+
+def postgres_url(name: str) -> str:
+    """The PostgreSQL URL given as `name`, or skip (locally) / fail (CI=true) saying why."""
+    from catalog.paths import is_postgres_url
+
+    value = BACKEND_URLS[name]
+    if is_postgres_url(value):
+        return value
+    if os.environ.get("CI", "").strip().lower() == "true":
+        pytest.fail(
+            f"CI=true but {name} is not a postgresql:// URL ({value!r}): the PostgreSQL "
+            "backend tests must run in CI (.ci/run starts PostgreSQL and exports it)"
+        )
+    pytest.skip(f"PostgreSQL backend: set {name}=postgresql://user:pass@host/db to run")
+
 
 SMALL_CATALOG = [
     {

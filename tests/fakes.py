@@ -100,3 +100,15 @@ GIFT_ANSWERS: list[dict[str, Any]] = [
     {"answer": "Both straps fit.", "product_ids": ["strap-1", "strap-2"]},
     {"answer": "The leather strap.", "product_ids": ["strap-1"]},
 ]
+
+# The smallest useful plan over SMALL_CATALOG (one search, one reasoning step) and its
+# pick; shared by the storage, input, secrets and checkpoint-backend tests.
+STRAP_PLAN: dict[str, Any] = {
+    "goal": "A photography gift under $200.",
+    "budget": 200,
+    "steps": [
+        {"step": 1, "action": "Find camera straps", "query": "camera strap", "max_price": 200},
+        {"step": 2, "action": "Pick the gift", "query": None},
+    ],
+}
+STRAP_PICK: dict[str, Any] = {"answer": "The leather strap.", "product_ids": ["strap-1"]}

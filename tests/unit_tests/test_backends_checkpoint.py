@@ -19,8 +19,8 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from conftest import BACKEND_URLS
-from fakes import FakeShoppingChatModel
+from conftest import postgres_url
+from fakes import STRAP_PICK, STRAP_PLAN, FakeShoppingChatModel
 from langgraph.types import Command
 
 from graph.builder import build_graph
@@ -29,33 +29,11 @@ from graph.context import Context
 from graph.threads import list_threads, recent_thread_ids, thread_config, thread_history
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-# conftest takes it out of the environment (other tests keep the defaults) and keeps it.
-CHECKPOINT_URL = BACKEND_URLS["CHECKPOINT_URL"]
-PLAN = {
-    "goal": "A photography gift under $200.",
-    "budget": 200,
-    "steps": [
-        {"step": 1, "action": "Find camera straps", "query": "camera strap", "max_price": 200},
-        {"step": 2, "action": "Pick the gift", "query": None},
-    ],
-}
-ANSWER = {"answer": "The leather strap.", "product_ids": ["strap-1"]}
-
-
-def require_postgres_url(name: str, value: str) -> str:
-    if value.lower().startswith(("postgresql://", "postgres://")):
-        return value
-    if os.environ.get("CI", "").strip().lower() == "true":
-        pytest.fail(
-            f"CI=true but {name} is not a postgresql:// URL ({value!r}): the PostgreSQL "
-            "backend tests must run in CI (.ci/run starts PostgreSQL and exports it)"
-        )
-    pytest.skip(f"PostgreSQL backend: set {name}=postgresql://user:pass@host/db to run")
 
 
 @pytest.fixture(scope="session")
 def pg_checkpoint_url() -> Iterator[str]:
-    url = require_postgres_url("CHECKPOINT_URL", CHECKPOINT_URL)
+    url = postgres_url("CHECKPOINT_URL")
     import psycopg
 
     schema = f"test_checkpoint_{uuid.uuid4().hex[:10]}"
@@ -79,7 +57,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 def model(answers: int = 1) -> FakeShoppingChatModel:
     return FakeShoppingChatModel(
-        replies={"Plan": [dict(PLAN)], "ReasoningAnswer": [dict(ANSWER)] * answers}
+        replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)] * answers}
     )
 
 
@@ -162,7 +140,7 @@ def test_failed_run_resumes_from_its_last_checkpoint(store: str, small_catalog_f
     saver, graph = process(store)
     [summary] = [s for s in list_threads(graph, saver, limit=50) if s.thread_id == thread]
     assert summary.status == "failed" and summary.steps_done == 1
-    fixed = FakeShoppingChatModel(replies={"ReasoningAnswer": [dict(ANSWER)]})
+    fixed = FakeShoppingChatModel(replies={"ReasoningAnswer": [dict(STRAP_PICK)]})
     state = graph.invoke(
         None, config, context=context(small_catalog_file, fixed, auto_approve=True)
     )
@@ -187,7 +165,7 @@ def test_recent_thread_ids_newest_first(store: str, small_catalog_file: Path) ->
 REPLICA_SCRIPT = """
 import json, sys
 sys.path.insert(0, {tests!r})
-from fakes import FakeShoppingChatModel
+from fakes import FakeShoppingChatModel, STRAP_PICK, STRAP_PLAN
 from langgraph.types import Command
 from graph.builder import build_graph
 from graph.checkpoint import open_checkpointer
@@ -210,7 +188,9 @@ def test_two_processes_continue_the_same_thread(
     """Two "replicas": one plans and pauses for approval, the other resumes and finishes."""
     script = tmp_path / "replica.py"
     script.write_text(
-        REPLICA_SCRIPT.format(tests=str(REPO_ROOT / "tests"), plan=repr(PLAN), answer=repr(ANSWER))
+        REPLICA_SCRIPT.format(
+            tests=str(REPO_ROOT / "tests"), plan=repr(STRAP_PLAN), answer=repr(STRAP_PICK)
+        )
     )
     thread = f"replicas-{uuid.uuid4().hex[:8]}"
 
@@ -256,7 +236,10 @@ def test_cli_list_history_resume_on_the_backend(
             timeout=120,
         )
 
-    replies: dict[str, list[Any]] = {"Plan": [dict(PLAN)], "ReasoningAnswer": [dict(ANSWER)]}
+    replies: dict[str, list[Any]] = {
+        "Plan": [dict(STRAP_PLAN)],
+        "ReasoningAnswer": [dict(STRAP_PICK)],
+    }
     with fake_openai_server(FakeScript(replies=replies)) as url:
         # No terminal to ask: the run plans, pauses for approval and is saved.
         paused = cli(url, "a photo gift", "--catalog", str(small_catalog_file))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import math
-import os
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -21,7 +20,7 @@ from urllib.parse import quote
 
 import pytest
 from catalog_samples import BY_ID, HOSTILE_QUERIES, PRODUCTS, ids, satisfies
-from conftest import BACKEND_URLS
+from conftest import postgres_url
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -36,20 +35,6 @@ from catalog import (
 )
 
 BACKENDS = ["tantivy", "postgres"]
-# conftest takes it out of the environment (other tests keep the defaults) and keeps it.
-CATALOG_URL = BACKEND_URLS["CATALOG_URL"]
-
-
-def require_postgres_url(name: str, value: str) -> str:
-    """The URL, or skip (locally) / fail (CI=true) with the reason."""
-    if value.lower().startswith(("postgresql://", "postgres://")):
-        return value
-    if os.environ.get("CI", "").strip().lower() == "true":
-        pytest.fail(
-            f"CI=true but {name} is not a postgresql:// URL ({value!r}): the PostgreSQL "
-            "backend tests must run in CI (.ci/run starts PostgreSQL and exports it)"
-        )
-    pytest.skip(f"PostgreSQL backend: set {name}=postgresql://user:pass@host/db to run")
 
 
 def with_search_path(url: str, schema: str) -> str:
@@ -60,7 +45,7 @@ def with_search_path(url: str, schema: str) -> str:
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
     """CATALOG_URL narrowed to a fresh schema for this test session."""
-    url = require_postgres_url("CATALOG_URL", CATALOG_URL)
+    url = postgres_url("CATALOG_URL")
     import psycopg
 
     schema = f"test_catalog_{uuid.uuid4().hex[:10]}"

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from fake_openai_server import FakeScript, fake_openai_server
-from fakes import FakeShoppingChatModel
+from fakes import STRAP_PICK, STRAP_PLAN, FakeShoppingChatModel
 
 from graph.builder import build_graph
 from graph.checkpoint import CheckpointStoreError, open_sqlite_checkpointer
@@ -27,19 +27,10 @@ from graph.context import Context
 from graph.run import main
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-PLAN = {
-    "goal": "A photography gift under $200.",
-    "budget": 200,
-    "steps": [
-        {"step": 1, "action": "Find camera straps", "query": "camera strap", "max_price": 200},
-        {"step": 2, "action": "Pick the gift", "query": None},
-    ],
-}
-PICK = {"answer": "The leather strap.", "product_ids": ["strap-1"]}
 
 
 def replies() -> dict[str, list[Any]]:
-    return {"Plan": [dict(PLAN)], "ReasoningAnswer": [dict(PICK)]}
+    return {"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]}
 
 
 @pytest.fixture(autouse=True)

@@ -12,20 +12,13 @@ from pathlib import Path
 
 import pytest
 from fake_openai_server import FakeScript, fake_openai_server
+from fakes import STRAP_PLAN
 
 from graph.run import RunFailed, build_parser, error_text, main
 from graph.state import PlanningError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-SECRET-0123456789abcdefXYZ"
-PLAN = {
-    "goal": "A photography gift under $200.",
-    "budget": 200,
-    "steps": [
-        {"step": 1, "action": "Find camera straps", "query": "camera strap", "max_price": 200},
-        {"step": 2, "action": "Pick the gift", "query": None},
-    ],
-}
 # Variables every OS sets; documenting them in .env.example would only confuse.
 SYSTEM_VARIABLES = {"HOME", "XDG_DATA_HOME", "PATH"}
 ENV_READS = [
@@ -100,7 +93,7 @@ def test_http_500_every_time_real_cli_backs_off_fails_clearly_and_shows_no_key(
     small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
     """The unpatched production RetryPolicy, end to end in a real process."""
-    fake = FakeScript(replies={"Plan": [PLAN]}, faults=["500"] * 3)
+    fake = FakeScript(replies={"Plan": [STRAP_PLAN]}, faults=["500"] * 3)
     with fake_openai_server(fake) as url:
         run = cli(url, isolated_data_dir, "a photo gift", "--catalog", str(small_catalog_file))
     output = run.stdout + run.stderr
@@ -117,7 +110,7 @@ def test_http_500_every_time_real_cli_backs_off_fails_clearly_and_shows_no_key(
 def test_http_401_echoing_the_key_is_not_retried_and_the_key_is_masked(
     small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
-    fake = FakeScript(replies={"Plan": [PLAN]}, faults=["401"])
+    fake = FakeScript(replies={"Plan": [STRAP_PLAN]}, faults=["401"])
     with fake_openai_server(fake) as url:
         run = cli(url, isolated_data_dir, "a photo gift", "--catalog", str(small_catalog_file))
     output = run.stdout + run.stderr
