@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from cli_runs import graph_run_process as cli
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import GIFT_ANSWERS, GIFT_PLAN
 
@@ -23,26 +24,6 @@ ANSWERS = GIFT_ANSWERS
 def script(**kwargs: Any) -> FakeScript:
     replies = {"Plan": [PLAN], "ReasoningAnswer": [dict(a) for a in ANSWERS]}
     return FakeScript(replies=replies, **kwargs)
-
-
-def cli(
-    url: str, data_dir: Path, *args: str, stdin: str | None = "", timeout: float = 60
-) -> subprocess.CompletedProcess[str]:
-    env = dict(
-        os.environ,
-        OPENAI_BASE_URL=url,
-        OPENAI_MODEL="fake-model",
-        SHOPPING_PLANNER_DATA_DIR=str(data_dir),
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "graph.run", *args],
-        cwd=REPO_ROOT,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def test_plan_is_printed_before_steps_and_the_outcome_is_checked(

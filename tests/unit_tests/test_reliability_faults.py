@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runs import graph_run_main as run_cli
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import GIFT_ANSWERS, GIFT_PLAN, FakeShoppingChatModel
 from langgraph.checkpoint.memory import MemorySaver
@@ -23,7 +24,6 @@ import graph.builder
 from graph.builder import build_graph
 from graph.context import Context
 from graph.providers import is_transient_provider_error, make_chat_model
-from graph.run import main
 from graph.state import MAX_PLAN_STEPS, PlanningError
 
 PLAN = GIFT_PLAN
@@ -82,18 +82,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], url: str, db: Path, *args: str) -> tuple[int, str]:
-    """The CLI's main() in-process; returns (exit code, stdout + stderr)."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("OPENAI_BASE_URL", url)
-    try:
-        code = main([*args, "--db", str(db)])
-    finally:
-        mp.undo()
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
 
 
 def test_production_retry_policy_is_bounded_with_backoff_and_not_stacked() -> None:

@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runs import graph_run_main
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN, FakeShoppingChatModel
 
 from graph.builder import build_graph
 from graph.checkpoint import CheckpointStoreError, open_sqlite_checkpointer
 from graph.context import Context
-from graph.run import main
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -71,14 +71,7 @@ def cli(capsys: pytest.CaptureFixture[str], db: Path, *args: str) -> tuple[int, 
     """The CLI's main() in-process against a fresh fake server; (exit code, output)."""
     fake = FakeScript(replies=replies())
     with fake_openai_server(fake) as url:
-        mp = pytest.MonkeyPatch()
-        mp.setenv("OPENAI_BASE_URL", url)
-        try:
-            code = main([*args, "--db", str(db)])
-        finally:
-            mp.undo()
-    captured = capsys.readouterr()
-    out = captured.out + captured.err
+        code, out = graph_run_main(capsys, url, db, *args)
     if args and not args[0].startswith("--"):  # a new run: count what reached the model
         out += f"\n[requests: {len(fake.requests)}]"
     return code, out

@@ -3,7 +3,6 @@ reads, and no error path (CLI output, PlanningError, RunFailed, checkpoints) sho
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -11,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_runs import graph_run_process
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PLAN
 
@@ -72,21 +72,7 @@ def test_env_example_documents_every_variable_the_code_reads() -> None:
 
 
 def cli(url: str, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(
-        os.environ,
-        OPENAI_BASE_URL=url,
-        OPENAI_MODEL="fake-model",
-        OPENAI_API_KEY=KEY,
-        SHOPPING_PLANNER_DATA_DIR=str(data_dir),
-    )
-    return subprocess.run(
-        [sys.executable, "-m", "graph.run", *args],
-        cwd=REPO_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
+    return graph_run_process(url, data_dir, *args, stdin=None, timeout=90, OPENAI_API_KEY=KEY)
 
 
 def test_http_500_every_time_real_cli_backs_off_fails_clearly_and_shows_no_key(

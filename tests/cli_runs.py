@@ -1,0 +1,55 @@
+"""Running the CLI (`python -m graph.run`) in tests against a fake OpenAI-compatible server:
+as a real subprocess, or its main() in-process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graph.run import main
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def graph_run_process(
+    url: str,
+    data_dir: Path,
+    *args: str,
+    stdin: str | None = "",
+    timeout: float = 60,
+    **env: str,
+) -> subprocess.CompletedProcess[str]:
+    """`python -m graph.run ARGS` with the fake server at `url` and its own data dir;
+    `stdin=None` inherits the test's stdin, `env` adds variables."""
+    environment = {
+        **os.environ,
+        "OPENAI_BASE_URL": url,
+        "OPENAI_MODEL": "fake-model",
+        "SHOPPING_PLANNER_DATA_DIR": str(data_dir),
+        **env,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "graph.run", *args],
+        cwd=REPO_ROOT,
+        env=environment,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def graph_run_main(
+    capsys: pytest.CaptureFixture[str], url: str, db: Path, *args: str
+) -> tuple[int, str]:
+    """The CLI's main() in-process with the fake server at `url` and the checkpoint
+    database `db`; returns (exit code, stdout + stderr)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("OPENAI_BASE_URL", url)
+        code = main([*args, "--db", str(db)])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
