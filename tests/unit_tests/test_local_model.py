@@ -273,6 +273,13 @@ STUB = textwrap.dedent(
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
+        def do_POST(self):
+            # Dies in the middle of a call, as llama.cpp did with a GPF in its AMX kernels.
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            print("POST", self.path, flush=True)
+            print("ggml_backend_amx_mul_mat: about to compute", flush=True)
+            import signal
+            os.kill(os.getpid(), getattr(signal, mode.removeprefix("die-on-chat-")))
         def log_message(self, *a):
             pass
 
@@ -435,8 +442,9 @@ def test_real_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     model = tmp_path / "m.gguf"
     server = LocalModelServer(model, model_alias="qwen", n_threads=2, port=1234)
     cmd = server._server_command()
-    assert cmd[:3] == [sys.executable, "-m", "llama_cpp.server"]
-    args = dict(zip(cmd[3::2], cmd[4::2], strict=True))
+    assert cmd[:3] == [sys.executable, "-m", "graph.llama_launcher"]
+    server_args = cmd[cmd.index("--") + 1 :]
+    args = dict(zip(server_args[::2], server_args[1::2], strict=True))
     assert args["--model"] == str(model)
     assert args["--model_alias"] == "qwen"
     assert args["--port"] == "1234" and args["--n_threads"] == "2"
@@ -478,3 +486,141 @@ def test_server_dies_with_sigkilled_parent(tmp_path: Path) -> None:
     pid, grandchild = (int(p) for p in pidfile.read_text().split())
     assert _wait_gone(pid)
     os.kill(grandchild, signal.SIGKILL)  # the stub's own helper is not covered; clean it up
+
+
+# ---------------------------------------------------------------- a server that dies
+
+
+@pytest.mark.parametrize("signal_name", ["SIGSEGV", "SIGKILL"])
+def test_server_dying_mid_call_is_named_in_one_line_and_not_retried(
+    signal_name: str,
+    tmp_path: Path,
+    small_catalog_file: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import graph.builder
+    from graph.providers import is_transient_provider_error
+    from graph.run import main
+
+    failures: list[BaseException] = []
+
+    def counting_retry_on(error: BaseException) -> bool:
+        failures.append(error)
+        return is_transient_provider_error(error)
+
+    # The production policy with a counting predicate and no real backoff sleep.
+    monkeypatch.setattr(
+        graph.builder,
+        "LLM_RETRY",
+        graph.builder.LLM_RETRY._replace(
+            initial_interval=0.01, jitter=False, retry_on=counting_retry_on
+        ),
+    )
+    server = StubServer(tmp_path, mode=f"die-on-chat-{signal_name}")
+    monkeypatch.setattr(lm, "start_local_server", lambda *a, **k: server)
+    db = tmp_path / "runs.sqlite"
+    common = ["--catalog", str(small_catalog_file), "--db", str(db)]
+    code = main(["a photo gift", "--provider", "local", "-y", "--thread", "t1", *common])
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert code == 2, text
+    errors = [line for line in text.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, text
+    line = errors[0]
+    assert f"the local model server stopped (killed by signal {signal_name})" in line
+    assert "ggml_backend_amx_mul_mat: about to compute" in line  # the log's last lines
+    assert str(server.log_file) in line
+    assert "attempts" not in line and "cannot reach" not in line
+    assert len(failures) == 1, "a call to a dead server was retried"
+    assert (tmp_path / "server.log").read_text().count("POST /v1/chat/completions") == 1
+    # The thread is saved and resumable: it stopped before the plan existed.
+    assert main(["--list", "--db", str(db)]) == 0
+    listing = capsys.readouterr().out
+    assert "t1" in listing and "done" not in listing
+    assert not server.running
+
+
+def test_exit_report_is_none_while_running_and_after_our_own_stop(tmp_path: Path) -> None:
+    server = StubServer(tmp_path)
+    with server:
+        assert server.exit_report() is None
+        assert server.exit_report(grace_s=0.1) is None
+    assert server.exit_report() is None  # we stopped it: not a crash
+
+
+# ---------------------------------------------------------------- weight repacking
+
+
+def test_amx_is_read_from_the_cpu_flags(tmp_path: Path) -> None:
+    with_amx = tmp_path / "amx"
+    with_amx.write_text("processor: 0\nflags\t\t: fpu avx512f amx_bf16 amx_tile amx_int8\n")
+    without = tmp_path / "plain"
+    without.write_text("processor: 0\nflags\t\t: fpu avx2 avx512f avx512_vnni\n")
+    assert lm.cpu_has_amx(with_amx) and not lm.cpu_has_amx(without)
+    assert not lm.cpu_has_amx(tmp_path / "missing")
+
+
+@pytest.mark.parametrize("has_amx, expected", [(True, "no-amx"), (False, "all")])
+def test_auto_refuses_amx_only_on_a_cpu_that_has_it(
+    has_amx: bool, expected: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lm, "cpu_has_amx", lambda: has_amx)
+    monkeypatch.delenv(lm.REPACK_SETTING, raising=False)
+    assert lm.resolve_repack_mode() == expected
+    monkeypatch.setenv(lm.REPACK_SETTING, " Auto ")
+    assert lm.resolve_repack_mode() == expected
+    for forced in ("all", "no-amx", "off"):
+        monkeypatch.setenv(lm.REPACK_SETTING, forced)
+        assert lm.resolve_repack_mode() == forced
+
+
+def test_a_bad_repack_setting_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(lm.REPACK_SETTING, "sometimes")
+    with pytest.raises(LocalModelError, match=r"LOCAL_MODEL_REPACK='sometimes'.*auto, all"):
+        LocalModelServer(tmp_path / "m.gguf")
+
+
+def test_the_server_starts_through_the_launcher_with_the_repack_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lm, "_missing_server_modules", lambda: [])
+    monkeypatch.setenv(lm.REPACK_SETTING, "off")
+    cmd = LocalModelServer(tmp_path / "m.gguf", port=1234)._server_command()
+    assert cmd[:6] == [sys.executable, "-m", "graph.llama_launcher", "--repack", "off", "--"]
+    assert cmd[cmd.index("--model") + 1] == str(tmp_path / "m.gguf")
+
+
+@pytest.mark.skipif(
+    not (sys.platform.startswith("linux") and os.uname().machine == "x86_64"),
+    reason="AMX and its arch_prctl request exist on x86-64 Linux only",
+)
+def test_no_amx_makes_the_amx_permission_request_fail_and_nothing_else() -> None:
+    """What llama.cpp's ggml_amx_init asks the kernel for is refused (EPERM, so it drops its
+    AMX kernels); the same call's GET form still answers as the kernel decides."""
+    import subprocess
+
+    probe = textwrap.dedent(
+        """
+        import ctypes, sys
+        from graph.llama_launcher import ARCH_REQ_XCOMP_PERM, apply_repack_mode
+        libc = ctypes.CDLL(None, use_errno=True)
+        def arch_prctl(code, arg):
+            ctypes.set_errno(0)
+            return libc.syscall(158, code, arg), ctypes.get_errno()
+        before = arch_prctl(ARCH_REQ_XCOMP_PERM, 18)
+        print(apply_repack_mode(sys.argv[1]))
+        print(before[1], arch_prctl(ARCH_REQ_XCOMP_PERM, 18)[1])
+        print(arch_prctl(0x1022, ctypes.byref(ctypes.c_ulong()))[0])
+        """
+    )
+    root = Path(lm.__file__).resolve().parents[1]
+    run = subprocess.run(
+        [sys.executable, "-c", probe, "no-amx"], capture_output=True, text=True, cwd=root
+    )
+    assert run.returncode == 0, run.stderr
+    mode, errnos, get_perm = run.stdout.split("\n")[:3]
+    assert mode == "no-amx", run.stderr
+    before, after = (int(n) for n in errnos.split())
+    assert after == 1 and before != 1  # EPERM only once the filter is in place
+    assert get_perm == "0"
