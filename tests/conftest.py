@@ -23,6 +23,17 @@ BACKEND_URLS = {
 }
 
 
+def running_in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() == "true"
+
+
+def skip_or_fail_in_ci(reason: str) -> None:
+    """Skip, saying why; under CI=true fail instead, since CI must run every test."""
+    if running_in_ci():
+        pytest.fail(f"CI=true, so this cannot be skipped: {reason}")
+    pytest.skip(reason)
+
+
 def postgres_url(name: str) -> str:
     """The PostgreSQL URL given as `name`, or skip (locally) / fail (CI=true) saying why."""
     from catalog.paths import is_postgres_url
