@@ -6,6 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -23,6 +24,18 @@ BACKEND_URLS = {
 }
 
 
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() == "true"
+
+
+def skip_or_fail_in_ci(reason: str) -> NoReturn:
+    """Skip a test whose prerequisite is missing, but fail it under CI=true: CI has every
+    prerequisite, so there a skip would hide a test that never ran."""
+    if in_ci():
+        pytest.fail(f"CI=true, so this test must run: {reason}")
+    pytest.skip(reason)
+
+
 def postgres_url(name: str) -> str:
     """The PostgreSQL URL given as `name`, or skip (locally) / fail (CI=true) saying why."""
     from catalog.paths import is_postgres_url
@@ -30,12 +43,11 @@ def postgres_url(name: str) -> str:
     value = BACKEND_URLS[name]
     if is_postgres_url(value):
         return value
-    if os.environ.get("CI", "").strip().lower() == "true":
-        pytest.fail(
-            f"CI=true but {name} is not a postgresql:// URL ({value!r}): the PostgreSQL "
-            "backend tests must run in CI (.ci/run starts PostgreSQL and exports it)"
-        )
-    pytest.skip(f"PostgreSQL backend: set {name}=postgresql://user:pass@host/db to run")
+    skip_or_fail_in_ci(
+        f"PostgreSQL backend: {name} is not a postgresql:// URL ({value!r}); set "
+        f"{name}=postgresql://user:pass@host/db to run (.ci/run starts PostgreSQL and "
+        "exports it)"
+    )
 
 
 SMALL_CATALOG = [
@@ -131,7 +143,10 @@ def small_catalog_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def shared_file(*parts: str) -> Path:
+    """A file of the real data in ../shared/data; skip (locally) / fail (CI=true) if absent."""
     path = SHARED_DATA.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"shared data not found at {path} (it lives beside the checkout in ../shared)")
+        skip_or_fail_in_ci(
+            f"shared data not found at {path} (it lives beside the checkout in ../shared)"
+        )
     return path
