@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
@@ -133,6 +134,33 @@ def isolated_data_dir(
     ):
         monkeypatch.delenv(name, raising=False)
     return data_dir
+
+
+def refuse_tokenizer_download(blobpath: str) -> bytes:
+    """Stands in for tiktoken.load.read_file: local files read as before, URLs refused."""
+    if "://" in blobpath:
+        raise OSError(f"tests never download tokenizer files ({blobpath})")
+    with open(blobpath, "rb") as file:
+        return file.read()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def offline_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """tiktoken downloads an encoding on its first use. Tests get an empty tiktoken cache
+    (subprocesses inherit it) and no download, so on every machine, online or not, token
+    counts take the documented fallback of graph.cost.token_counter and no test touches
+    the network; tests/unit_tests/test_cost_offline.py checks both."""
+    import tiktoken.load
+
+    from graph.cost import token_counter
+
+    cache = tmp_path_factory.mktemp("tiktoken-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+        patch.setattr(tiktoken.load, "read_file", refuse_tokenizer_download)
+        token_counter.cache_clear()
+        yield cache
+    token_counter.cache_clear()
 
 
 @pytest.fixture(scope="session")
