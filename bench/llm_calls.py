@@ -20,7 +20,8 @@ How it counts (like for like across the three variants):
   with the same queries and limit, its replies are the same as the fake model's, and
   its prompts are counted with the same counter, per message and per tool schema.
 * The counter is `graph.cost.token_counter(--tokenizer-model)`: tiktoken when its
-  encoding is available offline, else 1 token per 4 characters (printed in the report).
+  encoding is already in tiktoken's cache, else 1 token per 4 characters (printed in the
+  report). The bench never downloads an encoding (see `offline_token_counter`).
   Recorded cassettes carry the model's own usage (Qwen tokenizer), shown apart.
 """
 
@@ -32,6 +33,7 @@ import os
 import re
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -490,6 +492,28 @@ def add_cassettes(report: Report, directory: Path, count: Any) -> None:
     report.data["cassettes"] = rows
 
 
+def offline_token_counter(model: str) -> tuple[Callable[[str], int], str]:
+    """`graph.cost.token_counter`, with tiktoken held to its cache: a benchmark must not
+    reach the network, and an encoding tiktoken would download is counted with the
+    fallback instead (the report names the tokenizer used)."""
+    import tiktoken.load
+
+    from graph.cost import token_counter
+
+    reader = tiktoken.load.read_file
+
+    def cached_only(blobpath: str) -> bytes:
+        if "://" in blobpath:
+            raise OSError(f"not downloading {blobpath}: it is not in tiktoken's cache")
+        return reader(blobpath)
+
+    tiktoken.load.read_file = cached_only
+    try:
+        return token_counter(model)  # loads the encoding now, so the reader can go back
+    finally:
+        tiktoken.load.read_file = reader
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python bench/llm_calls.py", description=__doc__.split("\n")[0]
@@ -504,9 +528,7 @@ def main(argv: list[str] | None = None) -> int:
     if any(not 2 <= s <= 10 for s in sizes):
         parser.error("plan sizes must be between 2 and 10 steps")
 
-    from graph.cost import token_counter
-
-    count, tokenizer = token_counter(args.tokenizer_model)
+    count, tokenizer = offline_token_counter(args.tokenizer_model)
     with tempfile.TemporaryDirectory(prefix="bench-llm-") as data_dir:
         previous = os.environ.get("SHOPPING_PLANNER_DATA_DIR")
         os.environ["SHOPPING_PLANNER_DATA_DIR"] = data_dir  # the shipped catalog, built here

@@ -25,22 +25,40 @@ def graph_run_process(
 ) -> subprocess.CompletedProcess[str]:
     """`python -m graph.run ARGS` with the fake server at `url` and its own data dir;
     `stdin=None` inherits the test's stdin, `env` adds variables."""
-    environment = {
+    return subprocess.run(
+        [sys.executable, "-m", "graph.run", *args],
+        cwd=REPO_ROOT,
+        env=cli_environment(url, data_dir, **env),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def start_graph_run(url: str, data_dir: Path, *args: str, **env: str) -> subprocess.Popen[str]:
+    """`python -m graph.run ARGS` started in the background (no stdin, output captured),
+    like graph_run_process, for tests that run several at once."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "graph.run", *args],
+        cwd=REPO_ROOT,
+        env=cli_environment(url, data_dir, **env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def cli_environment(url: str, data_dir: Path, **env: str) -> dict[str, str]:
+    """The environment of a CLI process: the fake server at `url`, the data dir, `env`."""
+    return {
         **os.environ,
         "OPENAI_BASE_URL": url,
         "OPENAI_MODEL": "fake-model",
         "SHOPPING_PLANNER_DATA_DIR": str(data_dir),
         **env,
     }
-    return subprocess.run(
-        [sys.executable, "-m", "graph.run", *args],
-        cwd=REPO_ROOT,
-        env=environment,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
 
 
 def graph_run_main(

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -23,14 +25,15 @@ BACKEND_URLS = {
 }
 
 
-def running_in_ci() -> bool:
+def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() == "true"
 
 
-def skip_or_fail_in_ci(reason: str) -> None:
-    """Skip, saying why; under CI=true fail instead, since CI must run every test."""
-    if running_in_ci():
-        pytest.fail(f"CI=true, so this cannot be skipped: {reason}")
+def skip_or_fail_in_ci(reason: str) -> NoReturn:
+    """Skip a test whose prerequisite is missing, but fail it under CI=true: CI has every
+    prerequisite, so there a skip would hide a test that never ran."""
+    if in_ci():
+        pytest.fail(f"CI=true, so this test must run: {reason}")
     pytest.skip(reason)
 
 
@@ -41,12 +44,11 @@ def postgres_url(name: str) -> str:
     value = BACKEND_URLS[name]
     if is_postgres_url(value):
         return value
-    if os.environ.get("CI", "").strip().lower() == "true":
-        pytest.fail(
-            f"CI=true but {name} is not a postgresql:// URL ({value!r}): the PostgreSQL "
-            "backend tests must run in CI (.ci/run starts PostgreSQL and exports it)"
-        )
-    pytest.skip(f"PostgreSQL backend: set {name}=postgresql://user:pass@host/db to run")
+    skip_or_fail_in_ci(
+        f"PostgreSQL backend: {name} is not a postgresql:// URL ({value!r}); set "
+        f"{name}=postgresql://user:pass@host/db to run (.ci/run starts PostgreSQL and "
+        "exports it)"
+    )
 
 
 SMALL_CATALOG = [
@@ -134,6 +136,33 @@ def isolated_data_dir(
     return data_dir
 
 
+def refuse_tokenizer_download(blobpath: str) -> bytes:
+    """Stands in for tiktoken.load.read_file: local files read as before, URLs refused."""
+    if "://" in blobpath:
+        raise OSError(f"tests never download tokenizer files ({blobpath})")
+    with open(blobpath, "rb") as file:
+        return file.read()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def offline_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """tiktoken downloads an encoding on its first use. Tests get an empty tiktoken cache
+    (subprocesses inherit it) and no download, so on every machine, online or not, token
+    counts take the documented fallback of graph.cost.token_counter and no test touches
+    the network; tests/unit_tests/test_cost_offline.py checks both."""
+    import tiktoken.load
+
+    from graph.cost import token_counter
+
+    cache = tmp_path_factory.mktemp("tiktoken-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
+        patch.setattr(tiktoken.load, "read_file", refuse_tokenizer_download)
+        token_counter.cache_clear()
+        yield cache
+    token_counter.cache_clear()
+
+
 @pytest.fixture(scope="session")
 def small_catalog_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("catalog") / "small.jsonl"
@@ -142,7 +171,10 @@ def small_catalog_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def shared_file(*parts: str) -> Path:
+    """A file of the real data in ../shared/data; skip (locally) / fail (CI=true) if absent."""
     path = SHARED_DATA.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"shared data not found at {path} (it lives beside the checkout in ../shared)")
+        skip_or_fail_in_ci(
+            f"shared data not found at {path} (it lives beside the checkout in ../shared)"
+        )
     return path

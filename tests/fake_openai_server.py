@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,9 +30,20 @@ class FakeScript:
     # Prompt text -> seconds: a request whose messages contain the text is held that long
     # before its answer (deterministic, unlike changing `delays` while a run is going).
     holds: dict[str, float] = field(default_factory=dict)
+    # Computes a tool's arguments from (tool name, request body), for answers that must
+    # follow the request (several clients at once); None falls back to `replies`.
+    reply_for: Callable[[str, dict[str, Any]], dict[str, Any] | None] | None = None
+    # Tool name -> N: requests forcing that tool are held until N of them have arrived
+    # (or `gather_timeout` passes), so N clients are provably mid-run at the same time.
+    gather: dict[str, int] = field(default_factory=dict)
+    gather_timeout: float = 30.0
     requests: list[dict[str, Any]] = field(default_factory=list)
     arrivals: list[float] = field(default_factory=list)  # time.monotonic() per request
+    in_flight: int = 0  # requests being answered now
+    max_in_flight: int = 0  # the most ever answered at once
     lock: threading.Lock = field(default_factory=threading.Lock)
+    gathered: threading.Condition = field(default_factory=threading.Condition)
+    gather_counts: dict[str, int] = field(default_factory=dict)
 
     def calls_for(self, tool: str) -> list[dict[str, Any]]:
         return [r for r in self.requests if _forced_tool(r) == tool]
@@ -97,12 +108,34 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
             self._send(200, json.dumps({"data": [{"id": "fake"}]}).encode())
 
         def do_POST(self) -> None:
+            with script.lock:
+                script.in_flight += 1
+                script.max_in_flight = max(script.max_in_flight, script.in_flight)
+            try:
+                self._post()
+            finally:
+                with script.lock:
+                    script.in_flight -= 1
+
+        def _gather(self, tool: str) -> None:
+            wanted = script.gather.get(tool)
+            if not wanted:
+                return
+            with script.gathered:
+                script.gather_counts[tool] = script.gather_counts.get(tool, 0) + 1
+                script.gathered.notify_all()
+                script.gathered.wait_for(
+                    lambda: script.gather_counts[tool] >= wanted, timeout=script.gather_timeout
+                )
+
+        def _post(self) -> None:
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"{}")
             with script.lock:
                 script.requests.append(body)
                 script.arrivals.append(time.monotonic())
                 fault = script.faults.pop(0) if script.faults else None
+            self._gather(_forced_tool(body))
             if fault == "timeout":
                 time.sleep(script.timeout_sleep)
                 return
@@ -123,10 +156,14 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
                 self._send(200, b"<html>gateway error</html>")
                 return
             tool = _forced_tool(body)
-            with script.lock:
-                queue = script.replies.get(tool) or []
-                # A cut-off answer never arrived, so its reply stays for the next attempt.
-                arguments = (queue[0] if fault == "truncated" else queue.pop(0)) if queue else None
+            arguments = script.reply_for(tool, body) if script.reply_for else None
+            if arguments is None:
+                with script.lock:
+                    queue = script.replies.get(tool) or []
+                    # A cut-off answer never arrived, so its reply stays for the next attempt.
+                    arguments = (
+                        (queue[0] if fault == "truncated" else queue.pop(0)) if queue else None
+                    )
             if arguments is None:
                 self._send(400, json.dumps({"error": {"message": f"no reply for {tool}"}}).encode())
                 return

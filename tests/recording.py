@@ -7,13 +7,16 @@ Record once against the embedded local model, then replay offline with no key:
 RECORD_BASE_URL=http://127.0.0.1:PORT/v1 records from an already running llama.cpp server
 (started with --model_alias qwen2.5-coder-1.5b) instead of starting one per cassette.
 
-Requests match on method, path and JSON body, never on host or port (the local server
-takes a free port each time). Auth headers and cookies are never written.
+Requests match on method, path and body, never on host or port (the local server takes a
+free port each time). vcrpy's own `body` matcher compares JSON bodies (content-type
+application/json, recorded with each request) as parsed JSON, so key order and whitespace
+do not matter. A replay must play every recorded interaction exactly once: a dropped LLM
+call fails the test as surely as an extra one. A missing cassette fails its test too.
+Auth headers and cookies are never written.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -46,17 +49,6 @@ def recording() -> bool:
     return os.environ.get("RECORD", "") == "1"
 
 
-def json_body_matcher(r1: Any, r2: Any) -> None:
-    """Bodies are equal as JSON (key order and whitespace do not matter)."""
-
-    def parse(body: Any) -> Any:
-        if isinstance(body, bytes):
-            body = body.decode()
-        return json.loads(body) if body else None
-
-    assert parse(r1.body) == parse(r2.body), "request body differs from the recording"
-
-
 def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
     headers = response.get("headers", {})
     for name in list(headers):
@@ -69,13 +61,12 @@ def shopping_vcr() -> vcr.VCR:
     recorder = vcr.VCR(
         cassette_library_dir=str(CASSETTES),
         record_mode="all" if recording() else "none",
-        match_on=("method", "path", "json_body"),
+        match_on=("method", "path", "body"),
         filter_headers=SECRET_HEADERS,
         before_record_response=_scrub_response,
         decode_compressed_response=True,
         serializer="yaml",
     )
-    recorder.register_matcher("json_body", json_body_matcher)
     return recorder
 
 
@@ -90,13 +81,30 @@ def recorded_context(
         # holds exactly the traffic of the current prompts and schemas.
         path.unlink(missing_ok=True)
     elif not path.exists():
-        pytest.skip(f"no cassette {path.name}; record it with RECORD=1 (see tests/recording.py)")
+        # Cassettes are committed: a missing one is a broken checkout, never a reason to skip.
+        pytest.fail(f"no cassette {path.name}; record it with RECORD=1 (see tests/recording.py)")
     # The model server starts before the cassette opens, so its readiness polls are
     # not recorded.
-    with _chat_model(model) as chat_model, shopping_vcr().use_cassette(path.name):
+    with (
+        _chat_model(model) as chat_model,
+        # Each recorded call answers one request; the same call made twice is a change.
+        shopping_vcr().use_cassette(path.name, allow_playback_repeats=False) as cassette,
+    ):
         yield Context(
             provider="local", model=model, chat_model=chat_model, auto_approve=True, **settings
         )
+        if not recording():
+            assert_all_played(cassette, path.name)
+
+
+def assert_all_played(cassette: Any, name: str) -> None:
+    """Every recorded interaction was replayed: a run that makes fewer LLM calls than the
+    recording (a dropped step, a skipped retry) fails here."""
+    unplayed = [i for i in range(len(cassette.data)) if cassette.play_counts[i] == 0]
+    assert cassette.all_played, (
+        f"{name}: {len(unplayed)} of {len(cassette.data)} recorded interactions "
+        f"were never requested (indexes {unplayed})"
+    )
 
 
 @contextmanager

@@ -41,14 +41,31 @@ def run_recorded(name: str, tool_mode: str = "direct") -> dict[str, Any]:
         )
 
 
+class RecordedRuns:
+    """Each recorded run, replayed once on first use. A run that cannot be replayed (its
+    cassette is missing, or it no longer plays the recording) fails the tests that read
+    it, not the whole module, and is not cached, so each of those tests reports why."""
+
+    def __init__(self) -> None:
+        self._runs: dict[str, dict[str, Any]] = {}
+
+    def __getitem__(self, name: str) -> dict[str, Any]:
+        if name not in self._runs:
+            self._runs[name] = run_recorded(name)
+        return self._runs[name]
+
+    def values(self) -> list[dict[str, Any]]:
+        return [self[name] for name in RECORDED_REQUESTS]
+
+
 @pytest.fixture(scope="module")
-def recorded_runs() -> dict[str, dict[str, Any]]:
-    return {name: run_recorded(name) for name in RECORDED_REQUESTS}
+def recorded_runs() -> RecordedRuns:
+    return RecordedRuns()
 
 
 @pytest.mark.replay
 @pytest.mark.parametrize("name", list(RECORDED_REQUESTS))
-def test_recorded_run_is_a_checked_plan(name: str, recorded_runs: dict[str, Any]) -> None:
+def test_recorded_run_is_a_checked_plan(name: str, recorded_runs: RecordedRuns) -> None:
     state = recorded_runs[name]
     plan = state["plan"]
     assert [s.step for s in plan.steps] == list(range(1, len(plan.steps) + 1))
@@ -65,7 +82,7 @@ def test_recorded_run_is_a_checked_plan(name: str, recorded_runs: dict[str, Any]
 
 
 @pytest.mark.replay
-def test_searches_return_catalog_products(recorded_runs: dict[str, Any]) -> None:
+def test_searches_return_catalog_products(recorded_runs: RecordedRuns) -> None:
     catalog = get_catalog(None)
     found = [
         p.id
@@ -80,7 +97,7 @@ def test_searches_return_catalog_products(recorded_runs: dict[str, Any]) -> None
 
 @pytest.mark.replay
 def test_demo_request_recommends_a_photography_gift_within_budget(
-    recorded_runs: dict[str, Any],
+    recorded_runs: RecordedRuns,
 ) -> None:
     outcome = recorded_runs["photo-gift"]["outcome"]
     assert outcome.budget == 200
@@ -89,7 +106,7 @@ def test_demo_request_recommends_a_photography_gift_within_budget(
 
 @pytest.mark.replay
 def test_zero_result_step_is_flagged_and_later_steps_still_run(
-    recorded_runs: dict[str, Any],
+    recorded_runs: RecordedRuns,
 ) -> None:
     state = recorded_runs["nothing-found"]
     results = state["step_results"]
@@ -101,7 +118,7 @@ def test_zero_result_step_is_flagged_and_later_steps_still_run(
 
 
 @pytest.mark.replay
-def test_multi_item_request_keeps_one_budget(recorded_runs: dict[str, Any]) -> None:
+def test_multi_item_request_keeps_one_budget(recorded_runs: RecordedRuns) -> None:
     state = recorded_runs["multi-item-budget"]
     assert state["plan"].budget == 150
     assert len(state["plan"].search_steps) >= 2
@@ -111,7 +128,7 @@ def test_multi_item_request_keeps_one_budget(recorded_runs: dict[str, Any]) -> N
 @pytest.mark.replay
 @pytest.mark.parametrize("name", list(RECORDED_REQUESTS))
 def test_cost_estimate_is_within_2x_of_actual_tokens(
-    name: str, recorded_runs: dict[str, Any]
+    name: str, recorded_runs: RecordedRuns
 ) -> None:
     from graph.context import Context
     from graph.cost import estimate_plan_cost

@@ -6,13 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import shared_file
 
 from catalog import CatalogError, Product, load_products
 from catalog.loaders import detect_format
-
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-DUMMYJSON = SHARED / "dummyjson" / "products.json"
-WEBSHOP = SHARED / "webshop" / "products_100.jsonl"
 
 SAMPLE = [
     Product(
@@ -242,11 +239,9 @@ def test_webshop_shapes(tmp_path: Path) -> None:
         load_products(write(tmp_path, "w2.jsonl", json.dumps(line) + "\n"), format="webshop")
 
 
-@pytest.mark.skipif(
-    not DUMMYJSON.exists(), reason=f"shared DummyJSON data not found at {DUMMYJSON}"
-)
 def test_dummyjson_real_file() -> None:
-    products = load_products(DUMMYJSON)
+    dummyjson = shared_file("dummyjson", "products.json")
+    products = load_products(dummyjson)
     assert len(products) == 194
     mascara = {p.id: p for p in products}["1"]
     assert mascara.title == "Essence Mascara Lash Princess"
@@ -256,12 +251,11 @@ def test_dummyjson_real_file() -> None:
     assert mascara.brand == "Essence"
     assert mascara.tags == ["beauty", "mascara"]
     assert any(p.brand is None for p in products)  # brand may be absent
-    assert load_products(DUMMYJSON, format="dummyjson") == products
+    assert load_products(dummyjson, format="dummyjson") == products
 
 
-@pytest.mark.skipif(not WEBSHOP.exists(), reason=f"shared WebShop data not found at {WEBSHOP}")
 def test_webshop_real_file() -> None:
-    products = load_products(WEBSHOP)
+    products = load_products(shared_file("webshop", "products_100.jsonl"))
     assert len(products) == 100
     by_id = {p.id: p for p in products}
     table = by_id["B06Y3VLDFB"]

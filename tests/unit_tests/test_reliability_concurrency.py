@@ -1,8 +1,10 @@
-"""Parallel runs sharing one SQLite checkpoint database, and catalog searches while the
-catalog is reloaded underneath them."""
+"""Parallel runs sharing one SQLite checkpoint database (threads in one process, and CLI
+processes), and catalog searches while the catalog is reloaded underneath them."""
 
 from __future__ import annotations
 
+import json
+import re
 import sqlite3
 import threading
 import time
@@ -10,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runs import start_graph_run
+from fake_openai_server import FakeScript, fake_openai_server
 from fakes import FakeShoppingChatModel
 from langchain_core.messages import BaseMessage
 
@@ -35,20 +39,32 @@ def plan_for(number: int) -> dict[str, Any]:
     }
 
 
-def model_for(number: int) -> FakeShoppingChatModel:
+def model_for(number: int, together: threading.Barrier | None = None) -> FakeShoppingChatModel:
+    """A fake model for run `number`; with `together`, its first reasoning call waits
+    there, so every run sharing the barrier is provably mid-run at the same time (a run
+    that waits in vain breaks the barrier and fails)."""
+
     def answer(messages: list[BaseMessage]) -> dict[str, Any]:
         time.sleep(0.005)  # let the runs interleave
         prompt = str(messages[-1].content)
         assert f"for run {number}" in prompt, "a run saw another run's step"
         return {"answer": f"answer of run {number}", "product_ids": ["strap-1"]}
 
+    def first_answer(messages: list[BaseMessage]) -> dict[str, Any]:
+        if together is not None:
+            together.wait(timeout=30)
+        return answer(messages)
+
     return FakeShoppingChatModel(
-        replies={"Plan": [plan_for(number)], "ReasoningAnswer": [answer, answer]}
+        replies={"Plan": [plan_for(number)], "ReasoningAnswer": [first_answer, answer]}
     )
 
 
-def run_one(saver: Any, catalog: Path, number: int) -> dict[str, Any]:
-    ctx = Context(chat_model=model_for(number), catalog=str(catalog), auto_approve=True)
+def run_one(
+    saver: Any, catalog: Path, number: int, together: threading.Barrier | None = None
+) -> dict[str, Any]:
+    model = model_for(number, together)
+    ctx = Context(chat_model=model, catalog=str(catalog), auto_approve=True)
     return build_graph(checkpointer=saver).invoke(
         {"request": f"request of run {number}"},
         {"configurable": {"thread_id": f"run-{number}"}},
@@ -92,13 +108,15 @@ def test_parallel_runs_share_one_wal_database_without_losing_or_mixing_anything(
         for _ in range(RUNS)
     ]
     start = threading.Barrier(RUNS)
+    # All runs meet mid-run (after step 1 is checkpointed): they overlapped, or it breaks.
+    midway = threading.Barrier(RUNS)
     states: dict[int, dict[str, Any]] = {}
     errors: list[BaseException] = []
 
     def worker(number: int) -> None:
         try:
             start.wait(timeout=30)
-            states[number] = run_one(savers[number], small_catalog_file, number)
+            states[number] = run_one(savers[number], small_catalog_file, number, midway)
         except BaseException as error:
             errors.append(error)
 
@@ -107,8 +125,9 @@ def test_parallel_runs_share_one_wal_database_without_losing_or_mixing_anything(
         thread.start()
     for thread in threads:
         thread.join(timeout=120)
-    assert not errors, errors[0]
+    assert not errors, repr(errors[0])
     assert sorted(states) == list(range(RUNS))
+    assert not midway.broken and midway.n_waiting == 0
 
     reader = build_graph(checkpointer=shared)
     for number in range(RUNS):
@@ -125,6 +144,91 @@ def test_parallel_runs_share_one_wal_database_without_losing_or_mixing_anything(
         saver.conn.close()
     # Nothing lost: every thread holds exactly the rows one run alone writes.
     assert rows_per_thread(db) == {f"run-{n}": baseline for n in range(RUNS)}
+
+
+# ---------------------------------------------------------------- CLI processes
+
+PROCESSES = 4
+
+
+def cli_reply(tool: str, body: dict[str, Any]) -> dict[str, Any] | None:
+    """The fake server's answer for one request of a CLI run: the run's number is in its
+    request and in its plan's actions, so each run's answers name that run. A prompt that
+    names two runs gets no answer (a 400), which fails that run."""
+    numbers = set(re.findall(r"\brun (\d+)\b", json.dumps(body.get("messages", []))))
+    if len(numbers) != 1:
+        return None
+    number = int(numbers.pop())
+    if tool == "Plan":
+        return plan_for(number)
+    if tool == "ReasoningAnswer":
+        return {"answer": f"answer of run {number}", "product_ids": ["strap-1"]}
+    return None
+
+
+def test_cli_processes_share_one_checkpoint_database_and_really_overlap(
+    small_catalog_file: Path, isolated_data_dir: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "shared.sqlite"
+    # Each kind of call is held until every process has made it: the processes are all
+    # mid-run at once twice (planning, then after step 1 is checkpointed), or the hold
+    # times out and max_in_flight below says they never overlapped.
+    script = FakeScript(
+        replies={},
+        reply_for=cli_reply,
+        gather={"Plan": PROCESSES, "ReasoningAnswer": PROCESSES},
+        gather_timeout=30,
+    )
+    started = time.monotonic()
+    with fake_openai_server(script) as url:
+        processes = [
+            start_graph_run(
+                url,
+                isolated_data_dir,
+                f"request of run {n}",
+                *("--catalog", str(small_catalog_file), "--thread", f"run-{n}"),
+                *("--db", str(db), "--yes", "--json"),
+            )
+            for n in range(PROCESSES)
+        ]
+        try:
+            outputs = [process.communicate(timeout=50) for process in processes]
+        finally:
+            for process in processes:
+                process.kill()
+                process.wait()
+    assert time.monotonic() - started < 60
+    for number, (process, (out, err)) in enumerate(zip(processes, outputs, strict=True)):
+        assert process.returncode == 0, f"run {number}: {err[-2000:]}"
+        report = json.loads(out)
+        assert report["thread_id"] == f"run-{number}"
+        assert report["request"] == f"request of run {number}"
+        assert report["plan"]["goal"] == f"Gift number {number}."
+        assert [r["step"] for r in report["step_results"]] == [1, 2, 3, 4]
+        answers = [r["answer"] for r in report["step_results"] if r["kind"] == "reasoning"]
+        assert answers == [f"answer of run {number}"] * 2
+    assert script.max_in_flight >= PROCESSES, "the CLI runs never overlapped"
+    assert len(script.calls_for("Plan")) == PROCESSES
+    assert len(script.calls_for("ReasoningAnswer")) == 2 * PROCESSES
+
+    # The shared database holds each run whole, under its own thread, and no run lost
+    # a row: every thread has as many checkpoints and writes as every other.
+    saver = open_sqlite_checkpointer(db)
+    try:
+        reader = build_graph(checkpointer=saver)
+        for number in range(PROCESSES):
+            state = reader.get_state({"configurable": {"thread_id": f"run-{number}"}})
+            assert state.next == ()
+            assert state.values["request"] == f"request of run {number}"
+            assert state.values["plan"].goal == f"Gift number {number}."
+            assert [r.answer for r in state.values["step_results"] if r.kind == "reasoning"] == [
+                f"answer of run {number}"
+            ] * 2
+    finally:
+        saver.conn.close()
+    rows = rows_per_thread(db)
+    assert set(rows) == {f"run-{n}" for n in range(PROCESSES)}
+    assert len(set(rows.values())) == 1, rows
 
 
 # ---------------------------------------------------------------- catalog reloads

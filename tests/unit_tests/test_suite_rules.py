@@ -1,0 +1,57 @@
+"""The suite's own rules, checked so they cannot quietly stop holding:
+
+- a missing prerequisite skips locally but fails under CI=true;
+- a missing cassette fails its test, locally and in CI;
+- a replay that leaves a recorded LLM call unplayed fails.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import shared_file, skip_or_fail_in_ci
+from recording import recorded_context
+
+
+@pytest.mark.parametrize("value", ["true", "TRUE", " True "])
+def test_a_missing_prerequisite_fails_under_ci(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", value)
+    with pytest.raises(pytest.fail.Exception, match="CI=true, so this test must run: why"):
+        skip_or_fail_in_ci("why")
+    with pytest.raises(pytest.fail.Exception, match="shared data not found"):
+        shared_file("webshop", "no-such-file.json")
+
+
+@pytest.mark.parametrize("value", [None, "", "false", "1"])
+def test_a_missing_prerequisite_skips_locally(
+    value: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if value is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", value)
+    with pytest.raises(pytest.skip.Exception, match="shared data not found"):
+        shared_file("webshop", "no-such-file.json")
+
+
+@pytest.mark.parametrize("ci", ["true", ""])
+def test_a_missing_cassette_fails_locally_and_in_ci(
+    ci: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI", ci)
+    monkeypatch.delenv("RECORD", raising=False)
+    with (
+        pytest.raises(pytest.fail.Exception, match=r"no cassette no-such-cassette\.yaml"),
+        recorded_context("no-such-cassette"),
+    ):
+        pass
+
+
+def test_a_replay_that_drops_a_recorded_call_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RECORD", raising=False)
+    # photo-gift recorded two calls (the plan, then the reasoning step); making none
+    # stands for a run that dropped them.
+    with (
+        pytest.raises(AssertionError, match=r"photo-gift\.yaml: 2 of 2 recorded interactions"),
+        recorded_context("photo-gift"),
+    ):
+        pass
