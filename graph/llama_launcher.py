@@ -15,15 +15,32 @@ Everything after ``--`` goes to ``python -m llama_cpp.server`` unchanged. The re
 - ``off``: no extra buffer types at all (llama.cpp's ``--no-repack``): slower, but uses no
   repacked kernel. The fallback when seccomp cannot be used.
 
+For a warm server shared by several runs (graph.warm_server) it also takes:
+
+- ``--api-key-file``: the bearer key every request must carry, read from a file only the
+  user can read (never on the command line, where any local user could see it);
+- ``--keep-alive S``: exit once no request has arrived for S seconds and no client holds a
+  shared lock on ``--users-file``;
+- ``--fingerprint F``: served (behind the key) at ``GET /shopping-planner/server``, so a
+  client reuses the server only if it was started for the same model and settings.
+
 This module is the child process's entry point: it must stay importable without LangGraph.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
+import fcntl
+import os
+import signal
 import sys
+import threading
+import time
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 REPACK_MODES = ("all", "no-amx", "off")
 # arch_prctl(2) request that asks the kernel for permission to use AMX tile data.
@@ -75,19 +92,114 @@ def apply_repack_mode(mode: str) -> str:
     return mode
 
 
+def nobody_holds(users_file: Path) -> bool:
+    """True when no client holds its shared lock on `users_file` (a client that dies
+    releases its lock with it)."""
+    try:
+        fd = os.open(users_file, os.O_RDONLY)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)  # also drops the probe's own lock
+    return True
+
+
+class KeepAlive:
+    """Tracks requests and clients; stops the server after `seconds` of idleness."""
+
+    def __init__(self, seconds: float, users_file: Path | None, cleanup: Sequence[Path]) -> None:
+        self.seconds = seconds
+        self.users_file = users_file
+        self.cleanup = tuple(cleanup)
+        self.in_flight = 0
+        self.idle_since = time.monotonic()
+
+    def request_started(self) -> None:
+        self.in_flight += 1
+
+    def request_finished(self) -> None:
+        self.in_flight -= 1
+        self.idle_since = time.monotonic()
+
+    def idle_for(self) -> float:
+        if self.in_flight or (self.users_file and not nobody_holds(self.users_file)):
+            self.idle_since = time.monotonic()  # counting starts when the last client leaves
+            return 0.0
+        return time.monotonic() - self.idle_since
+
+    def watch(self, poll_s: float = 1.0) -> None:
+        while self.idle_for() < self.seconds:
+            time.sleep(poll_s)
+        for path in self.cleanup:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        os.kill(os.getpid(), signal.SIGTERM)  # uvicorn shuts down cleanly on SIGTERM
+
+
+def extend_app(app: Any, keep_alive: KeepAlive | None, fingerprint: str | None) -> Any:
+    """Add the keep-alive request tracking and the fingerprint route to the server's app."""
+    from fastapi import Depends
+    from llama_cpp.server.app import authenticate
+
+    if keep_alive is not None:
+
+        @app.middleware("http")
+        async def track_requests(request: Any, call_next: Any) -> Any:
+            keep_alive.request_started()
+            try:
+                return await call_next(request)
+            finally:
+                keep_alive.request_finished()
+
+    @app.get("/shopping-planner/server", dependencies=[Depends(authenticate)])
+    async def server_identity() -> dict[str, Any]:
+        return {
+            "fingerprint": fingerprint,
+            "pid": os.getpid(),
+            "keep_alive_s": keep_alive.seconds if keep_alive else None,
+        }
+
+    return app
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m graph.llama_launcher")
     parser.add_argument("--repack", choices=REPACK_MODES, default="all")
+    parser.add_argument("--api-key-file", type=Path)
+    parser.add_argument("--keep-alive", type=float, help="seconds idle before exiting")
+    parser.add_argument("--users-file", type=Path)
+    parser.add_argument("--state-file", type=Path, help="removed when the server exits idle")
+    parser.add_argument("--fingerprint")
     parser.add_argument("server_args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     server_args = args.server_args[1:] if args.server_args[:1] == ["--"] else args.server_args
     in_force = apply_repack_mode(args.repack)
     print(f"llama_launcher: weight repacking {in_force}", file=sys.stderr, flush=True)
 
-    from llama_cpp.server.__main__ import main as serve
+    # The server reads these from the environment over its own arguments: an unrelated
+    # HOST or PORT in the user's shell must not move it off loopback.
+    for name in ("HOST", "PORT", "API_KEY", "CONFIG_FILE"):
+        os.environ.pop(name, None)
+    if args.api_key_file:
+        os.environ["API_KEY"] = args.api_key_file.read_text().strip()
+    keep_alive = None
+    if args.keep_alive:
+        cleanup = [p for p in (args.state_file, args.api_key_file) if p]
+        keep_alive = KeepAlive(args.keep_alive, args.users_file, cleanup)
+        threading.Thread(target=keep_alive.watch, daemon=True).start()
 
+    import llama_cpp.server.__main__ as server_main
+
+    create_app = server_main.create_app
+    server_main.create_app = lambda **kwargs: extend_app(
+        create_app(**kwargs), keep_alive, args.fingerprint
+    )
     sys.argv = ["llama_cpp.server", *server_args]
-    serve()
+    server_main.main()
 
 
 if __name__ == "__main__":

@@ -454,7 +454,12 @@ class LocalModelServer:
     Linux, a parent-death signal) covers a parent that never reaches ``__exit__``.
     """
 
-    api_key = "sk-local"  # llama_cpp.server accepts any key unless started with --api_key
+    # Any key works unless the launcher is given one (--api-key-file), as a warm server is.
+    api_key = "sk-local"
+    # A detached server outlives this process (graph.warm_server): no parent-death signal,
+    # no atexit stop; it stops itself when idle.
+    detached = False
+    launcher_args: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -571,7 +576,10 @@ class LocalModelServer:
         command = self._server_command()
         self._stopping = False
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
-        self._log_fh = self.log_file.open("wb")
+        self.log_file.parent.chmod(0o700)  # a server log may quote prompts
+        self._log_fh = os.fdopen(
+            os.open(self.log_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb"
+        )
         started = time.monotonic()
         try:
             self.process = subprocess.Popen(
@@ -580,7 +588,7 @@ class LocalModelServer:
                 stdout=self._log_fh,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # own process group: no terminal Ctrl-C, killpg-able
-                preexec_fn=_parent_death_signal(),
+                preexec_fn=None if self.detached else _parent_death_signal(),
             )
         except OSError as exc:
             self._close_log()
@@ -592,6 +600,9 @@ class LocalModelServer:
             self.stop()
             raise
         self.startup_seconds = time.monotonic() - started
+        if self.detached:
+            atexit.unregister(self.stop)
+            self._close_log()  # the server writes its log through its own descriptor
 
     def stop(self) -> None:
         """Terminate the server process group; idempotent."""
@@ -615,29 +626,13 @@ class LocalModelServer:
         self._close_log()
 
     # -- internals -----------------------------------------------------------------
-    def _server_command(self) -> list[str]:
-        """The argv of the server process (tests substitute a stub)."""
-        missing = _missing_server_modules()
-        if missing:
-            raise LocalModelError(
-                "llama-cpp-python with its server extra is not installed (missing modules: "
-                f"{', '.join(missing)}). Install it with: pip install -e '.[local]'"
-            )
+    def server_arguments(self) -> list[str]:
+        """The llama-cpp-python server settings that shape its answers (not its address)."""
         cmd = [
-            sys.executable,
-            "-m",
-            "graph.llama_launcher",
-            "--repack",
-            self.repack,
-            "--",
             "--model",
             str(self.model_file),
             "--model_alias",
             self.model_alias,
-            "--host",
-            self.host,
-            "--port",
-            str(self.port),
             "--n_ctx",
             str(self.n_ctx),
             "--n_threads",
@@ -654,6 +649,29 @@ class LocalModelServer:
             cmd += ["--chat_format", self.chat_format]
         return [*cmd, *self.extra_args]
 
+    def _server_command(self) -> list[str]:
+        """The argv of the server process (tests substitute a stub)."""
+        missing = _missing_server_modules()
+        if missing:
+            raise LocalModelError(
+                "llama-cpp-python with its server extra is not installed (missing modules: "
+                f"{', '.join(missing)}). Install it with: pip install -e '.[local]'"
+            )
+        return [
+            sys.executable,
+            "-m",
+            "graph.llama_launcher",
+            "--repack",
+            self.repack,
+            *self.launcher_args,
+            "--",
+            *self.server_arguments(),
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+        ]
+
     @staticmethod
     def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -669,8 +687,11 @@ class LocalModelServer:
         import urllib.error
         import urllib.request
 
+        request = urllib.request.Request(
+            f"{self.base_url}/models", headers={"Authorization": f"Bearer {self.api_key}"}
+        )
         try:
-            with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as resp:
+            with urllib.request.urlopen(request, timeout=2) as resp:
                 return resp.status == 200
         except (urllib.error.URLError, OSError, ValueError):
             return False
