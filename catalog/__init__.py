@@ -16,14 +16,10 @@ if TYPE_CHECKING:
     from catalog.index import Catalog, build_index
     from catalog.loaders import load_products
     from catalog.models import Product, ProductHit, category_slug
+    from catalog.paths import default_index_dir
     from catalog.postgres import PostgresCatalog
-    from catalog.store import (
-        DEFAULT_CATALOG_FILE,
-        default_index_dir,
-        load_catalog,
-        open_catalog,
-        open_default_catalog,
-    )
+    from catalog.sources import DEFAULT_CATALOG_FILE
+    from catalog.store import load_catalog, open_catalog, open_default_catalog
 
 _LAZY = {
     "Catalog": "catalog.index",
@@ -33,8 +29,8 @@ _LAZY = {
     "ProductHit": "catalog.models",
     "category_slug": "catalog.models",
     "PostgresCatalog": "catalog.postgres",
-    "DEFAULT_CATALOG_FILE": "catalog.store",
-    "default_index_dir": "catalog.store",
+    "DEFAULT_CATALOG_FILE": "catalog.sources",
+    "default_index_dir": "catalog.paths",
     "load_catalog": "catalog.store",
     "open_catalog": "catalog.store",
     "open_default_catalog": "catalog.store",

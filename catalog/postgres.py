@@ -26,8 +26,10 @@ Results are ranked with ``ts_rank_cd`` (cover density, title > tags > descriptio
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import logging
+import os
 import re
 import threading
 import time
@@ -38,18 +40,26 @@ from pathlib import Path
 from typing import Any
 
 from catalog.errors import CatalogError
-from catalog.index import MAX_QUERY_TOKENS, SCHEMA_VERSION, check_ids, check_search_args
+from catalog.loaders import FORMATS, load_products
 from catalog.models import Product, ProductHit
 from catalog.paths import is_postgres_url, redact_url
+from catalog.sources import (
+    DEFAULT_CATALOG_FILE,
+    DEFAULT_MARKER_PREFIX,
+    SCHEMA_VERSION,
+    file_marker,
+)
+from catalog.validation import MAX_QUERY_TOKENS, check_ids, check_search_args
 
 try:
     import psycopg
     from psycopg import sql
-    from psycopg_pool import ConnectionPool
+    from psycopg_pool import ConnectionPool, PoolTimeout
 except ImportError:  # pragma: no cover - exercised only without the extra
     psycopg = None  # type: ignore[assignment]
     sql = None  # type: ignore[assignment]
     ConnectionPool = None  # type: ignore[assignment,misc]
+    PoolTimeout = None  # type: ignore[assignment,misc]
 
 log = logging.getLogger(__name__)
 
@@ -387,10 +397,8 @@ class PostgresCatalog:
             pool.close()
             if isinstance(exc, CatalogError):
                 raise
-            if psycopg is not None and isinstance(exc, psycopg.Error | TimeoutError):
+            if isinstance(exc, psycopg.Error | TimeoutError):
                 raise CatalogError(f"cannot use {redact_url(url)}: {exc}") from exc
-            from psycopg_pool import PoolTimeout
-
             if isinstance(exc, PoolTimeout):
                 raise CatalogError(f"cannot connect to {redact_url(url)}: {exc}") from exc
             raise
@@ -523,8 +531,6 @@ class PostgresCatalog:
 
 def table_for_file(path: Path) -> str:
     """The table a catalog file is loaded into: named after its stem and content hash."""
-    from catalog.store import file_marker
-
     digest = file_marker(Path(path)).split(":")[1][:12]
     stem = re.sub(r"[^a-z0-9]+", "_", Path(path).stem.lower()).strip("_")[:18] or "file"
     return f"catalog_{stem}_{digest}"
@@ -546,9 +552,6 @@ def open_postgres_catalog(
     unless a catalog was loaded there on purpose. On a read-only server (a hot
     standby used as read replica) nothing is loaded: the table must already exist.
     """
-    from catalog.loaders import load_products
-    from catalog.store import DEFAULT_CATALOG_FILE, DEFAULT_MARKER_PREFIX, file_marker
-
     _require_driver()
     if path is None:
         source_file, fmt = DEFAULT_CATALOG_FILE, "auto"
@@ -597,12 +600,6 @@ def open_postgres_catalog(
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m catalog.postgres load FILE [--table T]`` (uses ``$CATALOG_URL``)."""
-    import argparse
-    import os
-
-    from catalog.loaders import FORMATS, load_products
-    from catalog.store import file_marker
-
     parser = argparse.ArgumentParser(prog="python -m catalog.postgres")
     commands = parser.add_subparsers(dest="command", required=True)
     load = commands.add_parser("load", help="load a catalog file, replacing the served table")

@@ -3,40 +3,24 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from catalog.errors import CatalogError
-from catalog.index import SCHEMA_VERSION, Catalog, build_index, read_manifest
+from catalog.index import Catalog, build_index, read_manifest
 from catalog.loaders import FORMATS, load_products
 from catalog.paths import data_dir, default_index_dir, is_postgres_url
+from catalog.sources import DEFAULT_CATALOG_FILE, DEFAULT_MARKER_PREFIX, file_marker
 
 try:  # POSIX only; elsewhere concurrent first builds just race harmlessly.
     import fcntl
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
-DEFAULT_CATALOG_FILE: Path = Path(__file__).resolve().parent / "data" / "products.jsonl"
 # postgresql://... selects the PostgreSQL backend (catalog.postgres); unset: embedded tantivy.
 CATALOG_URL_ENV = "CATALOG_URL"
-DEFAULT_MARKER_PREFIX = "default:"
-
-
-def file_marker(path: Path, format: str = "auto") -> str:
-    """Identifies a built index's input: content hash, format and index schema version."""
-    digest = hashlib.sha256()
-    try:
-        with Path(path).open("rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-    except FileNotFoundError:
-        raise CatalogError("file not found", path=path) from None
-    except OSError as exc:
-        raise CatalogError(f"cannot read file: {exc.strerror}", path=path) from None
-    return f"sha256:{digest.hexdigest()}:format={format}:schema={SCHEMA_VERSION}"
 
 
 @contextlib.contextmanager
@@ -126,7 +110,9 @@ def open_catalog(
     """
     url = os.environ.get(CATALOG_URL_ENV, "").strip()
     if is_postgres_url(path):
-        # A postgresql:// "path" names a database: its default catalog table.
+        # A postgresql:// "path" names a database: its default catalog table. Imported here:
+        # the driver is an optional extra and costs start-up time the embedded default
+        # never needs (no cycle: catalog.postgres does not import this module).
         from catalog.postgres import open_postgres_catalog
 
         return open_postgres_catalog(str(path).strip())  # type: ignore[return-value]
