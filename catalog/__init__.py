@@ -1,4 +1,5 @@
-"""Product catalog: loaders, a tantivy BM25 index and a thread-safe searcher.
+"""Product catalog: loaders, a tantivy BM25 index and a thread-safe searcher, or the same
+contract (``CatalogBackend``) over PostgreSQL.
 
 A plain library (no LangGraph/LangChain imports) used by the graph's tools and
 by ``python -m catalog``. Names load on first use (PEP 562), so importing the package
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from catalog.errors import CatalogError, CatalogQueryError
 
 if TYPE_CHECKING:
+    from catalog.backend import CatalogBackend
     from catalog.index import Catalog, build_index
     from catalog.loaders import load_products
     from catalog.models import Product, ProductHit, category_slug
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
     from catalog.store import load_catalog, open_catalog, open_default_catalog
 
 _LAZY = {
+    "CatalogBackend": "catalog.backend",
     "Catalog": "catalog.index",
     "build_index": "catalog.index",
     "load_products": "catalog.loaders",
@@ -49,6 +52,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "DEFAULT_CATALOG_FILE",
     "Catalog",
+    "CatalogBackend",
     "CatalogError",
     "CatalogQueryError",
     "PostgresCatalog",

@@ -18,7 +18,7 @@ from catalog.models import MAX_LIMIT
 from catalog.paths import default_index_dir
 
 if TYPE_CHECKING:
-    from catalog.index import Catalog
+    from catalog.backend import CatalogBackend
 
 EXIT_USAGE = 2
 
@@ -67,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _open(args: argparse.Namespace) -> Catalog:
+def _open(args: argparse.Namespace) -> CatalogBackend:
     # The index engine loads only when a command needs it, so --help stays fast.
     from catalog.index import Catalog
     from catalog.store import open_catalog, open_default_catalog

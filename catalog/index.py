@@ -459,6 +459,10 @@ class Catalog:
     @staticmethod
     def _product(snap: _Snapshot, address: tantivy.DocAddress) -> Product:
         raw = snap.searcher.doc(address).get_first("product")
+        if not isinstance(raw, bytes):
+            raise CatalogError(
+                "corrupt index: a document has no stored product", path=snap.directory
+            )
         # Validating again is cheap (pydantic-core parses in Rust) and guards against a
         # hand-edited or foreign index producing malformed Products downstream.
         return Product.model_validate_json(raw)

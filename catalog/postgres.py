@@ -1,8 +1,8 @@
 """PostgreSQL catalog backend: the same interface and results contract as the tantivy ``Catalog``.
 
 Selected with ``CATALOG_URL=postgresql://user:pass@host/db`` (see ``catalog.store.open_catalog``);
-the embedded tantivy index stays the default. Needs the ``postgres`` extra
-(``pip install -e '.[postgres]'``: psycopg 3 and psycopg-pool).
+the embedded tantivy index stays the default. It satisfies ``catalog.backend.CatalogBackend``.
+Needs the ``postgres`` extra (``pip install -e '.[postgres]'``: psycopg 3 and psycopg-pool).
 
 Layout in the database (all in the connection's current schema)::
 
@@ -108,6 +108,14 @@ def query_words(text: str) -> list[str]:
         if len(seen) >= MAX_QUERY_TOKENS:
             break
     return list(seen)
+
+
+def _scalar(conn: Any, query: Any, params: Any = None) -> Any:
+    """The value of a query that always returns exactly one row (to_regclass, ...)."""
+    row = conn.execute(query, params).fetchone()
+    if row is None:  # pragma: no cover - such queries always return a row
+        raise CatalogError(f"no row from {query!r}")
+    return row[0]
 
 
 def _clean(text: str) -> str:
@@ -293,9 +301,9 @@ def load_postgres_catalog(
             conn.execute("SET LOCAL lock_timeout = '30s'")
             # Only the table in this schema (where the new one was made) is replaced, never
             # a same-named table further along the search_path.
-            exists = conn.execute(
-                "SELECT to_regclass(format('%%I.%%I', current_schema(), %s::text))", (table,)
-            ).fetchone()[0]
+            exists = _scalar(
+                conn, "SELECT to_regclass(format('%%I.%%I', current_schema(), %s::text))", (table,)
+            )
             if exists is not None:
                 conn.execute(
                     sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(sql.Identifier(table))
@@ -338,7 +346,7 @@ def drop_postgres_catalog(url: str, table: str = DEFAULT_TABLE) -> None:
     with psycopg.connect(url, autocommit=False) as conn, conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOAD_LOCK_KEY,))
         conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table)))
-        if conn.execute("SELECT to_regclass(%s)", (META_TABLE,)).fetchone()[0] is not None:
+        if _scalar(conn, "SELECT to_regclass(%s)", (META_TABLE,)) is not None:
             conn.execute(
                 sql.SQL("DELETE FROM {} WHERE table_name = %s").format(sql.Identifier(META_TABLE)),
                 (table,),
@@ -538,7 +546,7 @@ def table_for_file(path: Path) -> str:
 
 def _read_only(url: str) -> bool:
     with contextlib.suppress(psycopg.Error), psycopg.connect(url, autocommit=True) as conn:
-        return bool(conn.execute("SELECT pg_is_in_recovery()").fetchone()[0])
+        return bool(_scalar(conn, "SELECT pg_is_in_recovery()"))
     return False
 
 

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from catalog.backend import CatalogBackend
 from catalog.errors import CatalogError
 from catalog.index import Catalog, build_index, read_manifest
 from catalog.loaders import FORMATS, load_products
@@ -96,7 +97,7 @@ def _is_index_dir(path: Path) -> bool:
 
 def open_catalog(
     path: Path | str | None = None, index_dir: Path | None = None, format: str = "auto"
-) -> Catalog:
+) -> CatalogBackend:
     """Open a catalog from the default data, a catalog file, an index directory, or a
     ``postgresql://`` URL (that database's default catalog table).
 
@@ -106,7 +107,8 @@ def open_catalog(
       after the file's hash under the data dir) and reused while the file is unchanged.
 
     With ``CATALOG_URL=postgresql://...`` set, the default catalog and catalog files are
-    served from PostgreSQL instead (``catalog.postgres.PostgresCatalog``, same interface).
+    served from PostgreSQL instead (``catalog.postgres.PostgresCatalog``); both backends
+    satisfy ``CatalogBackend``, and the type checker verifies it here.
     """
     url = os.environ.get(CATALOG_URL_ENV, "").strip()
     if is_postgres_url(path):
@@ -115,12 +117,12 @@ def open_catalog(
         # never needs (no cycle: catalog.postgres does not import this module).
         from catalog.postgres import open_postgres_catalog
 
-        return open_postgres_catalog(str(path).strip())  # type: ignore[return-value]
+        return open_postgres_catalog(str(path).strip())
     if is_postgres_url(url) and not (path is not None and Path(path).is_dir()):
         # Scale-out backend: PostgreSQL full-text search (an explicit index dir still wins).
         from catalog.postgres import open_postgres_catalog
 
-        return open_postgres_catalog(url, None if path is None else Path(path), format)  # type: ignore[return-value]
+        return open_postgres_catalog(url, None if path is None else Path(path), format)
     if path is None:
         return open_default_catalog(index_dir)
     path = Path(path)

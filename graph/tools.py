@@ -9,14 +9,14 @@ from typing import Any
 from langchain_core.tools import tool
 from langgraph.runtime import get_runtime
 
-from catalog import Catalog, CatalogQueryError, category_slug, open_catalog
+from catalog import CatalogBackend, CatalogQueryError, category_slug, open_catalog
 
-# One open catalog (and so one tantivy searcher) per process and path.
-_catalogs: dict[str, Catalog] = {}
+# One open catalog (and so one tantivy searcher or connection pool) per process and path.
+_catalogs: dict[str, CatalogBackend] = {}
 _catalogs_lock = threading.Lock()
 
 
-def get_catalog(path: str | None = None) -> Catalog:
+def get_catalog(path: str | None = None) -> CatalogBackend:
     """The catalog for a path (file or index dir), or the shipped default for None.
 
     ``CATALOG_URL=postgresql://...`` serves it from PostgreSQL; a postgresql:// ``path``
@@ -32,7 +32,9 @@ def get_catalog(path: str | None = None) -> Catalog:
         return catalog
 
 
-def resolve_category(catalog: Catalog, requested: str | None) -> tuple[str | None, list[str]]:
+def resolve_category(
+    catalog: CatalogBackend, requested: str | None
+) -> tuple[str | None, list[str]]:
     """Map a planner's category onto a catalog category, tolerating near misses.
 
     An unknown category is dropped with a warning rather than failing the step: small
@@ -51,7 +53,7 @@ def resolve_category(catalog: Catalog, requested: str | None) -> tuple[str | Non
 
 
 def search_catalog(
-    catalog: Catalog,
+    catalog: CatalogBackend,
     query: str,
     *,
     category: str | None = None,
