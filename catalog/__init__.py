@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from catalog.index import Catalog, build_index
     from catalog.loaders import load_products
     from catalog.models import Product, ProductHit, category_slug
-    from catalog.paths import default_index_dir
+    from catalog.paths import catalog_url_from_env, default_index_dir
     from catalog.postgres import PostgresCatalog
     from catalog.sources import DEFAULT_CATALOG_FILE
     from catalog.store import load_catalog, open_catalog, open_default_catalog
@@ -31,9 +31,10 @@ _LAZY = {
     "Product": "catalog.models",
     "ProductHit": "catalog.models",
     "category_slug": "catalog.models",
+    "catalog_url_from_env": "catalog.paths",
+    "default_index_dir": "catalog.paths",
     "PostgresCatalog": "catalog.postgres",
     "DEFAULT_CATALOG_FILE": "catalog.sources",
-    "default_index_dir": "catalog.paths",
     "load_catalog": "catalog.store",
     "open_catalog": "catalog.store",
     "open_default_catalog": "catalog.store",
@@ -59,6 +60,7 @@ __all__ = [
     "Product",
     "ProductHit",
     "build_index",
+    "catalog_url_from_env",
     "category_slug",
     "default_index_dir",
     "load_catalog",

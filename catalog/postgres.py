@@ -1,8 +1,9 @@
 """PostgreSQL catalog backend: the same interface and results contract as the tantivy ``Catalog``.
 
-Selected with ``CATALOG_URL=postgresql://user:pass@host/db`` (see ``catalog.store.open_catalog``);
-the embedded tantivy index stays the default. It satisfies ``catalog.backend.CatalogBackend``.
-Needs the ``postgres`` extra (``pip install -e '.[postgres]'``: psycopg 3 and psycopg-pool).
+Selected with ``CATALOG_URL=postgresql://user:pass@host/db``, which the entry points read once
+and pass to ``catalog.store.open_catalog(..., url=...)``; the embedded tantivy index stays the
+default. It satisfies ``catalog.backend.CatalogBackend``. Needs the ``postgres`` extra
+(``pip install -e '.[postgres]'``: psycopg 3 and psycopg-pool).
 
 Layout in the database (all in the connection's current schema)::
 
@@ -29,7 +30,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import os
 import re
 import threading
 import time
@@ -42,13 +42,8 @@ from typing import Any
 from catalog.errors import CatalogError
 from catalog.loaders import FORMATS, load_products
 from catalog.models import Product, ProductHit
-from catalog.paths import is_postgres_url, redact_url
-from catalog.sources import (
-    DEFAULT_CATALOG_FILE,
-    DEFAULT_MARKER_PREFIX,
-    SCHEMA_VERSION,
-    file_marker,
-)
+from catalog.paths import CATALOG_URL_ENV, catalog_url_from_env, is_postgres_url, redact_url
+from catalog.sources import DEFAULT_CATALOG_FILE, DEFAULT_MARKER_PREFIX, SCHEMA_VERSION, file_marker
 from catalog.validation import MAX_QUERY_TOKENS, check_ids, check_search_args
 
 try:
@@ -63,7 +58,6 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 
 log = logging.getLogger(__name__)
 
-URL_ENV = "CATALOG_URL"
 DEFAULT_TABLE = "catalog_products"
 META_TABLE = "catalog_meta"
 TS_CONFIG = "catalog_en"
@@ -614,14 +608,15 @@ def main(argv: list[str] | None = None) -> int:
     load.add_argument("file", type=Path)
     load.add_argument("--format", choices=FORMATS, default="auto")
     load.add_argument("--table", default=DEFAULT_TABLE)
-    load.add_argument("--url", default=os.environ.get(URL_ENV), help=f"default: ${URL_ENV}")
+    load.add_argument("--url", help=f"default: ${CATALOG_URL_ENV}")
     args = parser.parse_args(argv)
-    if not is_postgres_url(args.url):
-        parser.error(f"give --url postgresql://... or set {URL_ENV}")
+    url = args.url or catalog_url_from_env()
+    if not is_postgres_url(url):
+        parser.error(f"give --url postgresql://... or set {CATALOG_URL_ENV}")
     try:
         started = time.perf_counter()
         count = load_postgres_catalog(
-            args.url,
+            url,
             load_products(args.file, args.format),
             table=args.table,
             source=file_marker(args.file, args.format),

@@ -538,30 +538,31 @@ def test_successful_load_swaps_atomically_under_concurrent_searches(backend: Bac
     assert set(ids(catalog.search("tent", limit=5))) == {"tent-1", "tent-2"}
 
 
-# --- selection through the environment -------------------------------------------------
+# --- selecting the backend by URL ------------------------------------------------------
 
 
 def test_catalog_url_selects_postgres_for_files_and_tools(
-    pg_url: str, small_catalog_file: Path, monkeypatch: pytest.MonkeyPatch
+    pg_url: str, small_catalog_file: Path
 ) -> None:
     from catalog import open_catalog
     from catalog.postgres import PostgresCatalog, table_for_file
     from graph.tools import get_catalog, search_catalog
 
-    monkeypatch.setenv("CATALOG_URL", pg_url)
-    first = open_catalog(small_catalog_file)
+    first = open_catalog(small_catalog_file, url=pg_url)
     assert isinstance(first, PostgresCatalog)
     assert first.table == table_for_file(small_catalog_file)
     assert len(first) == 6 and "coffee-kitchen" in first.categories()
     # Unchanged file: the table is reused (same source marker), not reloaded.
-    again = open_catalog(small_catalog_file)
+    again = open_catalog(small_catalog_file, url=pg_url)
     assert again.source == first.source
-    tool_catalog = get_catalog(str(small_catalog_file))
+    tool_catalog = get_catalog(str(small_catalog_file), pg_url)
     assert isinstance(tool_catalog, PostgresCatalog)
+    # The tools' cache keys on the URL it is given: no URL means the embedded index.
+    assert isinstance(get_catalog(str(small_catalog_file), None), Catalog)
     _text, artifact = search_catalog(tool_catalog, "camera strap", max_price=30, category="Cameras")
     assert [p["id"] for p in artifact["products"]] == ["strap-2", "clean-1"]
     for catalog in (first, again):
         catalog.close()
     # An index directory given explicitly is still opened with tantivy.
     index_dir = build_index(PRODUCTS, small_catalog_file.parent / f"idx-{uuid.uuid4().hex[:6]}")
-    assert isinstance(open_catalog(index_dir), Catalog)
+    assert isinstance(open_catalog(index_dir, url=pg_url), Catalog)
