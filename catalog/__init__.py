@@ -1,4 +1,5 @@
-"""Product catalog: loaders, a tantivy BM25 index and a thread-safe searcher.
+"""Product catalog: loaders, a tantivy BM25 index and a thread-safe searcher, or the same
+contract (``CatalogBackend``) over PostgreSQL.
 
 A plain library (no LangGraph/LangChain imports) used by the graph's tools and
 by ``python -m catalog``. Names load on first use (PEP 562), so importing the package
@@ -13,28 +14,27 @@ from typing import TYPE_CHECKING, Any
 from catalog.errors import CatalogError, CatalogQueryError
 
 if TYPE_CHECKING:
+    from catalog.backend import CatalogBackend
     from catalog.index import Catalog, build_index
     from catalog.loaders import load_products
     from catalog.models import Product, ProductHit, category_slug
+    from catalog.paths import catalog_url_from_env, default_index_dir
     from catalog.postgres import PostgresCatalog
-    from catalog.store import (
-        DEFAULT_CATALOG_FILE,
-        default_index_dir,
-        load_catalog,
-        open_catalog,
-        open_default_catalog,
-    )
+    from catalog.sources import DEFAULT_CATALOG_FILE
+    from catalog.store import load_catalog, open_catalog, open_default_catalog
 
 _LAZY = {
+    "CatalogBackend": "catalog.backend",
     "Catalog": "catalog.index",
     "build_index": "catalog.index",
     "load_products": "catalog.loaders",
     "Product": "catalog.models",
     "ProductHit": "catalog.models",
     "category_slug": "catalog.models",
+    "catalog_url_from_env": "catalog.paths",
+    "default_index_dir": "catalog.paths",
     "PostgresCatalog": "catalog.postgres",
-    "DEFAULT_CATALOG_FILE": "catalog.store",
-    "default_index_dir": "catalog.store",
+    "DEFAULT_CATALOG_FILE": "catalog.sources",
     "load_catalog": "catalog.store",
     "open_catalog": "catalog.store",
     "open_default_catalog": "catalog.store",
@@ -53,12 +53,14 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "DEFAULT_CATALOG_FILE",
     "Catalog",
+    "CatalogBackend",
     "CatalogError",
     "CatalogQueryError",
     "PostgresCatalog",
     "Product",
     "ProductHit",
     "build_index",
+    "catalog_url_from_env",
     "category_slug",
     "default_index_dir",
     "load_catalog",

@@ -15,10 +15,10 @@ from rich.table import Table
 from catalog.errors import CatalogError, CatalogQueryError
 from catalog.loaders import FORMATS
 from catalog.models import MAX_LIMIT
-from catalog.paths import default_index_dir
+from catalog.paths import catalog_url_from_env, default_index_dir
 
 if TYPE_CHECKING:
-    from catalog.index import Catalog
+    from catalog.backend import CatalogBackend
 
 EXIT_USAGE = 2
 
@@ -67,13 +67,14 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _open(args: argparse.Namespace) -> Catalog:
+def _open(args: argparse.Namespace) -> CatalogBackend:
     # The index engine loads only when a command needs it, so --help stays fast.
     from catalog.index import Catalog
     from catalog.store import open_catalog, open_default_catalog
 
     if args.catalog is not None:
-        return open_catalog(args.catalog, args.index_dir)
+        # With CATALOG_URL set, a catalog file is served from PostgreSQL (docs/scaling.md).
+        return open_catalog(args.catalog, args.index_dir, url=catalog_url_from_env())
     if args.index_dir is not None:
         return Catalog.open(args.index_dir)
     return open_default_catalog()

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import shutil
 import threading
@@ -25,17 +24,15 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import tantivy
 
-from catalog.errors import CatalogError, CatalogQueryError
-from catalog.models import MAX_LIMIT, Product, ProductHit, category_slug
+from catalog.errors import CatalogError
+from catalog.models import Product, ProductHit
+from catalog.sources import SCHEMA_VERSION
+from catalog.validation import MAX_QUERY_TOKENS, check_ids, check_search_args
 
-SCHEMA_VERSION = 1
 MANIFEST_NAME = "catalog-manifest.json"
-# Bounds the query size so a pasted essay cannot make one search expensive.
-MAX_QUERY_TOKENS = 32
 # Missing ratings are indexed below the valid 0..5 range so any min_rating filter
 # (lower bound >= 0) excludes them and rating-ordered listings put them last.
 MISSING_RATING = -1.0
@@ -293,77 +290,6 @@ def build_index(products: Iterable[Product], index_dir: Path, *, source: str | N
     return index_dir
 
 
-def _check_number(name: str, value: Any, low: float, high: float | None = None) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise CatalogQueryError(name, f"must be a number, got {value!r}")
-    number = float(value)
-    if not math.isfinite(number):
-        raise CatalogQueryError(name, f"must be a finite number, got {value!r}")
-    if number < low or (high is not None and number > high):
-        bound = f"between {low:g} and {high:g}" if high is not None else f">= {low:g}"
-        raise CatalogQueryError(name, f"must be {bound}, got {value!r}")
-    return number
-
-
-@dataclass(frozen=True)
-class SearchArgs:
-    """Validated, normalised search arguments (shared by every catalog backend)."""
-
-    query: str
-    category: str | None  # a category slug
-    min_price: float | None
-    max_price: float | None
-    min_rating: float | None
-    limit: int
-
-
-def check_search_args(
-    query: Any,
-    *,
-    category: Any = None,
-    min_price: Any = None,
-    max_price: Any = None,
-    min_rating: Any = None,
-    limit: Any = 5,
-) -> SearchArgs:
-    """Validate ``search`` arguments; ``CatalogQueryError`` naming the first bad one."""
-    if not isinstance(query, str):
-        raise CatalogQueryError("query", f"must be a string, got {type(query).__name__}")
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise CatalogQueryError("limit", f"must be an integer, got {limit!r}")
-    if not 1 <= limit <= MAX_LIMIT:
-        raise CatalogQueryError("limit", f"must be between 1 and {MAX_LIMIT}, got {limit}")
-    low = _check_number("min_price", min_price, 0.0)
-    high = _check_number("max_price", max_price, 0.0)
-    if low is not None and high is not None and low > high:
-        raise CatalogQueryError(
-            "min_price",
-            f"must not exceed max_price, got min_price={low:g} > max_price={high:g}",
-        )
-    rating = _check_number("min_rating", min_rating, 0.0, 5.0)
-    slug: str | None = None
-    if category is not None:
-        if not isinstance(category, str):
-            raise CatalogQueryError("category", f"must be a string, got {category!r}")
-        slug = category_slug(category)
-        if not slug:
-            raise CatalogQueryError("category", f"must contain a letter or digit, got {category!r}")
-    return SearchArgs(query, slug, low, high, rating, limit)
-
-
-def check_ids(ids: Any) -> list[str]:
-    """Validate ``get`` arguments: the distinct ids in order; ``CatalogQueryError`` if bad."""
-    if isinstance(ids, str):
-        raise CatalogQueryError("ids", "must be an iterable of ids, not a single string")
-    wanted = list(dict.fromkeys(ids))
-    for item in wanted:
-        if not isinstance(item, str):
-            raise CatalogQueryError("ids", f"every id must be a string, got {item!r}")
-    return wanted
-
-
 def _boosted(query: tantivy.Query, boost: float) -> tantivy.Query:
     return query if boost == 1.0 else tantivy.Query.boost_query(query, boost)
 
@@ -533,6 +459,10 @@ class Catalog:
     @staticmethod
     def _product(snap: _Snapshot, address: tantivy.DocAddress) -> Product:
         raw = snap.searcher.doc(address).get_first("product")
+        if not isinstance(raw, bytes):
+            raise CatalogError(
+                "corrupt index: a document has no stored product", path=snap.directory
+            )
         # Validating again is cheap (pydantic-core parses in Rust) and guards against a
         # hand-edited or foreign index producing malformed Products downstream.
         return Product.model_validate_json(raw)

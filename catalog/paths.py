@@ -7,8 +7,11 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TypeGuard
 
 DATA_DIR_ENV = "SHOPPING_PLANNER_DATA_DIR"
+# postgresql://... selects the PostgreSQL backend (catalog.postgres); unset: embedded tantivy.
+CATALOG_URL_ENV = "CATALOG_URL"
 POSTGRES_URL_SCHEMES = ("postgresql://", "postgres://")
 
 
@@ -26,10 +29,20 @@ def default_index_dir() -> Path:
     return data_dir() / "catalog"
 
 
-def is_postgres_url(value: object) -> bool:
+def is_postgres_url(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and value.strip().lower().startswith(POSTGRES_URL_SCHEMES)
 
 
 def redact_url(url: str) -> str:
     """The URL with its password masked, for error messages."""
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
+
+
+def catalog_url_from_env() -> str | None:
+    """``$CATALOG_URL``, or None when unset or blank.
+
+    The one place the variable is read. Entry points (the catalog CLIs, the graph's
+    ``Context``) call it once and pass the URL down explicitly, so nothing below them,
+    and no cache, depends on the environment.
+    """
+    return os.environ.get(CATALOG_URL_ENV, "").strip() or None

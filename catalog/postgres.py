@@ -1,7 +1,8 @@
 """PostgreSQL catalog backend: the same interface and results contract as the tantivy ``Catalog``.
 
-Selected with ``CATALOG_URL=postgresql://user:pass@host/db`` (see ``catalog.store.open_catalog``);
-the embedded tantivy index stays the default. Needs the ``postgres`` extra
+Selected with ``CATALOG_URL=postgresql://user:pass@host/db``, which the entry points read once
+and pass to ``catalog.store.open_catalog(..., url=...)``; the embedded tantivy index stays the
+default. It satisfies ``catalog.backend.CatalogBackend``. Needs the ``postgres`` extra
 (``pip install -e '.[postgres]'``: psycopg 3 and psycopg-pool).
 
 Layout in the database (all in the connection's current schema)::
@@ -26,6 +27,7 @@ Results are ranked with ``ts_rank_cd`` (cover density, title > tags > descriptio
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import logging
 import re
@@ -38,22 +40,24 @@ from pathlib import Path
 from typing import Any
 
 from catalog.errors import CatalogError
-from catalog.index import MAX_QUERY_TOKENS, SCHEMA_VERSION, check_ids, check_search_args
+from catalog.loaders import FORMATS, load_products
 from catalog.models import Product, ProductHit
-from catalog.paths import is_postgres_url, redact_url
+from catalog.paths import CATALOG_URL_ENV, catalog_url_from_env, is_postgres_url, redact_url
+from catalog.sources import DEFAULT_CATALOG_FILE, DEFAULT_MARKER_PREFIX, SCHEMA_VERSION, file_marker
+from catalog.validation import MAX_QUERY_TOKENS, check_ids, check_search_args
 
 try:
     import psycopg
     from psycopg import sql
-    from psycopg_pool import ConnectionPool
+    from psycopg_pool import ConnectionPool, PoolTimeout
 except ImportError:  # pragma: no cover - exercised only without the extra
     psycopg = None  # type: ignore[assignment]
     sql = None  # type: ignore[assignment]
     ConnectionPool = None  # type: ignore[assignment,misc]
+    PoolTimeout = None  # type: ignore[assignment,misc]
 
 log = logging.getLogger(__name__)
 
-URL_ENV = "CATALOG_URL"
 DEFAULT_TABLE = "catalog_products"
 META_TABLE = "catalog_meta"
 TS_CONFIG = "catalog_en"
@@ -98,6 +102,14 @@ def query_words(text: str) -> list[str]:
         if len(seen) >= MAX_QUERY_TOKENS:
             break
     return list(seen)
+
+
+def _scalar(conn: Any, query: Any, params: Any = None) -> Any:
+    """The value of a query that always returns exactly one row (to_regclass, ...)."""
+    row = conn.execute(query, params).fetchone()
+    if row is None:  # pragma: no cover - such queries always return a row
+        raise CatalogError(f"no row from {query!r}")
+    return row[0]
 
 
 def _clean(text: str) -> str:
@@ -283,9 +295,9 @@ def load_postgres_catalog(
             conn.execute("SET LOCAL lock_timeout = '30s'")
             # Only the table in this schema (where the new one was made) is replaced, never
             # a same-named table further along the search_path.
-            exists = conn.execute(
-                "SELECT to_regclass(format('%%I.%%I', current_schema(), %s::text))", (table,)
-            ).fetchone()[0]
+            exists = _scalar(
+                conn, "SELECT to_regclass(format('%%I.%%I', current_schema(), %s::text))", (table,)
+            )
             if exists is not None:
                 conn.execute(
                     sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(sql.Identifier(table))
@@ -328,7 +340,7 @@ def drop_postgres_catalog(url: str, table: str = DEFAULT_TABLE) -> None:
     with psycopg.connect(url, autocommit=False) as conn, conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOAD_LOCK_KEY,))
         conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table)))
-        if conn.execute("SELECT to_regclass(%s)", (META_TABLE,)).fetchone()[0] is not None:
+        if _scalar(conn, "SELECT to_regclass(%s)", (META_TABLE,)) is not None:
             conn.execute(
                 sql.SQL("DELETE FROM {} WHERE table_name = %s").format(sql.Identifier(META_TABLE)),
                 (table,),
@@ -387,10 +399,8 @@ class PostgresCatalog:
             pool.close()
             if isinstance(exc, CatalogError):
                 raise
-            if psycopg is not None and isinstance(exc, psycopg.Error | TimeoutError):
+            if isinstance(exc, psycopg.Error | TimeoutError):
                 raise CatalogError(f"cannot use {redact_url(url)}: {exc}") from exc
-            from psycopg_pool import PoolTimeout
-
             if isinstance(exc, PoolTimeout):
                 raise CatalogError(f"cannot connect to {redact_url(url)}: {exc}") from exc
             raise
@@ -523,8 +533,6 @@ class PostgresCatalog:
 
 def table_for_file(path: Path) -> str:
     """The table a catalog file is loaded into: named after its stem and content hash."""
-    from catalog.store import file_marker
-
     digest = file_marker(Path(path)).split(":")[1][:12]
     stem = re.sub(r"[^a-z0-9]+", "_", Path(path).stem.lower()).strip("_")[:18] or "file"
     return f"catalog_{stem}_{digest}"
@@ -532,7 +540,7 @@ def table_for_file(path: Path) -> str:
 
 def _read_only(url: str) -> bool:
     with contextlib.suppress(psycopg.Error), psycopg.connect(url, autocommit=True) as conn:
-        return bool(conn.execute("SELECT pg_is_in_recovery()").fetchone()[0])
+        return bool(_scalar(conn, "SELECT pg_is_in_recovery()"))
     return False
 
 
@@ -546,9 +554,6 @@ def open_postgres_catalog(
     unless a catalog was loaded there on purpose. On a read-only server (a hot
     standby used as read replica) nothing is loaded: the table must already exist.
     """
-    from catalog.loaders import load_products
-    from catalog.store import DEFAULT_CATALOG_FILE, DEFAULT_MARKER_PREFIX, file_marker
-
     _require_driver()
     if path is None:
         source_file, fmt = DEFAULT_CATALOG_FILE, "auto"
@@ -597,26 +602,21 @@ def open_postgres_catalog(
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m catalog.postgres load FILE [--table T]`` (uses ``$CATALOG_URL``)."""
-    import argparse
-    import os
-
-    from catalog.loaders import FORMATS, load_products
-    from catalog.store import file_marker
-
     parser = argparse.ArgumentParser(prog="python -m catalog.postgres")
     commands = parser.add_subparsers(dest="command", required=True)
     load = commands.add_parser("load", help="load a catalog file, replacing the served table")
     load.add_argument("file", type=Path)
     load.add_argument("--format", choices=FORMATS, default="auto")
     load.add_argument("--table", default=DEFAULT_TABLE)
-    load.add_argument("--url", default=os.environ.get(URL_ENV), help=f"default: ${URL_ENV}")
+    load.add_argument("--url", help=f"default: ${CATALOG_URL_ENV}")
     args = parser.parse_args(argv)
-    if not is_postgres_url(args.url):
-        parser.error(f"give --url postgresql://... or set {URL_ENV}")
+    url = args.url or catalog_url_from_env()
+    if not is_postgres_url(url):
+        parser.error(f"give --url postgresql://... or set {CATALOG_URL_ENV}")
     try:
         started = time.perf_counter()
         count = load_postgres_catalog(
-            args.url,
+            url,
             load_products(args.file, args.format),
             table=args.table,
             source=file_marker(args.file, args.format),

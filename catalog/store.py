@@ -1,42 +1,28 @@
-"""Where indexes live and how catalog files become (cached) indexes."""
+"""Where indexes live and how catalog files become (cached) indexes.
+
+``open_catalog`` is the one entry point that picks a backend: the embedded tantivy index,
+or PostgreSQL when given a ``postgresql://`` URL. The URL is always passed in; callers
+read ``CATALOG_URL`` once, with ``catalog.paths.catalog_url_from_env``.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from catalog.backend import CatalogBackend
 from catalog.errors import CatalogError
-from catalog.index import SCHEMA_VERSION, Catalog, build_index, read_manifest
+from catalog.index import Catalog, build_index, read_manifest
 from catalog.loaders import FORMATS, load_products
-from catalog.paths import data_dir, default_index_dir, is_postgres_url
+from catalog.paths import data_dir, default_index_dir, is_postgres_url, redact_url
+from catalog.sources import DEFAULT_CATALOG_FILE, DEFAULT_MARKER_PREFIX, file_marker
 
 try:  # POSIX only; elsewhere concurrent first builds just race harmlessly.
     import fcntl
 except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
-
-DEFAULT_CATALOG_FILE: Path = Path(__file__).resolve().parent / "data" / "products.jsonl"
-# postgresql://... selects the PostgreSQL backend (catalog.postgres); unset: embedded tantivy.
-CATALOG_URL_ENV = "CATALOG_URL"
-DEFAULT_MARKER_PREFIX = "default:"
-
-
-def file_marker(path: Path, format: str = "auto") -> str:
-    """Identifies a built index's input: content hash, format and index schema version."""
-    digest = hashlib.sha256()
-    try:
-        with Path(path).open("rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-    except FileNotFoundError:
-        raise CatalogError("file not found", path=path) from None
-    except OSError as exc:
-        raise CatalogError(f"cannot read file: {exc.strerror}", path=path) from None
-    return f"sha256:{digest.hexdigest()}:format={format}:schema={SCHEMA_VERSION}"
 
 
 @contextlib.contextmanager
@@ -111,8 +97,12 @@ def _is_index_dir(path: Path) -> bool:
 
 
 def open_catalog(
-    path: Path | str | None = None, index_dir: Path | None = None, format: str = "auto"
-) -> Catalog:
+    path: Path | str | None = None,
+    index_dir: Path | None = None,
+    format: str = "auto",
+    *,
+    url: str | None = None,
+) -> CatalogBackend:
     """Open a catalog from the default data, a catalog file, an index directory, or a
     ``postgresql://`` URL (that database's default catalog table).
 
@@ -121,20 +111,23 @@ def open_catalog(
     - a catalog file: indexed once into ``index_dir`` (default: a directory named
       after the file's hash under the data dir) and reused while the file is unchanged.
 
-    With ``CATALOG_URL=postgresql://...`` set, the default catalog and catalog files are
-    served from PostgreSQL instead (``catalog.postgres.PostgresCatalog``, same interface).
+    With ``url="postgresql://..."`` (what ``CATALOG_URL`` holds), the default catalog and
+    catalog files are served from PostgreSQL instead (``catalog.postgres.PostgresCatalog``);
+    an explicit index directory still opens that index. ``url=None`` means embedded tantivy.
     """
-    url = os.environ.get(CATALOG_URL_ENV, "").strip()
+    if url is not None and not is_postgres_url(url):
+        raise CatalogError(f"unsupported catalog URL {redact_url(url)!r}: expected postgresql://")
     if is_postgres_url(path):
         # A postgresql:// "path" names a database: its default catalog table.
+        url, path = path, None
+    if url is not None and not (path is not None and Path(path).is_dir()):
+        # Scale-out backend (an explicit index directory still wins). Imported here, not at
+        # the top: the driver is an optional extra and costs start-up time the embedded
+        # default never needs. No cycle: catalog.postgres never imports this module, and
+        # the import-linter contracts in pyproject.toml keep it so.
         from catalog.postgres import open_postgres_catalog
 
-        return open_postgres_catalog(str(path).strip())  # type: ignore[return-value]
-    if is_postgres_url(url) and not (path is not None and Path(path).is_dir()):
-        # Scale-out backend: PostgreSQL full-text search (an explicit index dir still wins).
-        from catalog.postgres import open_postgres_catalog
-
-        return open_postgres_catalog(url, None if path is None else Path(path), format)  # type: ignore[return-value]
+        return open_postgres_catalog(url.strip(), None if path is None else Path(path), format)
     if path is None:
         return open_default_catalog(index_dir)
     path = Path(path)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from rapidfuzz import fuzz
 from rapidfuzz.utils import default_process
 
-from catalog import Catalog, Product
+from catalog import CatalogBackend, Product
 from graph.state import Plan, PlanStep, ProductSummary, StepResult
 
 FEATURE_MATCH_THRESHOLD = 85  # the same fuzzy cut-off WebShop scores attributes with
@@ -134,7 +134,9 @@ def within_step_limits(product: ProductSummary, plan: Plan, step: PlanStep) -> b
     return plan.budget is None or product.price <= plan.budget
 
 
-def candidates_of(plan: Plan, results: list[StepResult], catalog: Catalog) -> list[Candidate]:
+def candidates_of(
+    plan: Plan, results: list[StepResult], catalog: CatalogBackend
+) -> list[Candidate]:
     """Every product earlier search steps found, in search-rank order, with checks made
     against its full catalog record (tags and description are not in the step results)."""
     found = [p.id for result in results if result.kind == "search" for p in result.products]

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 from pydantic.json_schema import SkipJsonSchema
 
+from catalog.paths import catalog_url_from_env
+
 ToolMode = Literal["direct", "llm"]
 
 
@@ -72,11 +74,16 @@ class Context:
     # SkipJsonSchema keeps it out of the JSON schema, so Studio's form does not show it and
     # the server drops a `chat_model` key sent in a run's context (it keeps only schema keys).
     chat_model: SkipJsonSchema[Any] = field(default=None, repr=False)
+    # The PostgreSQL catalog ($CATALOG_URL, read once here and passed to the tools). Out of
+    # the schema like chat_model, so a run's context cannot point the server at another
+    # database; repr=False keeps the password out of logs and tracebacks.
+    catalog_url: SkipJsonSchema[str | None] = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.provider = self.provider or _env("SHOPPING_PROVIDER")
         self.model = self.model or _env("SHOPPING_MODEL")
         self.catalog = self.catalog or _env("SHOPPING_CATALOG")
+        self.catalog_url = self.catalog_url or catalog_url_from_env()
         if self.tool_mode not in ("direct", "llm"):
             raise ValueError(f"tool_mode must be 'direct' or 'llm', got {self.tool_mode!r}")
         if not 1 <= self.search_limit <= 50:

@@ -296,7 +296,8 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ReasoningAnswer, method=structured_output_method(context.provider), include_raw=True
     )
     earlier = list(state.step_results)
-    candidates = candidates_of(state.plan, earlier, get_catalog(context.catalog))
+    catalog = get_catalog(context.catalog, context.catalog_url)
+    candidates = candidates_of(state.plan, earlier, catalog)
     reply = model.invoke(reasoning_messages(state.plan, step, earlier, candidates))
     parsed = reply.get("parsed")
     result = StepResult(
@@ -365,7 +366,7 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     assert state.plan is not None
     results = list(state.step_results)
     chosen = next((r for r in reversed(results) if r.kind == "reasoning" and r.products), None)
-    catalog = get_catalog(runtime.context.catalog)
+    catalog = get_catalog(runtime.context.catalog, runtime.context.catalog_url)
     if chosen is not None:
         picked = chosen.products
     else:

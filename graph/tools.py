@@ -2,37 +2,38 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any
 
 from langchain_core.tools import tool
 from langgraph.runtime import get_runtime
 
-from catalog import Catalog, CatalogQueryError, category_slug, open_catalog
+from catalog import CatalogBackend, CatalogQueryError, category_slug, open_catalog
 
-# One open catalog (and so one tantivy searcher) per process and path.
-_catalogs: dict[str, Catalog] = {}
+# One open catalog (and so one tantivy searcher or connection pool) per process, URL and path.
+_catalogs: dict[tuple[str | None, str | None], CatalogBackend] = {}
 _catalogs_lock = threading.Lock()
 
 
-def get_catalog(path: str | None = None) -> Catalog:
+def get_catalog(path: str | None = None, url: str | None = None) -> CatalogBackend:
     """The catalog for a path (file or index dir), or the shipped default for None.
 
-    ``CATALOG_URL=postgresql://...`` serves it from PostgreSQL; a postgresql:// ``path``
-    opens that database's default catalog table.
+    ``url`` is the run's ``Context.catalog_url`` (``CATALOG_URL``): a postgresql:// URL
+    serves the catalog from PostgreSQL; None means the embedded index. A postgresql://
+    ``path`` opens that database's default catalog table.
     """
-    url = os.environ.get("CATALOG_URL", "").strip()
-    key = f"{url}\n{path or ''}"
+    key = (url or None, path or None)
     with _catalogs_lock:
         catalog = _catalogs.get(key)
         if catalog is None:
-            catalog = open_catalog(path or None)
+            catalog = open_catalog(path or None, url=url or None)
             _catalogs[key] = catalog
         return catalog
 
 
-def resolve_category(catalog: Catalog, requested: str | None) -> tuple[str | None, list[str]]:
+def resolve_category(
+    catalog: CatalogBackend, requested: str | None
+) -> tuple[str | None, list[str]]:
     """Map a planner's category onto a catalog category, tolerating near misses.
 
     An unknown category is dropped with a warning rather than failing the step: small
@@ -51,7 +52,7 @@ def resolve_category(catalog: Catalog, requested: str | None) -> tuple[str | Non
 
 
 def search_catalog(
-    catalog: Catalog,
+    catalog: CatalogBackend,
     query: str,
     *,
     category: str | None = None,
@@ -111,7 +112,8 @@ def search_products(
     """
     # The catalog comes from the run's context. Not an injected ToolRuntime argument:
     # pydantic would try to serialise the whole graph state into the tool input.
-    catalog = get_catalog(getattr(get_runtime().context, "catalog", None))
+    context = get_runtime().context
+    catalog = get_catalog(getattr(context, "catalog", None), getattr(context, "catalog_url", None))
     return search_catalog(
         catalog,
         query,

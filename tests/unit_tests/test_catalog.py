@@ -10,7 +10,14 @@ locally and FAIL under ``CI=true``: CI (.ci/run) starts PostgreSQL and must run 
 from __future__ import annotations
 
 import contextlib
+import importlib
+import importlib.util
+import inspect
 import math
+import os
+import subprocess
+import sys
+import textwrap
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -26,6 +33,7 @@ from hypothesis import strategies as st
 
 from catalog import (
     Catalog,
+    CatalogBackend,
     CatalogError,
     CatalogQueryError,
     Product,
@@ -118,6 +126,111 @@ def catalog(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 def test_basic_metadata(catalog: Any) -> None:
     assert len(catalog) == len(PRODUCTS)
     assert catalog.categories() == sorted({p.category for p in PRODUCTS})
+
+
+# --- the CatalogBackend protocol ------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+BACKEND_CLASSES = ["catalog.index:Catalog", "catalog.postgres:PostgresCatalog"]
+
+
+def test_backend_satisfies_the_protocol(catalog: Any) -> None:
+    assert isinstance(catalog, CatalogBackend)
+    assert catalog.source is None or isinstance(catalog.source, str)
+
+
+def protocol_members() -> dict[str, Any]:
+    return {
+        name: value
+        for name, value in vars(CatalogBackend).items()
+        if (not name.startswith("_") or name == "__len__")
+        and (callable(value) or isinstance(value, property))
+    }
+
+
+@pytest.mark.parametrize("spec", BACKEND_CLASSES)
+def test_backend_class_has_every_protocol_member_with_its_parameters(spec: str) -> None:
+    """Without a database: PostgresCatalog is checked here even when CATALOG_URL is unset."""
+    module, name = spec.split(":")
+    cls = getattr(importlib.import_module(module), name)
+    members = protocol_members()
+    assert set(members) == {"source", "__len__", "categories", "get", "search", "reload"}
+    for member, expected in members.items():
+        found = getattr(cls, member, None)
+        assert found is not None, f"{name} lacks {member}"
+        if isinstance(expected, property):
+            assert isinstance(found, property), f"{name}.{member} is not a property"
+            continue
+        wanted = inspect.signature(expected).parameters
+        have = inspect.signature(found).parameters
+        for param in wanted.values():
+            assert param.name in have, f"{name}.{member} lacks parameter {param.name}"
+            got = have[param.name]
+            assert (got.kind, got.default) == (param.kind, param.default), (name, member, got)
+        extra = [p for p in have.values() if p.name not in wanted]
+        assert all(p.default is not inspect.Parameter.empty for p in extra), (name, member)
+
+
+MYPY_PROBE = """
+from catalog.backend import CatalogBackend
+from catalog.index import Catalog
+from catalog.models import ProductHit
+from catalog.postgres import PostgresCatalog
+
+
+def tantivy(catalog: Catalog) -> CatalogBackend:
+    return catalog
+
+
+def postgres(catalog: PostgresCatalog) -> CatalogBackend:
+    return catalog
+
+
+class NoFilters(Catalog):
+    def search(self, query: str) -> list[ProductHit]:  # type: ignore[override]
+        return []
+
+
+def no_filters(catalog: NoFilters) -> CatalogBackend:
+    return catalog  # the only line mypy must reject
+"""
+
+
+def test_type_checker_verifies_both_backends(tmp_path: Path) -> None:
+    """mypy, not a reader, vouches that both backends satisfy CatalogBackend, and a backend
+    whose ``search`` lacks the filters is rejected (so the check can fail)."""
+    if importlib.util.find_spec("mypy") is None:
+        if os.environ.get("CI", "").strip().lower() == "true":
+            pytest.fail("CI=true but mypy is not installed (it is in the test extra)")
+        pytest.skip("mypy is not installed: pip install -e '.[test]'")
+    probe = tmp_path / "probe.py"
+    probe.write_text(textwrap.dedent(MYPY_PROBE), encoding="utf-8")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--cache-dir",
+            str(tmp_path / ".mypy_cache"),
+            "--follow-imports=silent",  # check the probe; read catalog/ only for its types
+            str(probe),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    errors = [line for line in result.stdout.splitlines() if ": error:" in line]
+    bad_line = (
+        textwrap.dedent(MYPY_PROBE)
+        .splitlines()
+        .index("    return catalog  # the only line mypy must reject")
+        + 1
+    )
+    assert len(errors) == 1, result.stdout + result.stderr
+    assert f"probe.py:{bad_line}: error: Incompatible return value type" in errors[0]
+    assert '"CatalogBackend"' in errors[0]
 
 
 def test_category_slug() -> None:
@@ -425,30 +538,31 @@ def test_successful_load_swaps_atomically_under_concurrent_searches(backend: Bac
     assert set(ids(catalog.search("tent", limit=5))) == {"tent-1", "tent-2"}
 
 
-# --- selection through the environment -------------------------------------------------
+# --- selecting the backend by URL ------------------------------------------------------
 
 
 def test_catalog_url_selects_postgres_for_files_and_tools(
-    pg_url: str, small_catalog_file: Path, monkeypatch: pytest.MonkeyPatch
+    pg_url: str, small_catalog_file: Path
 ) -> None:
     from catalog import open_catalog
     from catalog.postgres import PostgresCatalog, table_for_file
     from graph.tools import get_catalog, search_catalog
 
-    monkeypatch.setenv("CATALOG_URL", pg_url)
-    first = open_catalog(small_catalog_file)
+    first = open_catalog(small_catalog_file, url=pg_url)
     assert isinstance(first, PostgresCatalog)
     assert first.table == table_for_file(small_catalog_file)
     assert len(first) == 6 and "coffee-kitchen" in first.categories()
     # Unchanged file: the table is reused (same source marker), not reloaded.
-    again = open_catalog(small_catalog_file)
+    again = open_catalog(small_catalog_file, url=pg_url)
     assert again.source == first.source
-    tool_catalog = get_catalog(str(small_catalog_file))
+    tool_catalog = get_catalog(str(small_catalog_file), pg_url)
     assert isinstance(tool_catalog, PostgresCatalog)
+    # The tools' cache keys on the URL it is given: no URL means the embedded index.
+    assert isinstance(get_catalog(str(small_catalog_file), None), Catalog)
     _text, artifact = search_catalog(tool_catalog, "camera strap", max_price=30, category="Cameras")
     assert [p["id"] for p in artifact["products"]] == ["strap-2", "clean-1"]
     for catalog in (first, again):
         catalog.close()
     # An index directory given explicitly is still opened with tantivy.
     index_dir = build_index(PRODUCTS, small_catalog_file.parent / f"idx-{uuid.uuid4().hex[:6]}")
-    assert isinstance(open_catalog(index_dir), Catalog)
+    assert isinstance(open_catalog(index_dir, url=pg_url), Catalog)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -202,13 +203,17 @@ def test_open_catalog_file_is_cached_by_hash(
         open_catalog(tmp_path / "missing.jsonl")
 
 
-def run_cli(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: str, data_dir: Path, catalog_url: str | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
         "SHOPPING_PLANNER_DATA_DIR": str(data_dir),
         "PYTHONPATH": str(REPO),
         "COLUMNS": "200",
     }
+    if catalog_url is not None:
+        env["CATALOG_URL"] = catalog_url
     return subprocess.run(
         [sys.executable, "-m", "catalog", *args],
         capture_output=True,
@@ -280,3 +285,140 @@ def test_corrupt_index_raises_catalog_error(tmp_path: Path) -> None:
     (index_dir / "catalog-manifest.json").write_text('{"schema_version": 99}')
     with pytest.raises(CatalogError, match="schema version 99"):
         Catalog.open(index_dir)
+
+
+# --- CATALOG_URL: read once, at the entry points, then passed down ----------------------
+
+CODE_DIRS = ("catalog", "graph", "scripts", "bench")
+_READER_CALL = re.compile(r"(?<!def )\bcatalog_url_from_env\(\)")
+
+
+def code_files() -> dict[str, str]:
+    return {
+        str(path.relative_to(REPO)): path.read_text(encoding="utf-8")
+        for package in CODE_DIRS
+        for path in sorted((REPO / package).rglob("*.py"))
+    }
+
+
+def test_catalog_url_is_read_from_the_environment_in_one_place() -> None:
+    files = code_files()
+    # The variable's name, and every constant that holds it (e.g. CATALOG_URL_ENV).
+    names = {"CATALOG_URL"} | {
+        name
+        for text in files.values()
+        for name in re.findall(r"\b([A-Z_]+)\s*=\s*[\"']CATALOG_URL[\"']", text)
+    }
+    alternatives = "|".join(sorted(names, key=len, reverse=True))
+    read = re.compile(rf"(?:environ|getenv)\W[^\n]*\b(?:{alternatives})\b")
+    assert "CATALOG_URL_ENV" in names  # else the scan below would prove nothing
+    assert sorted(path for path, text in files.items() if read.search(text)) == ["catalog/paths.py"]
+    # The entry points call that one reader and pass the URL down explicitly.
+    callers = sorted(path for path, text in files.items() if _READER_CALL.search(text))
+    assert callers == ["catalog/__main__.py", "catalog/postgres.py", "graph/context.py"]
+
+
+def test_catalog_url_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    from catalog.paths import catalog_url_from_env
+
+    monkeypatch.setenv("CATALOG_URL", "  postgresql://u:p@h/db  ")
+    assert catalog_url_from_env() == "postgresql://u:p@h/db"
+    monkeypatch.setenv("CATALOG_URL", " ")
+    assert catalog_url_from_env() is None
+    monkeypatch.delenv("CATALOG_URL")
+    assert catalog_url_from_env() is None
+
+
+def test_open_catalog_takes_the_url_explicitly(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("SHOPPING_PLANNER_DATA_DIR", str(tmp_path / "data"))
+    source = write_jsonl(tmp_path / "c.jsonl", products("u", 3))
+    # The environment no longer reaches open_catalog: without url= it is the embedded index.
+    monkeypatch.setenv("CATALOG_URL", "mysql://user:secret@db/shop")
+    assert isinstance(open_catalog(source), Catalog)
+    with pytest.raises(CatalogError, match="unsupported catalog URL") as raised:
+        open_catalog(source, url="mysql://user:secret@db/shop")
+    assert "secret" not in str(raised.value) and "user:***@" in str(raised.value)
+
+
+def test_context_reads_catalog_url_once_and_keeps_it_private(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pydantic import TypeAdapter
+
+    from graph.context import Context
+
+    url = "postgresql://shopper:secret@db/shopping"
+    monkeypatch.setenv("CATALOG_URL", url)
+    context = Context()
+    assert context.catalog_url == url
+    assert Context(catalog_url="postgresql://other/db").catalog_url == "postgresql://other/db"
+    # Not a form field (a run's context cannot redirect the server), never in a repr.
+    assert "catalog_url" not in TypeAdapter(Context).json_schema()["properties"]
+    assert "secret" not in repr(context)
+    monkeypatch.delenv("CATALOG_URL")
+    assert Context().catalog_url is None
+
+
+def test_cli_passes_catalog_url_to_open_catalog(tmp_path: Path) -> None:
+    source = write_jsonl(tmp_path / "c.jsonl", products("c", 2))
+    env_url = "mysql://user:secret@db/shop"  # rejected before any connection is tried
+    result = run_cli(
+        "search", "camera", "--catalog", str(source), data_dir=tmp_path, catalog_url=env_url
+    )
+    assert result.returncode == 2, result.stderr
+    assert "unsupported catalog URL" in result.stderr and "secret" not in result.stderr
+    # Without the variable the same command searches the embedded index.
+    embedded = run_cli("search", "camera", "--catalog", str(source), "--json", data_dir=tmp_path)
+    assert embedded.returncode == 0 and len(json.loads(embedded.stdout)) == 2
+
+
+def test_graph_passes_the_context_url_to_every_catalog_use(
+    monkeypatch: pytest.MonkeyPatch, small_catalog_file: Path
+) -> None:
+    """The search tool, the reasoning step and verify all open the catalog with the run's
+    Context.catalog_url (recorded here; the embedded index stands in for PostgreSQL)."""
+    from fakes import FakeShoppingChatModel
+    from langgraph.checkpoint.memory import MemorySaver
+
+    import graph.tools
+    from graph.builder import build_graph
+    from graph.context import Context
+
+    url = f"postgresql://recorded@nowhere/{os.getpid()}"  # unique: the tools cache by URL
+    asked: list[tuple[str | None, str | None]] = []
+
+    def recording_open(path: str | None = None, *, url: str | None = None) -> Catalog:
+        asked.append((path, url))
+        return open_catalog(path)
+
+    monkeypatch.setattr(graph.tools, "open_catalog", recording_open)
+    model = FakeShoppingChatModel(
+        replies={
+            "Plan": [
+                {
+                    "goal": "A camera strap.",
+                    "budget": 50,
+                    "steps": [
+                        {"step": 1, "action": "Find straps", "query": "camera strap"},
+                        {"step": 2, "action": "Pick one", "query": None},
+                    ],
+                }
+            ],
+            "ReasoningAnswer": [{"answer": "This one.", "product_ids": ["strap-2"]}],
+        }
+    )
+    context = Context(
+        chat_model=model, catalog=str(small_catalog_file), catalog_url=url, auto_approve=True
+    )
+    state = build_graph(checkpointer=MemorySaver()).invoke(
+        {"request": "a camera strap under $50"},
+        {"configurable": {"thread_id": "url"}},
+        context=context,
+    )
+    assert [r.kind for r in state["step_results"]] == ["search", "reasoning"]
+    # Opened once (the tools cache it), with the URL from the context, not the environment.
+    assert asked == [(str(small_catalog_file), url)]
+    assert graph.tools.get_catalog(str(small_catalog_file), url) is not None
+    assert len(asked) == 1

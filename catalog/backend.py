@@ -1,0 +1,49 @@
+"""``CatalogBackend``: what every catalog backend offers, checked by the type checker.
+
+The tantivy ``catalog.index.Catalog`` and ``catalog.postgres.PostgresCatalog`` both
+satisfy it structurally (neither inherits from it), and ``open_catalog`` returns it, so
+callers such as the graph's tools depend on the contract, not on one backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol, runtime_checkable
+
+from catalog.models import Product, ProductHit
+
+
+@runtime_checkable
+class CatalogBackend(Protocol):
+    """A read-only, thread-safe product catalog.
+
+    ``search`` returns ``ProductHit``s best first and raises ``CatalogQueryError`` for
+    invalid arguments (both backends share ``catalog.validation``); query text is only
+    ever treated as words. ``get`` returns the products among ``ids`` that exist, keyed by
+    id. ``len`` and ``categories`` describe the catalog being served; ``reload`` makes a
+    catalog replaced in the meantime visible at once.
+    """
+
+    @property
+    def source(self) -> str | None:
+        """The marker of the input the served catalog was built from, if recorded."""
+        ...
+
+    def __len__(self) -> int: ...
+
+    def categories(self) -> list[str]: ...
+
+    def get(self, ids: Iterable[str]) -> dict[str, Product]: ...
+
+    def search(
+        self,
+        query: str,
+        *,
+        category: str | None = None,
+        min_price: float | None = None,
+        max_price: float | None = None,
+        min_rating: float | None = None,
+        limit: int = 5,
+    ) -> list[ProductHit]: ...
+
+    def reload(self) -> None: ...

@@ -1,0 +1,130 @@
+"""The import contracts in pyproject.toml ([tool.importlinter]) hold, and they can fail.
+
+`.ci/run` runs `lint-imports`; these tests run the same checker, then break a copy of the
+tree on purpose to prove that a `catalog -> graph` import or the old
+`catalog.postgres -> catalog.store` cycle is caught, naming the offending import.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+OUR_CONTRACTS = ("catalog-is-plain", "catalog-layers")
+
+
+def lint_imports(root: Path, *contracts: str) -> subprocess.CompletedProcess[str]:
+    """Run `lint-imports` on the packages under `root` (not an installed copy)."""
+    executable = shutil.which("lint-imports")
+    if executable is None:
+        if os.environ.get("CI", "").strip().lower() == "true":
+            pytest.fail("CI=true but lint-imports is missing (import-linter is in the test extra)")
+        pytest.skip("import-linter is not installed: pip install -e '.[test]'")
+    env = {**os.environ, "PYTHONPATH": str(root), "COLUMNS": "400"}
+    selected = [arg for contract in contracts for arg in ("--contract", contract)]
+    return subprocess.run(
+        [executable, "--no-cache", "--no-logo", *selected],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_import_contracts_hold() -> None:
+    result = lint_imports(REPO)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "0 broken" in output
+    for contract in OUR_CONTRACTS:
+        # Each contract ran on this tree (a contract lint-imports did not run proves nothing).
+        only = lint_imports(REPO, contract)
+        assert only.returncode == 0 and "1 kept, 0 broken" in only.stdout, only.stdout
+
+
+def copy_tree(tmp_path: Path) -> Path:
+    root = tmp_path / "tree"
+    for package in ("catalog", "graph"):
+        shutil.copytree(
+            REPO / package, root / package, ignore=shutil.ignore_patterns("__pycache__", "data")
+        )
+    shutil.copy2(REPO / "pyproject.toml", root / "pyproject.toml")
+    return root
+
+
+def add_line(path: Path, line: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    # After the module docstring and `from __future__`, where imports are legal.
+    marker = "from __future__ import annotations\n"
+    assert marker in text, path
+    path.write_text(text.replace(marker, f"{marker}{line}\n", 1), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "contract", "named"),
+    [
+        (
+            "catalog/validation.py",
+            "from graph.state import Plan  # deliberate: catalog must not import graph",
+            "catalog-is-plain",
+            "catalog.validation -> graph.state",
+        ),
+        (
+            "catalog/models.py",
+            "import langgraph.graph  # deliberate: catalog stays free of LangGraph",
+            "catalog-is-plain",
+            "catalog.models -> langgraph (l.",
+        ),
+        (
+            "catalog/postgres.py",
+            "from catalog.store import open_catalog  # deliberate: the old cycle",
+            "catalog-layers",
+            "catalog.postgres -> catalog.store",
+        ),
+        (
+            "catalog/postgres.py",
+            "from catalog.index import query_tokens  # deliberate: backends stay independent",
+            "catalog-layers",
+            "catalog.postgres -> catalog.index",
+        ),
+    ],
+)
+def test_a_deliberate_bad_import_breaks_the_contract(
+    tmp_path: Path, module: str, line: str, contract: str, named: str
+) -> None:
+    root = copy_tree(tmp_path)
+    # The untouched copy passes, so the failure below comes from the one added line.
+    clean = lint_imports(root, contract)
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    add_line(root / module, line)
+    broken = lint_imports(root, contract)
+    output = broken.stdout + broken.stderr
+    assert broken.returncode != 0, output
+    assert "BROKEN" in output and "0 kept, 1 broken" in output, output
+    assert named in output, output
+
+
+def test_the_copy_is_what_gets_checked(tmp_path: Path) -> None:
+    """PYTHONPATH and cwd point lint-imports at the copy, not at an installed project."""
+    root = copy_tree(tmp_path)
+    probe = subprocess.run(
+        [sys.executable, "-c", "import catalog, graph; print(catalog.__file__, graph.__file__)"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert probe.stdout.split() == [
+        str(root / "catalog" / "__init__.py"),
+        str(root / "graph" / "__init__.py"),
+    ]
