@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 REPACK_MODES = ("all", "no-amx", "off")
+IDENTITY_PATH = "/shopping-planner/server"
 # arch_prctl(2) request that asks the kernel for permission to use AMX tile data.
 ARCH_REQ_XCOMP_PERM = 0x1023
 
@@ -149,13 +150,15 @@ def extend_app(app: Any, keep_alive: KeepAlive | None, fingerprint: str | None) 
 
         @app.middleware("http")
         async def track_requests(request: Any, call_next: Any) -> Any:
+            if request.url.path == IDENTITY_PATH:  # a status check is not a use
+                return await call_next(request)
             keep_alive.request_started()
             try:
                 return await call_next(request)
             finally:
                 keep_alive.request_finished()
 
-    @app.get("/shopping-planner/server", dependencies=[Depends(authenticate)])
+    @app.get(IDENTITY_PATH, dependencies=[Depends(authenticate)])
     async def server_identity() -> dict[str, Any]:
         return {
             "fingerprint": fingerprint,

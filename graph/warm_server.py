@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from graph.context import data_dir
+from graph.llama_launcher import IDENTITY_PATH
 from graph.local_model import LocalModelError, LocalModelServer, start_local_server
 
 KEEP_ALIVE_SETTING = "LOCAL_MODEL_KEEP_ALIVE"
@@ -150,7 +151,7 @@ def _identity(port: int, api_key: str) -> dict[str, Any] | None:
     import urllib.request
 
     request = urllib.request.Request(
-        f"http://127.0.0.1:{port}/shopping-planner/server",
+        f"http://127.0.0.1:{port}{IDENTITY_PATH}",
         headers={"Authorization": f"Bearer {api_key}"},
     )
     try:

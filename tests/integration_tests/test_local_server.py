@@ -128,3 +128,74 @@ def test_each_repack_mode_takes_effect_in_llama_cpp(repack: str, tmp_path: Path)
     if repack == "no-amx" and cpu_has_amx():
         assert "AMX is not ready to be used" in text
         assert "AMX model buffer size" not in text
+
+
+WARM_CLIENT = """
+import json, sys, urllib.request
+from graph import warm_server
+lease = warm_server.acquire(progress=False)
+server = lease.server
+request = urllib.request.Request(
+    f"{server.base_url}/models", headers={"Authorization": f"Bearer {server.api_key}"}
+)
+with urllib.request.urlopen(request, timeout=30) as resp:
+    assert resp.status == 200
+print(json.dumps({"pid": server.pid, "port": server.port, "reused": server.reused}))
+"""
+
+
+def _warm_client(data_dir: Path, keep_alive: str, **env: str) -> dict[str, object]:
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-c", WARM_CLIENT],
+        cwd=Path(__file__).resolve().parents[2],
+        env={
+            **os.environ,
+            "SHOPPING_PLANNER_DATA_DIR": str(data_dir),
+            "LOCAL_MODEL_KEEP_ALIVE": keep_alive,
+            **env,
+        },
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def test_a_warm_server_is_shared_by_processes_private_and_stops_when_idle(
+    isolated_data_dir: Path,
+) -> None:
+    import stat
+    import urllib.error
+
+    from graph import warm_server
+
+    (isolated_data_dir / "models").symlink_to(USER_MODEL_CACHE, target_is_directory=True)
+    first = _warm_client(isolated_data_dir, "4")
+    second = _warm_client(isolated_data_dir, "4")
+    assert first["reused"] is False and second["reused"] is True
+    assert second["pid"] == first["pid"] and second["port"] == first["port"]
+    # Other settings (here the repack mode) make another server: a stale one is never used.
+    other = _warm_client(isolated_data_dir, "4", LOCAL_MODEL_REPACK="off")
+    assert other["reused"] is False and other["pid"] != first["pid"]
+
+    servers = warm_server.running_servers()
+    assert {s.pid for s in servers} == {first["pid"], other["pid"]}
+    for server in servers:
+        key_file = warm_server.servers_dir() / f"{server.fingerprint[:24]}.key"
+        assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+        # Without the key the server answers nothing: another local user cannot use it.
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{server.base_url}/models", timeout=10)
+        assert refused.value.code == 401
+    assert stat.S_IMODE(warm_server.servers_dir().stat().st_mode) == 0o700
+
+    deadline = time.monotonic() + 60
+    while warm_server.running_servers() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert warm_server.running_servers() == [], "an idle warm server did not stop"
+    assert list(warm_server.servers_dir().glob("*.json")) == []
+    assert list(warm_server.servers_dir().glob("*.key")) == []
