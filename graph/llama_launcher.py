@@ -93,6 +93,54 @@ def apply_repack_mode(mode: str) -> str:
     return mode
 
 
+def install_prompt_cache(kind: str, directory: Path | None) -> None:
+    """Make llama-cpp-python's prompt caches (``--cache true --cache_type ram|disk``) keep
+    lean states, and let the disk cache keep an entry it serves.
+
+    Without ``logits_all`` the server never reads the saved logits (sampling happens in
+    llama.cpp's sampler), yet each saved state copies an ``n_batch x n_vocab`` array: 311 MB
+    for this model, beside ~25 MB of KV cache, and the RAM cache does not count it against
+    its capacity. One row is kept, which ``load_state`` broadcasts. The library's disk cache
+    also pops an entry when it serves it, so a reasoning call in between would drop the
+    planner's prefix for good."""
+    import llama_cpp
+    from llama_cpp.llama import LlamaState
+
+    def lean(state: LlamaState) -> LlamaState:
+        return LlamaState(
+            input_ids=state.input_ids,
+            scores=state.scores[-1:].copy(),
+            n_tokens=state.n_tokens,
+            llama_state=state.llama_state,
+            llama_state_size=state.llama_state_size,
+            seed=state.seed,
+        )
+
+    class LeanRAMCache(llama_cpp.LlamaRAMCache):
+        def __setitem__(self, key: Sequence[int], value: LlamaState) -> None:
+            super().__setitem__(key, lean(value))
+
+    class KeepingDiskCache(llama_cpp.LlamaDiskCache):
+        def __init__(self, capacity_bytes: int = 2 << 30) -> None:
+            super().__init__(cache_dir=str(directory), capacity_bytes=capacity_bytes)
+
+        def __getitem__(self, key: Sequence[int]) -> LlamaState:
+            found = self._find_longest_prefix_key(tuple(key))
+            if found is None:
+                raise KeyError("Key not found")
+            return self.cache[found]
+
+        def __setitem__(self, key: Sequence[int], value: LlamaState) -> None:
+            super().__setitem__(key, lean(value))
+
+    llama_cpp.LlamaRAMCache = LeanRAMCache  # type: ignore[misc]
+    if kind == "disk":
+        if directory is None:
+            raise ValueError("a disk prompt cache needs --prompt-cache-dir")
+        directory.mkdir(parents=True, exist_ok=True)
+        llama_cpp.LlamaDiskCache = KeepingDiskCache  # type: ignore[misc]
+
+
 def nobody_holds(users_file: Path) -> bool:
     """True when no client holds its shared lock on `users_file` (a client that dies
     releases its lock with it)."""
@@ -169,6 +217,12 @@ def extend_app(app: Any, keep_alive: KeepAlive | None, fingerprint: str | None) 
     return app
 
 
+def _server_option(server_args: Sequence[str], name: str, default: str) -> str:
+    """The last value given for `name` among the server's arguments (argparse's rule)."""
+    values = [server_args[i + 1] for i, arg in enumerate(server_args[:-1]) if arg == name]
+    return values[-1] if values else default
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m graph.llama_launcher")
     parser.add_argument("--repack", choices=REPACK_MODES, default="all")
@@ -177,11 +231,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--users-file", type=Path)
     parser.add_argument("--state-file", type=Path, help="removed when the server exits idle")
     parser.add_argument("--fingerprint")
+    parser.add_argument("--prompt-cache-dir", type=Path, help="where a disk prompt cache lives")
     parser.add_argument("server_args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     server_args = args.server_args[1:] if args.server_args[:1] == ["--"] else args.server_args
     in_force = apply_repack_mode(args.repack)
     print(f"llama_launcher: weight repacking {in_force}", file=sys.stderr, flush=True)
+    if _server_option(server_args, "--cache", "false").lower() == "true":
+        install_prompt_cache(
+            _server_option(server_args, "--cache_type", "ram"), args.prompt_cache_dir
+        )
 
     # The server reads these from the environment over its own arguments: an unrelated
     # HOST or PORT in the user's shell must not move it off loopback.

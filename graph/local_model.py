@@ -20,6 +20,7 @@ import atexit
 import contextlib
 import hashlib
 import importlib.util
+import json
 import os
 import signal
 import socket
@@ -76,6 +77,28 @@ def cpu_has_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     except OSError:
         pass
     return False
+
+
+PROMPT_CACHE_SETTING = "LOCAL_MODEL_PROMPT_CACHE"
+PROMPT_CACHE_CHOICES = ("ram", "disk", "off")
+DEFAULT_PROMPT_CACHE = "ram"
+# About 20 saved prompt states of the 1.5B model at ~25 MB each.
+PROMPT_CACHE_BYTES = 512 * 1024 * 1024
+
+
+def resolve_prompt_cache(setting: str | None = None) -> str:
+    """llama-cpp-python's prompt cache for the server: ``setting``, else
+    $LOCAL_MODEL_PROMPT_CACHE, else the default. ``ram`` keeps the saved states of recent
+    prompts in the server, so a planner prompt reuses its prefix even after a reasoning
+    call; ``disk`` also keeps them across server restarts; ``off`` keeps only the last."""
+    value = setting if setting is not None else os.environ.get(PROMPT_CACHE_SETTING, "")
+    mode = value.strip().lower() or DEFAULT_PROMPT_CACHE
+    if mode not in PROMPT_CACHE_CHOICES:
+        raise LocalModelError(
+            f"{PROMPT_CACHE_SETTING}={value!r} is not a prompt cache; use one of: "
+            f"{', '.join(PROMPT_CACHE_CHOICES)}"
+        )
+    return mode
 
 
 def resolve_repack_mode(setting: str | None = None) -> str:
@@ -475,6 +498,7 @@ class LocalModelServer:
         stop_timeout: float = 10,
         chat_format: str | None = None,
         repack: str | None = None,
+        prompt_cache: str | None = None,
         extra_args: Sequence[str] = (),
         progress: bool = True,
     ) -> None:
@@ -493,6 +517,7 @@ class LocalModelServer:
         self.stop_timeout = stop_timeout
         self.chat_format = chat_format
         self.repack = resolve_repack_mode(repack)
+        self.prompt_cache = resolve_prompt_cache(prompt_cache)
         self.extra_args = tuple(extra_args)
         self.progress = progress
         self.process: subprocess.Popen[bytes] | None = None
@@ -647,7 +672,23 @@ class LocalModelServer:
         ]
         if self.chat_format:
             cmd += ["--chat_format", self.chat_format]
+        if self.prompt_cache != "off":
+            cmd += ["--cache", "true", "--cache_type", self.prompt_cache]
+            cmd += ["--cache_size", str(PROMPT_CACHE_BYTES)]
         return [*cmd, *self.extra_args]
+
+    def _prompt_cache_args(self) -> list[str]:
+        if self.prompt_cache != "disk":
+            return []
+        return ["--prompt-cache-dir", str(self.prompt_cache_dir())]
+
+    def prompt_cache_dir(self) -> Path:
+        """Where a disk prompt cache lives: one directory per model and settings, since a
+        saved state is only valid for the model and context that made it."""
+        settings = [arg for arg in self.server_arguments() if arg != str(self.model_file)]
+        stat = self.model_file.stat()
+        identity = json.dumps([str(self.model_file.resolve()), stat.st_size, settings])
+        return data_dir() / "prompt-cache" / hashlib.sha256(identity.encode()).hexdigest()[:16]
 
     def _server_command(self) -> list[str]:
         """The argv of the server process (tests substitute a stub)."""
@@ -663,6 +704,11 @@ class LocalModelServer:
             "graph.llama_launcher",
             "--repack",
             self.repack,
+            *(
+                ["--prompt-cache-dir", str(self.prompt_cache_dir())]
+                if self.prompt_cache == "disk"
+                else []
+            ),
             *self.launcher_args,
             "--",
             *self.server_arguments(),

@@ -624,3 +624,27 @@ def test_no_amx_makes_the_amx_permission_request_fail_and_nothing_else() -> None
     before, after = (int(n) for n in errnos.split())
     assert after == 1 and before != 1  # EPERM only once the filter is in place
     assert get_perm == "0"
+
+
+def test_prompt_cache_setting_and_arguments(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(lm, "_missing_server_modules", lambda: [])
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    monkeypatch.delenv(lm.PROMPT_CACHE_SETTING, raising=False)
+    assert lm.resolve_prompt_cache() == lm.DEFAULT_PROMPT_CACHE
+    server = LocalModelServer(model, port=1, prompt_cache="disk")
+    cmd = server._server_command()
+    args = cmd[cmd.index("--") + 1 :]
+    assert args[args.index("--cache") + 1] == "true"
+    assert args[args.index("--cache_type") + 1] == "disk"
+    # The disk cache is kept per model and settings: another context size, another place.
+    assert cmd[cmd.index("--prompt-cache-dir") + 1] == str(server.prompt_cache_dir())
+    other = LocalModelServer(model, port=1, prompt_cache="disk", n_ctx=2048)
+    assert other.prompt_cache_dir() != server.prompt_cache_dir()
+    off = LocalModelServer(model, port=1, prompt_cache="off")._server_command()
+    assert "--cache" not in off and "--prompt-cache-dir" not in off
+    monkeypatch.setenv(lm.PROMPT_CACHE_SETTING, "sometimes")
+    with pytest.raises(LocalModelError, match="LOCAL_MODEL_PROMPT_CACHE='sometimes'"):
+        LocalModelServer(model)
