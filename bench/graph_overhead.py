@@ -78,7 +78,7 @@ def run_graph(graph: Any, durability: str) -> None:
 def run_loop(catalog: Any) -> None:
     """The same model and catalog calls as the graph makes, in a plain loop."""
     from graph.constraints import candidates_of, guard_picks
-    from graph.nodes import planner_messages, reasoning_messages
+    from graph.prompts import planner_messages, reasoning_messages
     from graph.state import Plan, ProductSummary, ReasoningAnswer, StepResult, validate_request
     from graph.tools import search_catalog
 

@@ -184,7 +184,7 @@ def run_whole_history(steps: int, count: Any) -> dict[str, Any]:
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
     from graph import prompts
-    from graph.nodes import planner_messages
+    from graph.prompts import planner_messages
     from graph.state import Plan, ReasoningAnswer
     from graph.tools import get_catalog, search_products
 

@@ -9,7 +9,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
-from langgraph.types import RetryPolicy
 
 from graph.context import Context
 from graph.nodes import (
@@ -22,14 +21,9 @@ from graph.nodes import (
     route_next_step,
     verify,
 )
-from graph.providers import is_transient_provider_error
+from graph.providers import LLM_RETRY
 from graph.state import InputState, State
 from graph.tools import TOOLS, tool_error_message
-
-# Bounded retries with backoff for provider faults (the client's own retries are off).
-LLM_RETRY = RetryPolicy(
-    max_attempts=3, initial_interval=1.0, backoff_factor=2.0, retry_on=is_transient_provider_error
-)
 
 
 def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:

@@ -14,7 +14,7 @@ from functools import lru_cache
 from pydantic import BaseModel
 
 from graph.context import Context
-from graph.nodes import executor_tool_messages, reasoning_messages
+from graph.prompts import executor_tool_messages, reasoning_messages
 from graph.state import Plan, ProductSummary, ReasoningAnswer, StepResult
 from graph.tools import search_products
 

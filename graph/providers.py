@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Literal
 
+from langgraph.types import RetryPolicy
+
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
@@ -241,6 +243,13 @@ def is_transient_provider_error(error: BaseException) -> bool:
     return isinstance(error, json.JSONDecodeError)
 
 
+# Every LLM node runs under this policy: bounded retries with backoff for provider faults
+# (the clients' own retries are off, so retries never stack).
+LLM_RETRY = RetryPolicy(
+    max_attempts=3, initial_interval=1.0, backoff_factor=2.0, retry_on=is_transient_provider_error
+)
+
+
 # Environment variables whose values must never appear in a message.
 SECRET_ENV_VARS = ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY")
 
@@ -285,8 +294,6 @@ def describe_provider_error(error: BaseException) -> str | None:
     if request is not None:
         what += f" [{request.method} {request.url}]"
     if transient:
-        from graph.builder import LLM_RETRY  # every LLM node runs under this policy
-
         what += (
             f"; gave up after {LLM_RETRY.max_attempts} attempts "
             "(finished steps are saved: --resume THREAD)"

@@ -346,7 +346,7 @@ class RunView:
             return
         from rich.table import Table
 
-        from graph.nodes import describe_filters
+        from graph.prompts import describe_filters
 
         budget = f"${plan.budget:,.2f}" if plan.budget is not None else "none stated"
         table = Table(title=f"Plan: {plan.goal}  (budget {budget})", title_justify="left")

@@ -275,7 +275,7 @@ def test_planner_tool_schema_is_compact_and_keeps_the_limits_required() -> None:
 def test_reasoning_prompt_stays_small_when_many_searches_overlap() -> None:
     # The shape that overflowed a 4,096-token context: one search per wanted feature,
     # each finding much the same products, all with long catalog titles.
-    from graph.nodes import MAX_LISTED_PRODUCTS, MAX_TITLE_CHARS, compact_results
+    from graph.prompts import MAX_LISTED_PRODUCTS, MAX_TITLE_CHARS, compact_results
     from graph.state import ProductSummary, StepResult
 
     words = [f"feature{n} free" for n in range(1, 10)]
