@@ -21,9 +21,11 @@ from graph.nodes import (
     route_next_step,
     verify,
 )
-from graph.providers import LLM_RETRY
+from graph.providers import llm_retry_policy
 from graph.state import InputState, State
 from graph.tools import TOOLS, tool_error_message
+
+LLM_RETRY = llm_retry_policy()
 
 
 def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
