@@ -66,12 +66,14 @@ def new_model() -> Any:
     )
 
 
-def run_graph(graph: Any, durability: str) -> None:
+def run_graph(graph: Any, durability: Any) -> None:
     from graph.context import Context
+    from graph.session import approve_all, drive
 
     context = Context(chat_model=new_model(), auto_approve=True, tool_mode="direct")
-    config = {"configurable": {"thread_id": uuid.uuid4().hex}}
-    state = graph.invoke({"request": REQUEST}, config, context=context, durability=durability)
+    state = drive(
+        graph, uuid.uuid4().hex, {"request": REQUEST}, context, approve_all, durability=durability
+    ).values
     assert len(state["step_results"]) == STEPS and state["outcome"] is not None
 
 
