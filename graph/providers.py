@@ -23,12 +23,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
+from graph import local_model
+
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
     from langgraph.types import RetryPolicy
 
     from graph.context import Context
-    from graph.local_model import LocalModelServer
 
 StructuredOutputMethod = Literal["json_schema", "function_calling"]
 # (input, output) USD per million tokens.
@@ -133,15 +134,7 @@ def _compatible_model() -> str:
 
 
 def _local_model() -> str:
-    from graph.local_model import DEFAULT_LOCAL_MODEL
-
-    return _env("LOCAL_MODEL") or DEFAULT_LOCAL_MODEL
-
-
-def _local_installed() -> bool:
-    from graph.local_model import local_extra_installed
-
-    return local_extra_installed()
+    return _env("LOCAL_MODEL") or local_model.DEFAULT_LOCAL_MODEL
 
 
 def _build_openai(model: str, max_output_tokens: int, base_url: str | None) -> BaseChatModel:
@@ -208,17 +201,15 @@ def _build_local(model: str, max_output_tokens: int, base_url: str | None) -> Ba
 
 # One local server per process and model, shared by every run in the process and
 # stopped when the process exits (a session stops it earlier, through `Provider.stop`).
-_local_servers: dict[str, LocalModelServer] = {}
+_local_servers: dict[str, local_model.LocalModelServer] = {}
 _local_lock = threading.Lock()
 
 
-def _local_server(model: str) -> LocalModelServer:
-    from graph.local_model import start_local_server
-
+def _local_server(model: str) -> local_model.LocalModelServer:
     with _local_lock:
         server = _local_servers.get(model)
         if server is None:
-            server = start_local_server(model)
+            server = local_model.start_local_server(model)
             server.__enter__()
             _local_servers[model] = server
             atexit.register(stop_local_servers)
@@ -278,7 +269,7 @@ PROVIDERS: dict[str, Provider] = {
         Provider(
             name="local",
             env_vars=("LOCAL_MODEL", "OPENAI_API_KEY"),
-            configured=_local_installed,
+            configured=lambda: local_model.local_extra_installed(),
             default_model=_local_model,
             structured_output="function_calling",
             structured_output_overridable=True,

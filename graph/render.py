@@ -1,5 +1,5 @@
 """How the CLI shows runs: the plan, its estimate, each step as it finishes, the checked
-recommendation, the list of runs and a run's history.
+recommendation, the list of runs, a run's history, and the one line an expected error gets.
 
 Plan text, answers, product titles, requests and thread ids come from the model, the
 catalog or the user, so they are printed escaped: rich would read "[...]" in them as markup.
@@ -7,18 +7,34 @@ catalog or the user, so they are printed escaped: rich would read "[...]" in the
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
 from typing import Any
 
+import openai
 from rich.console import Console
 from rich.markup import escape
 from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
+from catalog import CatalogError, CatalogQueryError
+from graph.checkpoint import (
+    CheckpointStoreError,
+    default_checkpoint_path,
+    sqlite_error_hint,
+)
 from graph.cost import CostEstimate
+from graph.local_model import LocalModelError
 from graph.prompts import describe_filters
-from graph.session import UsageTotals
-from graph.state import Outcome, Plan, StepResult
+from graph.providers import (
+    ProviderConfigError,
+    describe_provider_error,
+    is_transient_provider_error,
+    redact_secrets,
+)
+from graph.session import RunFailed, UsageTotals
+from graph.state import Outcome, Plan, PlanningError, RequestError, StepResult
 from graph.threads import HistoryEntry, ThreadSummary
 
 
@@ -198,17 +214,6 @@ def print_history(console: Console, thread_id: str, entries: list[HistoryEntry])
 
 def is_expected_error(error: Exception) -> bool:
     """Errors with a message meant for the user (everything else is a bug: traceback)."""
-    import sqlite3
-
-    import openai
-
-    from catalog import CatalogError, CatalogQueryError
-    from graph.checkpoint import CheckpointStoreError
-    from graph.local_model import LocalModelError
-    from graph.providers import ProviderConfigError, is_transient_provider_error
-    from graph.session import RunFailed
-    from graph.state import PlanningError, RequestError
-
     expected = (
         CatalogError,
         CatalogQueryError,
@@ -228,12 +233,6 @@ def is_expected_error(error: Exception) -> bool:
 
 def error_text(error: Exception, db: str | None = None) -> str:
     """The one message shown for an expected error, with any API key masked."""
-    import sqlite3
-    from pathlib import Path
-
-    from graph.checkpoint import default_checkpoint_path, sqlite_error_hint
-    from graph.providers import describe_provider_error, redact_secrets
-
     if isinstance(error, sqlite3.Error):
         path = Path(db).expanduser() if db else default_checkpoint_path()
         hint = sqlite_error_hint(error, path)
