@@ -22,7 +22,7 @@ from graph.nodes import (
     verify,
 )
 from graph.providers import llm_retry_policy
-from graph.state import InputState, State
+from graph.state import STATE_TYPES, InputState, State
 from graph.tools import TOOLS, tool_error_message
 
 LLM_RETRY = llm_retry_policy()
@@ -44,6 +44,9 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
     builder.add_edge("tools", "record_search")
     builder.add_conditional_edges("record_search", route_next_step, ["executor", "verify"])
     builder.add_edge("verify", END)
+    if checkpointer is not None:
+        # Our types are allowed explicitly wherever the saver's serializer keeps a list.
+        checkpointer = checkpointer.with_allowlist(STATE_TYPES)
     return builder.compile(checkpointer=checkpointer, name="shopping-planner")
 
 

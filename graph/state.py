@@ -267,3 +267,12 @@ class State(InputState):
     step_results: Annotated[list[StepResult], operator.add] = field(default_factory=list)
     messages: Annotated[list[AnyMessage], add_messages] = field(default_factory=list)
     outcome: Outcome | None = None  # verify
+
+
+# Our own types in checkpointed state, as (module, name), for the serializer's msgpack
+# allowlist: the strict serializer (LANGGRAPH_STRICT_MSGPACK=true, a future default)
+# blocks any type not listed. Compiling under strict mode also derives them from State.
+STATE_TYPES = [
+    (cls.__module__, cls.__name__)
+    for cls in (Plan, PlanStep, StepResult, ProductSummary, Usage, Outcome, ReasoningAnswer)
+]
