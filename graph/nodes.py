@@ -32,6 +32,7 @@ from graph.state import (
     PlanningError,
     ProductSummary,
     ReasoningAnswer,
+    SearchDispatch,
     State,
     StepResult,
     Usage,
@@ -62,10 +63,6 @@ def raw_text_of(message: BaseMessage | None) -> str:
     for call in getattr(message, "invalid_tool_calls", None) or []:
         parts.append(str(call.get("args", "")))
     return "\n".join(parts)
-
-
-def _summaries(products: list[dict[str, Any]]) -> list[ProductSummary]:
-    return [ProductSummary.model_validate(product) for product in products]
 
 
 # ---------------------------------------------------------------- nodes
@@ -136,6 +133,8 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     step = state.plan.steps[state.next_step]
     started = time.perf_counter()
+    # Wall clock for a search: record_search may finish it in another process (a resume).
+    dispatched_at = time.time()
     if step.is_search:
         if context.tool_mode == "direct":
             # The plan already holds the query and filters: dispatch without an LLM call.
@@ -164,8 +163,14 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                     ),
                     state,
                 )
-        message.additional_kwargs["step_started"] = time.time()
-        return {"messages": [message]}
+        llm = context.tool_mode == "llm"
+        dispatch = SearchDispatch(
+            step=step.step,
+            started_at=dispatched_at,
+            llm_calls=1 if llm else 0,
+            usage=usage_of(message) if llm else Usage(),
+        )
+        return {"messages": [message], "dispatched": dispatch}
 
     model = chat_model_for(context).with_structured_output(
         ReasoningAnswer, method=structured_output_method(context.provider), include_raw=True
@@ -204,7 +209,8 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 def _finish_step(result: StepResult, state: State) -> dict[str, Any]:
-    return {"step_results": [result], "next_step": state.next_step + 1}
+    # One result per step, so the count of results is the index of the next step.
+    return {"step_results": [result]}
 
 
 def record_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -212,24 +218,20 @@ def record_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     assert state.plan is not None
     step = state.plan.steps[state.next_step]
     tool_message = state.messages[-1]
-    call_message = next(
-        (m for m in reversed(state.messages) if isinstance(m, AIMessage) and m.tool_calls), None
-    )
     result = StepResult(step=step.step, kind="search", action=step.action)
-    if call_message is not None:
-        if runtime.context.tool_mode == "llm" and call_message.usage_metadata:
-            result.llm_calls = 1
-            result.usage = usage_of(call_message)
-        started = call_message.additional_kwargs.get("step_started")
-        if started:
-            result.latency_s = max(0.0, time.time() - float(started))
+    dispatch = state.dispatched
+    if dispatch is not None and dispatch.step == step.step:
+        result.llm_calls = dispatch.llm_calls
+        result.usage = dispatch.usage
+        result.latency_s = max(0.0, time.time() - dispatch.started_at)
     if not isinstance(tool_message, ToolMessage):
         result.error = "the search tool gave no answer"
     elif tool_message.status == "error":
         result.error = str(tool_message.content)
     else:
         artifact = tool_message.artifact or {}
-        result.products = _summaries(artifact.get("products", []))
+        # The tool wrote each summary as a dict (plain data in the checkpointed message).
+        result.products = [ProductSummary.model_validate(p) for p in artifact.get("products", [])]
         result.warnings = list(artifact.get("warnings", []))
     return _finish_step(result, state)
 
@@ -254,15 +256,7 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if record is None:
             outcome.unknown_ids.append(product.id)
             continue
-        outcome.picks.append(
-            ProductSummary(
-                id=record.id,
-                title=record.title,
-                price=record.price,
-                rating=record.rating,
-                category=record.category,
-            )
-        )
+        outcome.picks.append(ProductSummary.of(record))
     outcome.total_price = round(sum(p.price for p in outcome.picks), 2)
     if outcome.unknown_ids:
         outcome.warnings.append(f"not in the catalog: {', '.join(outcome.unknown_ids)}")
