@@ -24,7 +24,10 @@ if TYPE_CHECKING:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m graph.run",
+        # The console script and `python -m graph.run` are the same CLI.
+        prog="shopping-planner"
+        if sys.argv[0].endswith("shopping-planner")
+        else "python -m graph.run",
         description="Plan a shopping request, approve the plan, then run it step by step.",
     )
     parser.add_argument("request", nargs="?", help="what you want to buy, in your own words")
