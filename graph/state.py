@@ -295,10 +295,25 @@ class State(InputState):
     messages: Annotated[list[AnyMessage], add_messages] = field(default_factory=list)
     outcome: Outcome | None = None  # verify
 
+    def __post_init__(self) -> None:
+        # A strict serializer that does not know our types (LANGGRAPH_STRICT_MSGPACK=true
+        # in a server that drops the compile-time allowlist, as `langgraph dev` does)
+        # loads them back as plain dicts of their fields; nodes get the models again.
+        self.plan = _as_model(Plan, self.plan)
+        self.planner_usage = _as_model(Usage, self.planner_usage)
+        self.dispatched = _as_model(SearchDispatch, self.dispatched)
+        self.outcome = _as_model(Outcome, self.outcome)
+        if any(isinstance(r, dict) for r in self.step_results):
+            self.step_results = [_as_model(StepResult, r) for r in self.step_results]
+
     @property
     def next_step(self) -> int:
         """Index of the next plan step to run: every step adds exactly one result."""
         return len(self.step_results)
+
+
+def _as_model(model: type[Any], value: Any) -> Any:
+    return model.model_validate(value) if isinstance(value, dict) else value
 
 
 # Our own types in checkpointed state, as (module, name), for the serializer's msgpack

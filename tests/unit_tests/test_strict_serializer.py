@@ -71,6 +71,22 @@ studio.invoke({"request": "a photo gift"}, lent, context=Context(
 assert isinstance(studio.get_state(lent).values["plan"], Plan)
 bad = [m for m in messages if "unregistered" in m or "blocked" in m.lower()]
 assert not bad, bad
+
+# `langgraph dev` lends its saver through Pregel.copy, which drops that allowlist, so
+# there our types load back as dicts of their fields: the nodes still get models.
+copied = studio.copy(update={"checkpointer": MemorySaver()})
+config = {"configurable": {"thread_id": "copied"}}
+copied.invoke({"request": "a photo gift"}, config, context=Context(
+    chat_model=FakeShoppingChatModel(replies={
+        "Plan": [dict(GIFT_PLAN)], "ReasoningAnswer": [dict(a) for a in GIFT_ANSWERS]}),
+    catalog=sys.argv[3]))
+final = copied.invoke(Command(resume=True), config, context=Context(
+    chat_model=FakeShoppingChatModel(replies={
+        "ReasoningAnswer": [dict(a) for a in GIFT_ANSWERS]}),
+    catalog=sys.argv[3]))
+assert any("Blocked deserialization" in m for m in messages), "the copy kept the allowlist"
+assert final["outcome"].picks[0].id == "strap-1"
+assert [r.step for r in final["step_results"]] == [1, 2, 3, 4]
 print("ok")
 """
 
