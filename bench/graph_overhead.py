@@ -66,19 +66,21 @@ def new_model() -> Any:
     )
 
 
-def run_graph(graph: Any, durability: str) -> None:
+def run_graph(graph: Any, durability: Any) -> None:
     from graph.context import Context
+    from graph.session import approve_all, drive
 
     context = Context(chat_model=new_model(), auto_approve=True, tool_mode="direct")
-    config = {"configurable": {"thread_id": uuid.uuid4().hex}}
-    state = graph.invoke({"request": REQUEST}, config, context=context, durability=durability)
+    state = drive(
+        graph, uuid.uuid4().hex, {"request": REQUEST}, context, approve_all, durability=durability
+    ).values
     assert len(state["step_results"]) == STEPS and state["outcome"] is not None
 
 
 def run_loop(catalog: Any) -> None:
     """The same model and catalog calls as the graph makes, in a plain loop."""
     from graph.constraints import candidates_of, guard_picks
-    from graph.nodes import planner_messages, reasoning_messages
+    from graph.prompts import planner_messages, reasoning_messages
     from graph.state import Plan, ProductSummary, ReasoningAnswer, StepResult, validate_request
     from graph.tools import search_catalog
 

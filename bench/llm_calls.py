@@ -153,16 +153,13 @@ def run_graph_mode(steps: int, tool_mode: str, count: Any) -> dict[str, Any]:
 
     from graph.builder import build_graph
     from graph.context import Context
+    from graph.session import approve_all, start
 
     plan = make_plan(steps)
     model = new_model(plan, steps)
     graph = build_graph(checkpointer=MemorySaver())
     context = Context(chat_model=model, auto_approve=True, tool_mode=tool_mode)
-    state = graph.invoke(
-        {"request": REQUEST},
-        {"configurable": {"thread_id": f"{tool_mode}-{steps}"}},
-        context=context,
-    )
+    state = start(graph, REQUEST, context, approve_all, thread_id=f"{tool_mode}-{steps}").values
     calls = []
     for messages, tools_json, output, names in zip(
         model.prompts, model.tool_specs, model.outputs, model.tools_seen, strict=True
@@ -186,7 +183,7 @@ def run_whole_history(steps: int, count: Any) -> dict[str, Any]:
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
     from graph import prompts
-    from graph.nodes import planner_messages
+    from graph.prompts import planner_messages
     from graph.state import Plan, ReasoningAnswer
     from graph.tools import get_catalog, search_products
 

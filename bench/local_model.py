@@ -26,7 +26,6 @@ import argparse
 import os
 import sys
 import time
-import uuid
 from typing import Any
 
 from _common import Report, load_average, median
@@ -50,16 +49,16 @@ def run_request(chat_model: Any, alias: str, *, auto_approve: bool) -> tuple[flo
 
     from graph.builder import build_graph
     from graph.context import Context
+    from graph.session import approve_all, start, stay_paused
 
     graph = build_graph(checkpointer=MemorySaver())
     context = Context(
         provider="local", model=alias, chat_model=chat_model, auto_approve=auto_approve
     )
     started = time.perf_counter()
-    state = graph.invoke(
-        {"request": REQUEST}, {"configurable": {"thread_id": uuid.uuid4().hex}}, context=context
-    )
-    return time.perf_counter() - started, state
+    # Without auto-approval the run stops at its plan: that times planning alone.
+    result = start(graph, REQUEST, context, approve_all if auto_approve else stay_paused)
+    return time.perf_counter() - started, result
 
 
 def measure(model: str, repack: str, runs: int, threads: int | None) -> dict[str, Any]:
@@ -81,15 +80,17 @@ def measure(model: str, repack: str, runs: int, threads: int | None) -> dict[str
         )
         for number in range(1, runs + 1):
             clear_prefix_cache(server.base_url, server.model_alias)
-            seconds, state = run_request(chat_model, server.model_alias, auto_approve=False)
+            seconds, result = run_request(chat_model, server.model_alias, auto_approve=False)
             plans.append(seconds)
+            state = result.values
             steps = len(state["plan"].steps) if state.get("plan") else 0
             usage = state["planner_usage"]
             plan_tokens.append((usage.input_tokens, usage.output_tokens))
             details.append([server.repack, f"plan {number}", f"{seconds:.1f}", steps, "-", "-"])
             clear_prefix_cache(server.base_url, server.model_alias)
-            seconds, state = run_request(chat_model, server.model_alias, auto_approve=True)
+            seconds, result = run_request(chat_model, server.model_alias, auto_approve=True)
             requests.append(seconds)
+            state = result.values
             results = state.get("step_results", [])
             outcome = state.get("outcome")
             picks = ", ".join(p.id for p in outcome.picks) if outcome else "-"
@@ -99,7 +100,7 @@ def measure(model: str, repack: str, runs: int, threads: int | None) -> dict[str
                     f"request {number}",
                     f"{seconds:.1f}",
                     len(results),
-                    sum(r.llm_calls for r in results) + 1,
+                    result.totals.llm_calls,
                     picks,
                 ]
             )

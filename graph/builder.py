@@ -9,7 +9,6 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
-from langgraph.types import RetryPolicy
 
 from graph.context import Context
 from graph.nodes import (
@@ -22,14 +21,11 @@ from graph.nodes import (
     route_next_step,
     verify,
 )
-from graph.providers import is_transient_provider_error
-from graph.state import InputState, State
+from graph.providers import llm_retry_policy
+from graph.state import STATE_TYPES, InputState, State
 from graph.tools import TOOLS, tool_error_message
 
-# Bounded retries with backoff for provider faults (the client's own retries are off).
-LLM_RETRY = RetryPolicy(
-    max_attempts=3, initial_interval=1.0, backoff_factor=2.0, retry_on=is_transient_provider_error
-)
+LLM_RETRY = llm_retry_policy()
 
 
 def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
@@ -48,6 +44,9 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
     builder.add_edge("tools", "record_search")
     builder.add_conditional_edges("record_search", route_next_step, ["executor", "verify"])
     builder.add_edge("verify", END)
+    if checkpointer is not None:
+        # Our types are allowed explicitly wherever the saver's serializer keeps a list.
+        checkpointer = checkpointer.with_allowlist(STATE_TYPES)
     return builder.compile(checkpointer=checkpointer, name="shopping-planner")
 
 

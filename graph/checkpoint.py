@@ -13,25 +13,11 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from catalog.paths import is_postgres_url, redact_url
 from graph.context import data_dir
+from graph.state import STATE_TYPES
 
 
 class CheckpointStoreError(RuntimeError):
     """The checkpoint database cannot be opened or written; the message says which and why."""
-
-
-# Our own state types, allowed explicitly for msgpack deserialisation.
-STATE_TYPES = [
-    ("graph.state", name)
-    for name in (
-        "Plan",
-        "PlanStep",
-        "StepResult",
-        "ProductSummary",
-        "Usage",
-        "Outcome",
-        "ReasoningAnswer",
-    )
-]
 
 
 def default_checkpoint_path() -> Path:

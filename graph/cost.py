@@ -14,19 +14,11 @@ from functools import lru_cache
 from pydantic import BaseModel
 
 from graph.context import Context
-from graph.nodes import executor_tool_messages, reasoning_messages
+from graph.prompts import executor_tool_messages, reasoning_messages
+from graph.providers import price_per_mtok
 from graph.state import Plan, ProductSummary, ReasoningAnswer, StepResult
 from graph.tools import search_products
 
-# USD per million tokens (input, output). Public list prices; local models cost nothing.
-# Unknown models are priced at $0 and flagged as unknown in the estimate.
-PRICE_PER_MTOK: dict[str, tuple[float, float]] = {
-    "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-4.1": (2.00, 8.00),
-    "gpt-4.1-nano": (0.10, 0.40),
-}
 # Typical sizes, measured on the recorded requests, used where the real text is not yet
 # known: a catalog title, and the structured answer of a reasoning or tool call.
 TYPICAL_TITLE = "Brand Model 2 compact product name with a feature"
@@ -141,10 +133,10 @@ def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
             )
     input_tokens = sum(c.input_tokens for c in calls)
     output_tokens = sum(c.output_tokens for c in calls)
-    price = PRICE_PER_MTOK.get(model)
-    local = context.provider in ("local", "compatible")
+    # Prices come from the provider registry: (0, 0) self-hosted, None when unknown.
+    price = price_per_mtok(context.provider, model)
     usd = 0.0
-    if price is not None and not local:
+    if price is not None:
         usd = (input_tokens * price[0] + output_tokens * price[1]) / 1_000_000
     return CostEstimate(
         model=model,
@@ -153,6 +145,6 @@ def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         usd=round(usd, 6),
-        price_known=local or price is not None,
+        price_known=price is not None,
         calls=calls,
     )

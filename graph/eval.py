@@ -18,6 +18,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graph.providers import PROVIDERS
+
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
 
@@ -138,6 +140,7 @@ def score_goal(
     raw: dict[str, dict[str, Any]],
 ) -> None:
     """Fill a goal's result from the run's final state."""
+    from graph.session import usage_totals
     from graph.webshop_reward import webshop_reward
 
     plan = values.get("plan")
@@ -151,16 +154,11 @@ def score_goal(
             s.max_price is not None and s.max_price <= cap + 0.01 for s in plan.search_steps
         )
     result.zero_result_steps = sum(1 for r in steps if r.kind == "search" and not r.products)
-    planner_usage = values.get("planner_usage")
-    result.llm_calls = (1 if plan is not None else 0) + sum(r.llm_calls for r in steps)
-    result.input_tokens = sum(r.usage.input_tokens for r in steps)
-    result.output_tokens = sum(r.usage.output_tokens for r in steps)
-    if planner_usage is not None:
-        result.input_tokens += planner_usage.input_tokens
-        result.output_tokens += planner_usage.output_tokens
-    result.latency_s = round(
-        float(values.get("planner_latency_s") or 0) + sum(r.latency_s for r in steps), 3
-    )
+    totals = usage_totals(values)  # the same totals the CLI reports
+    result.llm_calls = totals.llm_calls
+    result.input_tokens = totals.input_tokens
+    result.output_tokens = totals.output_tokens
+    result.latency_s = totals.latency_s
     result.target_in_candidates = any(p.id == goal["asin"] for r in steps for p in r.products)
     if outcome is None or not outcome.picks:
         return
@@ -183,16 +181,9 @@ def run_goal(
     graph: CompiledStateGraph, thread_id: str, request: str, context: Context
 ) -> dict[str, Any]:
     """Run (or resume, or just read back) one goal's thread; return its final values."""
-    from graph.threads import status_of, thread_config
+    from graph.session import approve_all, run_thread
 
-    config: dict[str, Any] = thread_config(thread_id)
-    snapshot = graph.get_state(config)
-    status = status_of(snapshot) if snapshot.values else None
-    if status == "done":
-        return snapshot.values
-    graph_input = {"request": request} if status is None else None
-    graph.invoke(graph_input, config, context=context, durability="sync")
-    return graph.get_state(config).values
+    return run_thread(graph, thread_id, request, context, approve_all).values
 
 
 def run_eval(
@@ -276,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graph.eval", description=__doc__)
     parser.add_argument("goals", nargs="?", type=Path, help="goals JSON (WebShop format)")
     parser.add_argument("--catalog", type=Path, help="catalog file the goals refer to")
-    parser.add_argument("--provider", choices=["openai", "azure", "compatible", "local"])
+    parser.add_argument("--provider", choices=list(PROVIDERS))
     parser.add_argument("--model")
     parser.add_argument("--tool-mode", choices=["direct", "llm"], default="direct")
     parser.add_argument("--limit", type=int)
@@ -309,7 +300,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     context.auto_approve = True
     graph = build_graph(checkpointer=open_checkpointer(args.db))
-    with chat_model_session(context):
+    with chat_model_session(context) as context:
         label = args.label or f"{context.provider}-{context.model}-{context.tool_mode}"
         report = run_eval(
             goals,

@@ -6,13 +6,11 @@ import json
 import time
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from graph import prompts
 from graph.constraints import (
-    Candidate,
     best_per_search,
     candidates_of,
     guard_picks,
@@ -20,15 +18,21 @@ from graph.constraints import (
     plan_warnings,
 )
 from graph.context import Context
+from graph.cost import estimate_plan_cost
+from graph.prompts import (
+    PLANNING_RETRY,
+    executor_tool_messages,
+    planner_messages,
+    reasoning_messages,
+)
 from graph.providers import chat_model_for, structured_output_method
 from graph.state import (
-    MAX_PLAN_STEPS,
     Outcome,
     Plan,
     PlanningError,
-    PlanStep,
     ProductSummary,
     ReasoningAnswer,
+    SearchDispatch,
     State,
     StepResult,
     Usage,
@@ -59,136 +63,6 @@ def raw_text_of(message: BaseMessage | None) -> str:
     for call in getattr(message, "invalid_tool_calls", None) or []:
         parts.append(str(call.get("args", "")))
     return "\n".join(parts)
-
-
-def planner_messages(request: str) -> list[BaseMessage]:
-    system = prompts.PLANNER_SYSTEM.format(max_steps=MAX_PLAN_STEPS)
-    return [SystemMessage(system), HumanMessage(prompts.PLANNER_USER.format(request=request))]
-
-
-def format_money(value: float | None) -> str:
-    return "none stated" if value is None else f"${value:,.2f}"
-
-
-def describe_filters(step: PlanStep) -> str:
-    parts = []
-    if step.category:
-        parts.append(f"category {step.category}")
-    if step.min_price is not None:
-        parts.append(f"min ${step.min_price:g}")
-    if step.max_price is not None:
-        parts.append(f"max ${step.max_price:g}")
-    if step.min_rating is not None:
-        parts.append(f"rating >= {step.min_rating:g}")
-    return ", ".join(parts) or "none"
-
-
-def fence_safe(text: str) -> str:
-    """Catalog text goes inside <catalog_data> tags; angle brackets in it are escaped so a
-    product title cannot close the fence and speak outside it."""
-    return text.replace("<", "&lt;").replace(">", "&gt;")
-
-
-# A reasoning prompt must fit a small local model's context (4,096 tokens, 512 of them
-# kept for the answer). A plan with many overlapping searches (one per wanted feature)
-# once listed 45 products in 4,641 tokens, so each product is listed once, long catalog
-# titles are cut, and at most MAX_LISTED_PRODUCTS are listed, every search step's best
-# ranks first.
-MAX_LISTED_PRODUCTS = 30
-MAX_TITLE_CHARS = 90
-
-
-def listed_products(results: list[StepResult]) -> set[tuple[int, str]]:
-    """The (step, product id) pairs a reasoning prompt lists: rank 1 of every search
-    step, then rank 2 of every step, and so on; a product already listed is skipped."""
-    searches = [r for r in results if r.kind == "search"]
-    listed: set[tuple[int, str]] = set()
-    seen: set[str] = set()
-    for rank in range(max((len(r.products) for r in searches), default=0)):
-        for result in searches:
-            if rank < len(result.products) and result.products[rank].id not in seen:
-                if len(listed) == MAX_LISTED_PRODUCTS:
-                    return listed
-                seen.add(result.products[rank].id)
-                listed.add((result.step, result.products[rank].id))
-    return listed
-
-
-def short_title(title: str) -> str:
-    return title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 1].rstrip() + "…"
-
-
-def compact_results(
-    plan: Plan, results: list[StepResult], candidates: list[Candidate] | None = None
-) -> str:
-    """Earlier results as a reasoning step sees them: ids, titles, prices, ratings and
-    short answers, in search-rank order, with constraint checks computed here in code.
-    Never raw tool payloads or message history."""
-    checks = {(c.source_step, c.summary.id): c for c in candidates or []}
-    listed = listed_products(results)
-    lines: list[str] = []
-    for result in results:
-        step = plan.steps[result.step - 1]
-        if result.kind == "search":
-            lines.append(f"Step {result.step} search {step.query!r} ({describe_filters(step)})")
-        else:
-            lines.append(f"Step {result.step} answer: {fence_safe(result.answer)}")
-        if result.error:
-            lines.append(f"  error: {result.error}")
-        lines.extend(f"  warning: {fence_safe(w)}" for w in result.warnings)
-        for rank, product in enumerate(result.products, start=1):
-            if result.kind == "search" and (result.step, product.id) not in listed:
-                continue
-            rating = f"{product.rating:.1f}" if product.rating is not None else "n/a"
-            title = fence_safe(short_title(product.title))
-            line = f"  {rank}. id={fence_safe(product.id)} | {title} | ${product.price:,.2f} | "
-            line += f"rating {rating}"
-            check = checks.get((result.step, product.id))
-            if check is not None and result.kind == "search":
-                line += f" | {check.label(plan)}"
-            lines.append(line)
-        if result.kind == "search":
-            unlisted = sum((result.step, p.id) not in listed for p in result.products)
-            if unlisted:
-                lines.append(f"  ({unlisted} more: listed under another step or cut for length)")
-    return "\n".join(lines) or "(no earlier results)"
-
-
-def visible_results(results: list[StepResult]) -> list[StepResult]:
-    """What a reasoning step reads: every earlier reasoning step (its answer and picks)
-    and the searches since the last of them. A reasoning step has already condensed the
-    searches before it; reading them again would make each later call longer and the
-    tokens of a plan grow with the square of its steps."""
-    last = max((i for i, r in enumerate(results) if r.kind == "reasoning"), default=-1)
-    return [r for i, r in enumerate(results) if r.kind == "reasoning" or i > last]
-
-
-def reasoning_messages(
-    plan: Plan,
-    step: PlanStep,
-    results: list[StepResult],
-    candidates: list[Candidate] | None = None,
-) -> list[BaseMessage]:
-    user = prompts.REASONING_USER.format(
-        step=step.step,
-        action=step.action,
-        goal=plan.goal,
-        budget=format_money(plan.budget),
-        features=", ".join(plan.features) or "none",
-        results=compact_results(plan, visible_results(results), candidates),
-    )
-    return [SystemMessage(prompts.REASONING_SYSTEM), HumanMessage(user)]
-
-
-def executor_tool_messages(step: PlanStep) -> list[BaseMessage]:
-    user = prompts.EXECUTOR_TOOL_USER.format(
-        step=step.step, action=step.action, query=step.query, filters=describe_filters(step)
-    )
-    return [SystemMessage(prompts.EXECUTOR_TOOL_SYSTEM), HumanMessage(user)]
-
-
-def _summaries(products: list[dict[str, Any]]) -> list[ProductSummary]:
-    return [ProductSummary.model_validate(product) for product in products]
 
 
 # ---------------------------------------------------------------- nodes
@@ -223,7 +97,7 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         # small models. This is not replanning: no step has run yet.
         messages = [
             *messages,
-            HumanMessage(prompts.PLANNING_RETRY.format(error=str(error)[:500])),
+            HumanMessage(PLANNING_RETRY.format(error=str(error)[:500])),
         ]
     raise AssertionError("unreachable")
 
@@ -232,8 +106,6 @@ def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Pause with the plan and its cost estimate until a person approves or rejects it."""
     if runtime.context.auto_approve:
         return {"approval": "approved"}
-    from graph.cost import estimate_plan_cost
-
     assert state.plan is not None
     estimate = estimate_plan_cost(state.plan, runtime.context)
     decision = interrupt(
@@ -261,6 +133,8 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     context = runtime.context
     step = state.plan.steps[state.next_step]
     started = time.perf_counter()
+    # Wall clock for a search: record_search may finish it in another process (a resume).
+    dispatched_at = time.time()
     if step.is_search:
         if context.tool_mode == "direct":
             # The plan already holds the query and filters: dispatch without an LLM call.
@@ -289,8 +163,14 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                     ),
                     state,
                 )
-        message.additional_kwargs["step_started"] = time.time()
-        return {"messages": [message]}
+        llm = context.tool_mode == "llm"
+        dispatch = SearchDispatch(
+            step=step.step,
+            started_at=dispatched_at,
+            llm_calls=1 if llm else 0,
+            usage=usage_of(message) if llm else Usage(),
+        )
+        return {"messages": [message], "dispatched": dispatch}
 
     model = chat_model_for(context).with_structured_output(
         ReasoningAnswer, method=structured_output_method(context.provider), include_raw=True
@@ -330,7 +210,8 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 def _finish_step(result: StepResult, state: State) -> dict[str, Any]:
-    return {"step_results": [result], "next_step": state.next_step + 1}
+    # One result per step, so the count of results is the index of the next step.
+    return {"step_results": [result]}
 
 
 def record_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -338,24 +219,20 @@ def record_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     assert state.plan is not None
     step = state.plan.steps[state.next_step]
     tool_message = state.messages[-1]
-    call_message = next(
-        (m for m in reversed(state.messages) if isinstance(m, AIMessage) and m.tool_calls), None
-    )
     result = StepResult(step=step.step, kind="search", action=step.action)
-    if call_message is not None:
-        if runtime.context.tool_mode == "llm" and call_message.usage_metadata:
-            result.llm_calls = 1
-            result.usage = usage_of(call_message)
-        started = call_message.additional_kwargs.get("step_started")
-        if started:
-            result.latency_s = max(0.0, time.time() - float(started))
+    dispatch = state.dispatched
+    if dispatch is not None and dispatch.step == step.step:
+        result.llm_calls = dispatch.llm_calls
+        result.usage = dispatch.usage
+        result.latency_s = max(0.0, time.time() - dispatch.started_at)
     if not isinstance(tool_message, ToolMessage):
         result.error = "the search tool gave no answer"
     elif tool_message.status == "error":
         result.error = str(tool_message.content)
     else:
         artifact = tool_message.artifact or {}
-        result.products = _summaries(artifact.get("products", []))
+        # The tool wrote each summary as a dict (plain data in the checkpointed message).
+        result.products = [ProductSummary.model_validate(p) for p in artifact.get("products", [])]
         result.warnings = list(artifact.get("warnings", []))
     return _finish_step(result, state)
 
@@ -380,15 +257,7 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if record is None:
             outcome.unknown_ids.append(product.id)
             continue
-        outcome.picks.append(
-            ProductSummary(
-                id=record.id,
-                title=record.title,
-                price=record.price,
-                rating=record.rating,
-                category=record.category,
-            )
-        )
+        outcome.picks.append(ProductSummary.of(record))
     outcome.total_price = round(sum(p.price for p in outcome.picks), 2)
     if outcome.unknown_ids:
         outcome.warnings.append(f"not in the catalog: {', '.join(outcome.unknown_ids)}")

@@ -1,4 +1,12 @@
-"""Prompts, as module constants. Kept short: every token here is paid on every call."""
+"""Prompts, as module constants, and the functions that render them into messages.
+Kept short: every token here is paid on every call."""
+
+from __future__ import annotations
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from graph.constraints import Candidate
+from graph.state import MAX_PLAN_STEPS, Plan, PlanStep, StepResult
 
 PLANNER_SYSTEM = """You plan shopping tasks for a product catalog. You have no tools and \
 see no products; another agent runs your plan one step at a time.
@@ -52,3 +60,132 @@ Answer in one sentence and list the ids you pick (one per kind of item wanted)."
 
 PLANNING_RETRY = """Your previous plan was rejected: {error}
 Return the plan again, fixing that problem."""
+
+
+# ---------------------------------------------------------------- rendering
+
+
+def planner_messages(request: str) -> list[BaseMessage]:
+    system = PLANNER_SYSTEM.format(max_steps=MAX_PLAN_STEPS)
+    return [SystemMessage(system), HumanMessage(PLANNER_USER.format(request=request))]
+
+
+def format_money(value: float | None) -> str:
+    return "none stated" if value is None else f"${value:,.2f}"
+
+
+def describe_filters(step: PlanStep) -> str:
+    parts = []
+    if step.category:
+        parts.append(f"category {step.category}")
+    if step.min_price is not None:
+        parts.append(f"min ${step.min_price:g}")
+    if step.max_price is not None:
+        parts.append(f"max ${step.max_price:g}")
+    if step.min_rating is not None:
+        parts.append(f"rating >= {step.min_rating:g}")
+    return ", ".join(parts) or "none"
+
+
+def fence_safe(text: str) -> str:
+    """Catalog text goes inside <catalog_data> tags; angle brackets in it are escaped so a
+    product title cannot close the fence and speak outside it."""
+    return text.replace("<", "&lt;").replace(">", "&gt;")
+
+
+# A reasoning prompt must fit a small local model's context (4,096 tokens, 512 of them
+# kept for the answer). A plan with many overlapping searches (one per wanted feature)
+# once listed 45 products in 4,641 tokens, so each product is listed once, long catalog
+# titles are cut, and at most MAX_LISTED_PRODUCTS are listed, every search step's best
+# ranks first.
+MAX_LISTED_PRODUCTS = 30
+MAX_TITLE_CHARS = 90
+
+
+def listed_products(results: list[StepResult]) -> set[tuple[int, str]]:
+    """The (step, product id) pairs a reasoning prompt lists: rank 1 of every search
+    step, then rank 2 of every step, and so on; a product already listed is skipped."""
+    searches = [r for r in results if r.kind == "search"]
+    listed: set[tuple[int, str]] = set()
+    seen: set[str] = set()
+    for rank in range(max((len(r.products) for r in searches), default=0)):
+        for result in searches:
+            if rank < len(result.products) and result.products[rank].id not in seen:
+                if len(listed) == MAX_LISTED_PRODUCTS:
+                    return listed
+                seen.add(result.products[rank].id)
+                listed.add((result.step, result.products[rank].id))
+    return listed
+
+
+def short_title(title: str) -> str:
+    return title if len(title) <= MAX_TITLE_CHARS else title[: MAX_TITLE_CHARS - 1].rstrip() + "…"
+
+
+def compact_results(
+    plan: Plan, results: list[StepResult], candidates: list[Candidate] | None = None
+) -> str:
+    """Earlier results as a reasoning step sees them: ids, titles, prices, ratings and
+    short answers, in search-rank order, with constraint checks computed here in code.
+    Never raw tool payloads or message history."""
+    checks = {(c.source_step, c.summary.id): c for c in candidates or []}
+    listed = listed_products(results)
+    lines: list[str] = []
+    for result in results:
+        step = plan.steps[result.step - 1]
+        if result.kind == "search":
+            lines.append(f"Step {result.step} search {step.query!r} ({describe_filters(step)})")
+        else:
+            lines.append(f"Step {result.step} answer: {fence_safe(result.answer)}")
+        if result.error:
+            lines.append(f"  error: {result.error}")
+        lines.extend(f"  warning: {fence_safe(w)}" for w in result.warnings)
+        for rank, product in enumerate(result.products, start=1):
+            if result.kind == "search" and (result.step, product.id) not in listed:
+                continue
+            rating = f"{product.rating:.1f}" if product.rating is not None else "n/a"
+            title = fence_safe(short_title(product.title))
+            line = f"  {rank}. id={fence_safe(product.id)} | {title} | ${product.price:,.2f} | "
+            line += f"rating {rating}"
+            check = checks.get((result.step, product.id))
+            if check is not None and result.kind == "search":
+                line += f" | {check.label(plan)}"
+            lines.append(line)
+        if result.kind == "search":
+            unlisted = sum((result.step, p.id) not in listed for p in result.products)
+            if unlisted:
+                lines.append(f"  ({unlisted} more: listed under another step or cut for length)")
+    return "\n".join(lines) or "(no earlier results)"
+
+
+def visible_results(results: list[StepResult]) -> list[StepResult]:
+    """What a reasoning step reads: every earlier reasoning step (its answer and picks)
+    and the searches since the last of them. A reasoning step has already condensed the
+    searches before it; reading them again would make each later call longer and the
+    tokens of a plan grow with the square of its steps."""
+    last = max((i for i, r in enumerate(results) if r.kind == "reasoning"), default=-1)
+    return [r for i, r in enumerate(results) if r.kind == "reasoning" or i > last]
+
+
+def reasoning_messages(
+    plan: Plan,
+    step: PlanStep,
+    results: list[StepResult],
+    candidates: list[Candidate] | None = None,
+) -> list[BaseMessage]:
+    user = REASONING_USER.format(
+        step=step.step,
+        action=step.action,
+        goal=plan.goal,
+        budget=format_money(plan.budget),
+        features=", ".join(plan.features) or "none",
+        results=compact_results(plan, visible_results(results), candidates),
+    )
+    return [SystemMessage(REASONING_SYSTEM), HumanMessage(user)]
+
+
+def executor_tool_messages(step: PlanStep) -> list[BaseMessage]:
+    user = EXECUTOR_TOOL_USER.format(
+        step=step.step, action=step.action, query=step.query, filters=describe_filters(step)
+    )
+    return [SystemMessage(EXECUTOR_TOOL_SYSTEM), HumanMessage(user)]

@@ -1,43 +1,56 @@
-"""The one place where the LLM provider is chosen. Every provider goes through langchain-openai.
+"""The one place where LLM providers are defined and chosen: a registry with one entry per
+provider, in the spirit of `llm`'s plugins. Every provider goes through langchain-openai.
 
 - openai: OPENAI_API_KEY, OPENAI_MODEL
 - azure: AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY, AZURE_OPENAI_DEPLOYMENT, OPENAI_API_VERSION
 - compatible: OPENAI_BASE_URL (+ OPENAI_MODEL, optional OPENAI_API_KEY): Ollama, vLLM, llama.cpp
 - local: the embedded llama.cpp server with the packaged Qwen2.5-Coder model (extra `local`)
+
+Adding a provider means adding one `Provider` entry to `PROVIDERS`; the CLI's choices,
+the eval harness and the cost estimate all read this table. Importing this module stays
+cheap (no LangChain, no LangGraph) so `--help` is fast.
 """
 
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from graph import local_model
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
+    from langgraph.types import RetryPolicy
 
     from graph.context import Context
-    from graph.local_model import LocalModelServer
 
-PROVIDERS = ("openai", "azure", "compatible", "local")
 StructuredOutputMethod = Literal["json_schema", "function_calling"]
+# (input, output) USD per million tokens.
+Price = tuple[float, float]
 
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 # Seconds per LLM call. A 1.5B model on 2 cores reads ~85 prompt tokens/s and writes ~15-25
 # tokens/s, so a plan can take a minute; self-hosted servers get the same patience.
 LOCAL_TIMEOUT_S = 300.0
 REMOTE_TIMEOUT_S = 60.0
-
-
-def llm_timeout(provider: str) -> float:
-    configured = _env("SHOPPING_LLM_TIMEOUT")
-    if configured:
-        return float(configured)
-    return LOCAL_TIMEOUT_S if provider in ("local", "compatible") else REMOTE_TIMEOUT_S
-
+# Public list prices. Unknown models are priced at $0 and flagged as unknown in the estimate.
+OPENAI_PRICES: dict[str, Price] = {
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-nano": (0.10, 0.40),
+}
+# Every LLM node retries provider faults this many times in all, with backoff; the
+# clients' own retries are off, so retries never stack.
+LLM_MAX_ATTEMPTS = 3
 
 HOW_TO_CONFIGURE = (
     "No LLM provider is configured. Either install the embedded local model "
@@ -56,128 +69,151 @@ def _env(name: str) -> str | None:
     return value or None
 
 
-def resolve_provider(explicit: str | None = None) -> str:
-    """An explicit choice wins; else whatever the environment configures; else local."""
-    if explicit:
-        if explicit not in PROVIDERS:
-            raise ProviderConfigError(
-                f"unknown provider {explicit!r}; choose one of: {', '.join(PROVIDERS)}"
-            )
-        return explicit
-    if _env("OPENAI_BASE_URL"):
-        return "compatible"
-    if _env("AZURE_OPENAI_ENDPOINT"):
-        return "azure"
-    if _env("OPENAI_API_KEY"):
-        return "openai"
-    from graph.local_model import local_extra_installed
+@functools.cache
+def llm_retry_policy() -> RetryPolicy:
+    """The retry policy every LLM node runs under (built on first use: LangGraph is heavy)."""
+    from langgraph.types import RetryPolicy
 
-    if local_extra_installed():
-        return "local"
-    raise ProviderConfigError(HOW_TO_CONFIGURE)
+    return RetryPolicy(
+        max_attempts=LLM_MAX_ATTEMPTS,
+        initial_interval=1.0,
+        backoff_factor=2.0,
+        retry_on=is_transient_provider_error,
+    )
 
 
-def structured_output_method(provider: str | None) -> StructuredOutputMethod:
-    """OpenAI and Azure accept `response_format=json_schema`; llama.cpp and most
-    compatible servers answer it with HTTP 500, but do honour a forced tool call."""
-    if provider in ("openai", "azure"):
-        return "json_schema"
-    override = _env("OPENAI_STRUCTURED_OUTPUT_METHOD")
-    if override in ("json_schema", "function_calling"):
-        return override  # type: ignore[return-value]
-    return "function_calling"
+# ---------------------------------------------------------------- the registry
+
+# factory(model, max_output_tokens, base_url) -> a chat model with retries and temperature off
+ChatModelFactory = Callable[[str, int, "str | None"], "BaseChatModel"]
 
 
-def default_model_name(provider: str, model: str | None) -> str:
-    if model:
-        return model
-    if provider == "openai":
-        return _env("OPENAI_MODEL") or DEFAULT_OPENAI_MODEL
-    if provider == "azure":
-        deployment = _env("AZURE_OPENAI_DEPLOYMENT")
-        if not deployment:
-            raise ProviderConfigError("provider azure needs AZURE_OPENAI_DEPLOYMENT")
-        return deployment
-    if provider == "compatible":
-        name = _env("OPENAI_MODEL")
-        if not name:
-            raise ProviderConfigError(
-                "provider compatible needs a model name: set OPENAI_MODEL or pass --model"
-            )
-        return name
-    from graph.local_model import DEFAULT_LOCAL_MODEL
+@dataclass(frozen=True)
+class Provider:
+    """One LLM provider: what configures it, its defaults, and how to build its model."""
 
-    return _env("LOCAL_MODEL") or DEFAULT_LOCAL_MODEL
+    name: str
+    # Environment variables it reads (a change to any of them means a new chat model).
+    env_vars: tuple[str, ...]
+    # True when the environment selects this provider (no --provider given).
+    configured: Callable[[], bool]
+    default_model: Callable[[], str]
+    structured_output: StructuredOutputMethod
+    timeout_s: float
+    factory: ChatModelFactory
+    # USD per million tokens by model name; None for a self-hosted server (costs nothing).
+    prices: Mapping[str, Price] | None = None
+    # Self-hosted servers differ: OPENAI_STRUCTURED_OUTPUT_METHOD may override the method.
+    structured_output_overridable: bool = False
+    # Releases what the factory started (the local server), at the end of a session.
+    stop: Callable[[], None] | None = None
 
 
-def make_chat_model(
-    provider: str, model: str, *, max_output_tokens: int, base_url: str | None = None
-) -> BaseChatModel:
-    """Build the chat model. Retries are left to the graph's RetryPolicy (not stacked)."""
-    from langchain_openai import AzureChatOpenAI, ChatOpenAI
+def _missing(*names: str) -> list[str]:
+    return [name for name in names if not _env(name)]
 
-    common = {"temperature": 0, "max_retries": 0}
-    if provider == "openai":
-        if not _env("OPENAI_API_KEY"):
-            raise ProviderConfigError("provider openai needs OPENAI_API_KEY (see .env.example)")
-        return ChatOpenAI(
-            model=model, max_tokens=max_output_tokens, timeout=llm_timeout(provider), **common
+
+def _openai_model() -> str:
+    return _env("OPENAI_MODEL") or DEFAULT_OPENAI_MODEL
+
+
+def _azure_deployment() -> str:
+    deployment = _env("AZURE_OPENAI_DEPLOYMENT")
+    if not deployment:
+        raise ProviderConfigError("provider azure needs AZURE_OPENAI_DEPLOYMENT")
+    return deployment
+
+
+def _compatible_model() -> str:
+    name = _env("OPENAI_MODEL")
+    if not name:
+        raise ProviderConfigError(
+            "provider compatible needs a model name: set OPENAI_MODEL or pass --model"
         )
-    if provider == "azure":
-        missing = [
-            name
-            for name in ("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY", "OPENAI_API_VERSION")
-            if not _env(name)
-        ]
-        if missing:
-            raise ProviderConfigError(f"provider azure needs {', '.join(missing)}")
-        return AzureChatOpenAI(
-            azure_deployment=model,
-            max_tokens=max_output_tokens,
-            timeout=llm_timeout(provider),
-            **common,
-        )
-    if provider in ("compatible", "local"):
-        url = base_url or _env("OPENAI_BASE_URL")
-        if not url:
-            raise ProviderConfigError("provider compatible needs OPENAI_BASE_URL")
-        return ChatOpenAI(
-            model=model,
-            base_url=url,
-            # Local servers need no key, but the SDK insists on one being set.
-            api_key=_env("OPENAI_API_KEY") or "not-needed",  # type: ignore[arg-type]
-            # llama.cpp ignores max_completion_tokens (what max_tokens= sends), so the
-            # limit goes in the body under its old name.
-            extra_body={"max_tokens": max_output_tokens},
-            timeout=llm_timeout(provider),
-            **common,
-        )
-    raise ProviderConfigError(f"unknown provider {provider!r}")
+    return name
+
+
+def _local_model() -> str:
+    return _env("LOCAL_MODEL") or local_model.DEFAULT_LOCAL_MODEL
+
+
+def _build_openai(model: str, max_output_tokens: int, base_url: str | None) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI
+
+    if not _env("OPENAI_API_KEY"):
+        raise ProviderConfigError("provider openai needs OPENAI_API_KEY (see .env.example)")
+    return ChatOpenAI(
+        model=model,
+        max_tokens=max_output_tokens,
+        timeout=llm_timeout("openai"),
+        temperature=0,
+        max_retries=0,
+    )
+
+
+def _build_azure(model: str, max_output_tokens: int, base_url: str | None) -> BaseChatModel:
+    from langchain_openai import AzureChatOpenAI
+
+    missing = _missing("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY", "OPENAI_API_VERSION")
+    if missing:
+        raise ProviderConfigError(f"provider azure needs {', '.join(missing)}")
+    return AzureChatOpenAI(
+        azure_deployment=model,
+        max_tokens=max_output_tokens,
+        timeout=llm_timeout("azure"),
+        temperature=0,
+        max_retries=0,
+    )
+
+
+def _self_hosted(provider: str, model: str, max_output_tokens: int, base_url: str) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(
+        model=model,
+        base_url=base_url,
+        # Local servers need no key, but the SDK insists on one being set.
+        api_key=_env("OPENAI_API_KEY") or "not-needed",  # type: ignore[arg-type]
+        # llama.cpp ignores max_completion_tokens (what max_tokens= sends), so the
+        # limit goes in the body under its old name.
+        extra_body={"max_tokens": max_output_tokens},
+        timeout=llm_timeout(provider),
+        temperature=0,
+        max_retries=0,
+    )
+
+
+def _build_compatible(model: str, max_output_tokens: int, base_url: str | None) -> BaseChatModel:
+    url = base_url or _env("OPENAI_BASE_URL")
+    if not url:
+        raise ProviderConfigError("provider compatible needs OPENAI_BASE_URL")
+    return _self_hosted("compatible", model, max_output_tokens, url)
+
+
+def _build_local(model: str, max_output_tokens: int, base_url: str | None) -> BaseChatModel:
+    """The embedded model: starts (once per process and model) its llama.cpp server,
+    unless `base_url` names one already running."""
+    if base_url is None:
+        server = _local_server(model)
+        base_url, model = server.base_url, server.model_alias
+    return _self_hosted("local", model, max_output_tokens, base_url)
 
 
 # One local server per process and model, shared by every run in the process and
-# stopped when the process exits (the CLI stops it earlier through `chat_model_session`).
-_local_servers: dict[str, LocalModelServer] = {}
+# stopped when the process exits (a session stops it earlier, through `Provider.stop`).
+_local_servers: dict[str, local_model.LocalModelServer] = {}
 _local_lock = threading.Lock()
 
 
-def _local_base_url(model: str) -> str:
-    from graph.local_model import start_local_server
-
+def _local_server(model: str) -> local_model.LocalModelServer:
     with _local_lock:
         server = _local_servers.get(model)
         if server is None:
-            server = start_local_server(model)
+            server = local_model.start_local_server(model)
             server.__enter__()
             _local_servers[model] = server
             atexit.register(stop_local_servers)
-        return server.base_url
-
-
-def _local_alias(model: str) -> str:
-    with _local_lock:
-        server = _local_servers.get(model)
-    return server.model_alias if server is not None else model
+        return server
 
 
 def stopped_local_server() -> str | None:
@@ -215,39 +251,180 @@ def stop_local_servers() -> None:
     with _local_lock:
         servers = list(_local_servers.values())
         _local_servers.clear()
+    _forget_chat_models("local")  # their server is gone
     for server in servers:
         server.__exit__(None, None, None)
 
 
+PROVIDERS: dict[str, Provider] = {
+    entry.name: entry
+    for entry in (
+        Provider(
+            name="openai",
+            env_vars=("OPENAI_API_KEY", "OPENAI_MODEL"),
+            configured=lambda: bool(_env("OPENAI_API_KEY")),
+            default_model=_openai_model,
+            structured_output="json_schema",
+            timeout_s=REMOTE_TIMEOUT_S,
+            factory=_build_openai,
+            prices=OPENAI_PRICES,
+        ),
+        Provider(
+            name="azure",
+            env_vars=(
+                "AZURE_OPENAI_ENDPOINT",
+                "AZURE_OPENAI_API_KEY",
+                "AZURE_OPENAI_DEPLOYMENT",
+                "OPENAI_API_VERSION",
+            ),
+            configured=lambda: bool(_env("AZURE_OPENAI_ENDPOINT")),
+            default_model=_azure_deployment,
+            structured_output="json_schema",
+            timeout_s=REMOTE_TIMEOUT_S,
+            factory=_build_azure,
+            # Deployments named after the model they serve are priced as that model.
+            prices=OPENAI_PRICES,
+        ),
+        Provider(
+            name="compatible",
+            env_vars=("OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_API_KEY"),
+            configured=lambda: bool(_env("OPENAI_BASE_URL")),
+            default_model=_compatible_model,
+            # llama.cpp and most compatible servers answer `response_format=json_schema`
+            # with HTTP 500, but do honour a forced tool call.
+            structured_output="function_calling",
+            structured_output_overridable=True,
+            timeout_s=LOCAL_TIMEOUT_S,
+            factory=_build_compatible,
+        ),
+        Provider(
+            name="local",
+            env_vars=("LOCAL_MODEL", "OPENAI_API_KEY"),
+            configured=lambda: local_model.local_extra_installed(),
+            default_model=_local_model,
+            structured_output="function_calling",
+            structured_output_overridable=True,
+            timeout_s=LOCAL_TIMEOUT_S,
+            factory=_build_local,
+            stop=stop_local_servers,
+        ),
+    )
+}
+# Without an explicit choice, the first provider the environment configures wins: a
+# named server or Azure endpoint is a more deliberate setting than a stray OpenAI key,
+# and the embedded model needs no setting at all.
+DETECTION_ORDER = ("compatible", "azure", "openai", "local")
+
+
+def provider_entry(name: str) -> Provider:
+    entry = PROVIDERS.get(name)
+    if entry is None:
+        raise ProviderConfigError(
+            f"unknown provider {name!r}; choose one of: {', '.join(PROVIDERS)}"
+        )
+    return entry
+
+
+def resolve_provider(explicit: str | None = None) -> str:
+    """An explicit choice wins; else whatever the environment configures; else local."""
+    if explicit:
+        return provider_entry(explicit).name
+    for name in DETECTION_ORDER:
+        if PROVIDERS[name].configured():
+            return name
+    raise ProviderConfigError(HOW_TO_CONFIGURE)
+
+
+def llm_timeout(provider: str) -> float:
+    configured = _env("SHOPPING_LLM_TIMEOUT")
+    if configured:
+        return float(configured)
+    return provider_entry(provider).timeout_s
+
+
+def structured_output_method(provider: str | None) -> StructuredOutputMethod:
+    """The provider's method; an unresolved provider (a model passed in) gets the
+    forced tool call, which every server and the test fakes honour."""
+    entry = PROVIDERS.get(provider or "")
+    if entry is not None and not entry.structured_output_overridable:
+        return entry.structured_output
+    override = _env("OPENAI_STRUCTURED_OUTPUT_METHOD")
+    if override in ("json_schema", "function_calling"):
+        return override  # type: ignore[return-value]
+    return entry.structured_output if entry is not None else "function_calling"
+
+
+def price_per_mtok(provider: str | None, model: str) -> Price | None:
+    """(input, output) USD per million tokens, (0, 0) for a self-hosted server, None if
+    unknown. An unresolved provider is priced by model name, as a hosted one."""
+    entry = PROVIDERS.get(provider or "")
+    prices = entry.prices if entry is not None else OPENAI_PRICES
+    if prices is None:
+        return (0.0, 0.0)
+    return prices.get(model)
+
+
+def default_model_name(provider: str, model: str | None) -> str:
+    return model or provider_entry(provider).default_model()
+
+
+def make_chat_model(
+    provider: str, model: str, *, max_output_tokens: int, base_url: str | None = None
+) -> BaseChatModel:
+    """Build the chat model. Retries are left to the graph's RetryPolicy (not stacked)."""
+    return provider_entry(provider).factory(model, max_output_tokens, base_url)
+
+
+# Built chat models, keyed by everything that shapes one, so Studio and batch runs reuse
+# a client (and its connection pool) instead of building one per node call.
+_chat_models: dict[tuple[Any, ...], BaseChatModel] = {}
+_chat_models_lock = threading.Lock()
+
+
+def _forget_chat_models(provider: str) -> None:
+    with _chat_models_lock:
+        for key in [key for key in _chat_models if key[0] == provider]:
+            del _chat_models[key]
+
+
 def chat_model_for(context: Context) -> BaseChatModel:
-    """The chat model a node should use: the one in the context, else built from it."""
+    """The chat model a node should use: the one in the context, else a cached one built
+    from the context's settings and the provider's environment."""
     if context.chat_model is not None:
         return context.chat_model
     provider = resolve_provider(context.provider)
     model = default_model_name(provider, context.model)
-    base_url = None
-    if provider == "local":
-        base_url = _local_base_url(model)
-        model = _local_alias(model)
-    chat_model = make_chat_model(
-        provider, model, max_output_tokens=context.max_output_tokens, base_url=base_url
-    )
-    context.chat_model = chat_model
+    entry = PROVIDERS[provider]
+    settings = tuple(_env(name) for name in (*entry.env_vars, "SHOPPING_LLM_TIMEOUT"))
+    key = (provider, model, context.max_output_tokens, settings)
+    with _chat_models_lock:
+        chat_model = _chat_models.get(key)
+    if chat_model is None:
+        chat_model = make_chat_model(provider, model, max_output_tokens=context.max_output_tokens)
+        with _chat_models_lock:
+            chat_model = _chat_models.setdefault(key, chat_model)
     return chat_model
 
 
 @contextmanager
 def chat_model_session(context: Context) -> Iterator[Context]:
-    """Resolve the provider and build the chat model once for a run; stop a local
-    server when the run ends (normally, on error and on Ctrl-C)."""
-    context.provider = resolve_provider(context.provider)
-    context.model = default_model_name(context.provider, context.model)
-    try:
-        chat_model_for(context)
+    """A copy of `context` with the provider and model resolved, its chat model built
+    up front (so a bad setting fails before the run); what the provider started (a local
+    server) stops when the session ends, normally, on error and on Ctrl-C."""
+    if context.chat_model is not None:  # a model passed in: nothing to resolve or stop
         yield context
+        return
+    provider = resolve_provider(context.provider)
+    resolved = replace(
+        context, provider=provider, model=default_model_name(provider, context.model)
+    )
+    entry = PROVIDERS[provider]
+    try:
+        chat_model_for(resolved)
+        yield resolved
     finally:
-        if context.provider == "local":
-            stop_local_servers()
+        if entry.stop is not None:
+            entry.stop()
 
 
 def is_transient_provider_error(error: BaseException) -> bool:
@@ -321,10 +498,8 @@ def describe_provider_error(error: BaseException) -> str | None:
     if request is not None:
         what += f" [{request.method} {request.url}]"
     if transient:
-        from graph.builder import LLM_RETRY  # every LLM node runs under this policy
-
         what += (
-            f"; gave up after {LLM_RETRY.max_attempts} attempts "
+            f"; gave up after {llm_retry_policy().max_attempts} attempts "
             "(finished steps are saved: --resume THREAD)"
         )
     return " ".join(what.split())

@@ -1,7 +1,8 @@
 """State and schemas of the planner-executor graph.
 
-Data flows one way: request -> Plan -> StepResults -> Outcome. Each state field has
-one writer node, named beside it.
+Data flows one way: request -> Plan -> StepResults -> Outcome. Each plain state field
+has one writer node, named beside it; the two reducer fields are append-only logs that
+the node finishing a step appends to (see State).
 """
 
 from __future__ import annotations
@@ -9,11 +10,14 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+if TYPE_CHECKING:
+    from catalog import Product
 
 MAX_REQUEST_CHARS = 4000
 MAX_PLAN_STEPS = 10
@@ -202,6 +206,17 @@ class ProductSummary(BaseModel):
     rating: float | None = None
     category: str | None = None
 
+    @classmethod
+    def of(cls, product: Product) -> ProductSummary:
+        """The one way a catalog record becomes a summary (search results, checked picks)."""
+        return cls(
+            id=product.id,
+            title=product.title,
+            price=product.price,
+            rating=product.rating,
+            category=product.category,
+        )
+
 
 class Usage(BaseModel):
     input_tokens: int = 0
@@ -216,6 +231,15 @@ class Usage(BaseModel):
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
+
+
+class SearchDispatch(BaseModel):
+    """A search step handed to the tool node, until record_search records its answer."""
+
+    step: int
+    started_at: float  # time.time(): the answer may be recorded in another process
+    llm_calls: int = 0  # 1 when the executor LLM chose the search arguments
+    usage: Usage = Usage()
 
 
 class StepResult(BaseModel):
@@ -263,7 +287,48 @@ class State(InputState):
     planner_usage: Usage | None = None  # planner
     planner_latency_s: float | None = None  # planner
     approval: ApprovalStatus | None = None  # approval
-    next_step: int = 0  # executor / record_search: index of the next step to run
+    dispatched: SearchDispatch | None = None  # executor: the search awaiting its answer
+    # Append-only logs with a reducer, so each step's node adds to them: executor (a
+    # reasoning step, or a search whose call failed) and record_search (a search) each
+    # append one result per step; executor appends the tool call, the tool node its answer.
     step_results: Annotated[list[StepResult], operator.add] = field(default_factory=list)
     messages: Annotated[list[AnyMessage], add_messages] = field(default_factory=list)
     outcome: Outcome | None = None  # verify
+
+    def __post_init__(self) -> None:
+        # A strict serializer that does not know our types (LANGGRAPH_STRICT_MSGPACK=true
+        # in a server that drops the compile-time allowlist, as `langgraph dev` does)
+        # loads them back as plain dicts of their fields; nodes get the models again.
+        self.plan = _as_model(Plan, self.plan)
+        self.planner_usage = _as_model(Usage, self.planner_usage)
+        self.dispatched = _as_model(SearchDispatch, self.dispatched)
+        self.outcome = _as_model(Outcome, self.outcome)
+        if any(isinstance(r, dict) for r in self.step_results):
+            self.step_results = [_as_model(StepResult, r) for r in self.step_results]
+
+    @property
+    def next_step(self) -> int:
+        """Index of the next plan step to run: every step adds exactly one result."""
+        return len(self.step_results)
+
+
+def _as_model(model: type[Any], value: Any) -> Any:
+    return model.model_validate(value) if isinstance(value, dict) else value
+
+
+# Our own types in checkpointed state, as (module, name), for the serializer's msgpack
+# allowlist: the strict serializer (LANGGRAPH_STRICT_MSGPACK=true, a future default)
+# blocks any type not listed. Compiling under strict mode also derives them from State.
+STATE_TYPES = [
+    (cls.__module__, cls.__name__)
+    for cls in (
+        Plan,
+        PlanStep,
+        StepResult,
+        ProductSummary,
+        Usage,
+        Outcome,
+        ReasoningAnswer,
+        SearchDispatch,
+    )
+]

@@ -164,7 +164,7 @@ def thread_history(graph: CompiledStateGraph, thread_id: str) -> list[HistoryEnt
         elif ran == "__start__":
             summary = f"request: {values.get('request', '')[:70]}"
         elif ran == "tools":
-            plan_step = values.get("next_step", 0) + 1
+            plan_step = len(results) + 1
             summary = f"search_products answered for step {plan_step}"
         elif values.get("plan") is not None and before.get("plan") is None:
             plan: Plan = values["plan"]
@@ -175,8 +175,7 @@ def thread_history(graph: CompiledStateGraph, thread_id: str) -> list[HistoryEnt
             outcome = values["outcome"]
             summary = f"checked: {len(outcome.picks)} picks, total ${outcome.total_price:,.2f}"
         elif len(values.get("messages") or []) > len(before.get("messages") or []):
-            step_index = values.get("next_step", 0)
-            plan_step = step_index + 1
+            plan_step = len(results) + 1
             summary = f"search dispatched for step {plan_step}"
         else:
             summary = ""

@@ -9,6 +9,7 @@ from langchain_core.tools import tool
 from langgraph.runtime import get_runtime
 
 from catalog import CatalogBackend, CatalogQueryError, category_slug, open_catalog
+from graph.state import ProductSummary
 
 # One open catalog (and so one tantivy searcher or connection pool) per process, URL and path.
 _catalogs: dict[tuple[str | None, str | None], CatalogBackend] = {}
@@ -71,16 +72,7 @@ def search_catalog(
         min_rating=min_rating,
         limit=limit,
     )
-    products = [
-        {
-            "id": hit.product.id,
-            "title": hit.product.title,
-            "price": hit.product.price,
-            "rating": hit.product.rating,
-            "category": hit.product.category,
-        }
-        for hit in hits
-    ]
+    products = [ProductSummary.of(hit.product).model_dump() for hit in hits]
     if not products:
         warnings.append(f"no products matched {query!r}")
     lines = [

@@ -11,6 +11,10 @@ from typing import NoReturn
 
 import pytest
 
+# The whole suite runs under LangGraph's strict checkpoint deserializer (a future default),
+# and so does every CLI process a test starts: read at langgraph's import, so set first.
+os.environ.setdefault("LANGGRAPH_STRICT_MSGPACK", "true")
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 CASSETTES = REPO_ROOT / "cassettes"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-OUR_CONTRACTS = ("catalog-is-plain", "catalog-layers")
+OUR_CONTRACTS = ("catalog-is-plain", "catalog-layers", "graph-layers")
 
 
 def lint_imports(root: Path, *contracts: str) -> subprocess.CompletedProcess[str]:
@@ -94,6 +94,24 @@ def add_line(path: Path, line: str) -> None:
             "from catalog.index import query_tokens  # deliberate: backends stay independent",
             "catalog-layers",
             "catalog.postgres -> catalog.index",
+        ),
+        (
+            "graph/nodes.py",
+            "from graph.run import main  # deliberate: nodes must not import the CLI",
+            "graph-layers",
+            "graph.nodes -> graph.run",
+        ),
+        (
+            "graph/providers.py",
+            "from graph.builder import LLM_RETRY  # deliberate: the old providers cycle",
+            "graph-layers",
+            "graph.providers -> graph.builder",
+        ),
+        (
+            "graph/cost.py",
+            "from graph.nodes import planner  # deliberate: the old nodes <-> cost cycle",
+            "graph-layers",
+            "graph.cost -> graph.nodes",
         ),
     ],
 )

@@ -183,3 +183,22 @@ def test_sigkill_mid_run_then_resume_loses_and_repeats_nothing(
     assert sum("Step 2:" in p for p in prompts) == 1
     assert sum("Step 4:" in p for p in prompts) == 2
     assert len(fake.calls_for("Plan")) == 1
+
+
+def test_console_script_is_the_same_cli(capsys: Any, monkeypatch: Any) -> None:
+    import importlib
+    import tomllib
+
+    import pytest
+
+    scripts = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    module, _, name = scripts["shopping-planner"].partition(":")
+    entry = getattr(importlib.import_module(module), name)
+    from graph.run import main
+
+    assert entry is main
+    monkeypatch.setattr(sys, "argv", ["/usr/bin/shopping-planner", "--help"])
+    with pytest.raises(SystemExit) as exited:
+        entry()
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.startswith("usage: shopping-planner")

@@ -104,6 +104,17 @@ def test_llm_tool_mode_lets_the_model_choose_arguments(small_catalog_file: Path)
         p for p, t in zip(model.prompts, model.tools_seen, strict=False) if t == ["search_products"]
     ]
     assert all("birthday" not in str(m.content) for p in search_prompts for m in p)
+    # The search's usage and start time travel in state, not inside the tool-call message.
+    assert state["dispatched"].step == 3 and state["dispatched"].llm_calls == 1
+    assert all("step_started" not in m.additional_kwargs for m in state["messages"])
+
+
+def test_search_steps_are_timed_and_counted_from_state(small_catalog_file: Path) -> None:
+    state = run_graph(photo_model(), small_catalog_file)
+    searches = [r for r in state["step_results"] if r.kind == "search"]
+    assert all(r.llm_calls == 0 and r.usage.total_tokens == 0 for r in searches)
+    assert all(0 < r.latency_s < 60 for r in searches)
+    assert state["dispatched"].step == 3 and state["dispatched"].llm_calls == 0
 
 
 def two_step_plan(query: str) -> dict[str, Any]:
@@ -275,7 +286,7 @@ def test_planner_tool_schema_is_compact_and_keeps_the_limits_required() -> None:
 def test_reasoning_prompt_stays_small_when_many_searches_overlap() -> None:
     # The shape that overflowed a 4,096-token context: one search per wanted feature,
     # each finding much the same products, all with long catalog titles.
-    from graph.nodes import MAX_LISTED_PRODUCTS, MAX_TITLE_CHARS, compact_results
+    from graph.prompts import MAX_LISTED_PRODUCTS, MAX_TITLE_CHARS, compact_results
     from graph.state import ProductSummary, StepResult
 
     words = [f"feature{n} free" for n in range(1, 10)]

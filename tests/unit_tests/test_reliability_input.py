@@ -22,7 +22,7 @@ from langgraph.checkpoint.memory import MemorySaver
 from catalog import Catalog, CatalogError, CatalogQueryError, load_products, open_catalog
 from graph.builder import build_graph
 from graph.context import Context
-from graph.nodes import planner_messages
+from graph.prompts import planner_messages
 from graph.run import main
 from graph.state import MAX_REQUEST_CHARS, PlanningError, RequestError, validate_request
 from graph.tools import search_catalog

@@ -14,13 +14,17 @@ from cli_runs import graph_run_process
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PLAN
 
-from graph.run import RunFailed, build_parser, error_text, main
+from graph.render import error_text
+from graph.run import main
+from graph.session import RunFailed
 from graph.state import PlanningError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-SECRET-0123456789abcdefXYZ"
 # Variables every OS sets; documenting them in .env.example would only confuse.
-SYSTEM_VARIABLES = {"HOME", "XDG_DATA_HOME", "PATH"}
+# Not user settings: the OS's own, and API_KEY, which graph/llama_launcher.py sets in the
+# model server's own environment from the key file (llama-cpp-python reads it there).
+SYSTEM_VARIABLES = {"HOME", "XDG_DATA_HOME", "PATH", "API_KEY"}
 ENV_READS = [
     r"os\.environ\.get\(\s*[\"']([A-Z][A-Z0-9_]+)[\"']",
     r"os\.environ\[\s*[\"']([A-Z][A-Z0-9_]+)[\"']\s*\]",
@@ -144,7 +148,7 @@ def test_error_text_masks_the_configured_key(
     error: Exception, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    text = error_text(error, build_parser().parse_args([]))
+    text = error_text(error)
     assert KEY not in text and "***" in text
 
 
@@ -153,6 +157,5 @@ def test_error_text_masks_key_shaped_strings_even_if_not_configured(
 ) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("AZURE_OPENAI_API_KEY", "azure-0123456789abcdef")
-    args = build_parser().parse_args([])
-    assert "sk-proj-abcdefghijkl" not in error_text(RunFailed("sk-proj-abcdefghijkl1234"), args)
-    assert "azure-0123456789abcdef" not in error_text(RunFailed("k=azure-0123456789abcdef"), args)
+    assert "sk-proj-abcdefghijkl" not in error_text(RunFailed("sk-proj-abcdefghijkl1234"))
+    assert "azure-0123456789abcdef" not in error_text(RunFailed("k=azure-0123456789abcdef"))

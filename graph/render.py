@@ -1,0 +1,252 @@
+"""How the CLI shows runs: the plan, its estimate, each step as it finishes, the checked
+recommendation, the list of runs, a run's history, and the one line an expected error gets.
+
+Plan text, answers, product titles, requests and thread ids come from the model, the
+catalog or the user, so they are printed escaped: rich would read "[...]" in them as markup.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import openai
+from rich.console import Console
+from rich.markup import escape
+from rich.status import Status
+from rich.table import Table
+from rich.text import Text
+
+from catalog import CatalogError, CatalogQueryError
+from graph.checkpoint import (
+    CheckpointStoreError,
+    default_checkpoint_path,
+    sqlite_error_hint,
+)
+from graph.cost import CostEstimate
+from graph.local_model import LocalModelError
+from graph.prompts import describe_filters
+from graph.providers import (
+    ProviderConfigError,
+    describe_provider_error,
+    is_transient_provider_error,
+    redact_secrets,
+)
+from graph.session import RunFailed, UsageTotals
+from graph.state import Outcome, Plan, PlanningError, RequestError, StepResult
+from graph.threads import HistoryEntry, ThreadSummary
+
+
+class RunView:
+    """Everything the CLI shows while a run streams (rich on a terminal, quiet for --json).
+    It is the session's observer: the session calls it as nodes finish."""
+
+    def __init__(self, console: Console, thread_id: str, *, quiet: bool) -> None:
+        self.console = console
+        self.thread_id = thread_id
+        self.quiet = quiet
+        self.thread_shown = False
+        self.plan_shown = False
+        self.step_actions: list[str] = []
+        self.steps_done = 0
+        self._spinner: Status | None = None
+
+    # -- the session's observer hooks
+
+    def stream_started(self, values: dict[str, Any]) -> None:
+        if not self.thread_shown and not self.quiet:
+            self.console.print(f"[dim]thread[/] [bold]{escape(self.thread_id)}[/]")
+        self.thread_shown = True
+        # A resumed run starts part way: read its saved progress once; updates do the rest.
+        if values.get("plan") is not None:
+            self.step_actions = [step.action for step in values["plan"].steps]
+        self.steps_done = len(values.get("step_results") or [])
+        if not self.quiet:
+            self._spinner = self.console.status("Planning…")
+            self._spinner.start()
+
+    def node_finished(self, node: str, change: dict[str, Any]) -> None:
+        if node == "planner" and change.get("plan") is not None:
+            self.plan(change["plan"])
+        for result in change.get("step_results", []):
+            self.steps_done += 1
+            self.step(result)
+        if self._spinner is not None:
+            self._spinner.update(self.status_text())
+
+    def stream_stopped(self) -> None:
+        if self._spinner is not None:
+            self._spinner.stop()
+            self._spinner = None
+
+    # -- what is shown
+
+    def status_text(self) -> Text:
+        total = len(self.step_actions)
+        if self.steps_done < total:
+            action = self.step_actions[self.steps_done]
+            return Text(f"Step {self.steps_done + 1}/{total}: {action}…")
+        return Text("Checking the recommendation…")
+
+    def resuming(self, status: str) -> None:
+        if not self.quiet:
+            self.console.print(f"Resuming thread [bold]{escape(self.thread_id)}[/] ({status}).")
+
+    def plan(self, plan: Plan) -> None:
+        self.step_actions = [step.action for step in plan.steps]
+        self.plan_shown = True
+        if self.quiet:
+            return
+        budget = f"${plan.budget:,.2f}" if plan.budget is not None else "none stated"
+        table = Table(title=Text(f"Plan: {plan.goal}  (budget {budget})"), title_justify="left")
+        table.add_column("#", justify="right")
+        table.add_column("kind")
+        table.add_column("action")
+        table.add_column("query and filters")
+        for step in plan.steps:
+            detail = f"{step.query!r} ({describe_filters(step)})" if step.is_search else ""
+            table.add_row(
+                str(step.step),
+                "search" if step.is_search else "reason",
+                Text(step.action),
+                Text(detail),
+            )
+        self.console.print(table)
+
+    def show_estimate(self, estimate: CostEstimate) -> None:
+        if self.quiet:
+            return
+        usd = f"${estimate.usd:.4f}" if estimate.price_known else "unknown price"
+        self.console.print(
+            f"Estimate: {estimate.llm_calls} more LLM calls, ~{estimate.input_tokens:,} input + "
+            f"~{estimate.output_tokens:,} output tokens, {usd} "
+            f"[dim]({escape(estimate.model)}; {estimate.tokenizer})[/]"
+        )
+
+    def step(self, result: StepResult) -> None:
+        if self.quiet:
+            return
+        mark = "[red]✗[/]" if result.error else "[green]✓[/]"
+        kind = "search" if result.kind == "search" else "reason"
+        line = f"{mark} step {result.step} ({kind}) {escape(result.action)}"
+        if result.kind == "search" and not result.error:
+            line += f" — {len(result.products)} found"
+        self.console.print(line + f" [dim]{result.latency_s:.1f}s[/]")
+        for product in result.products[:3]:
+            self.console.print(Text(f"    {product.id}  {product.title}  ${product.price:,.2f}"))
+        if result.answer:
+            self.console.print(f"    [italic]{escape(result.answer)}[/]")
+        for text in ([result.error] if result.error else []) + result.warnings:
+            self.console.print(f"    [yellow]! {escape(text)}[/]")
+
+    def rejected(self) -> None:
+        if not self.quiet:
+            self.console.print("Plan rejected; nothing was run.")
+
+    def outcome(
+        self,
+        outcome: Outcome | None,
+        totals: UsageTotals,
+        estimate: CostEstimate | None = None,
+    ) -> None:
+        if self.quiet or outcome is None:
+            return
+        table = Table(title="Recommendation (checked against the catalog)", title_justify="left")
+        for column in ("id", "product", "price", "rating"):
+            table.add_column(column, justify="right" if column in ("price", "rating") else "left")
+        for pick in outcome.picks:
+            rating = f"{pick.rating:.1f}" if pick.rating is not None else "-"
+            table.add_row(Text(pick.id), Text(pick.title), f"${pick.price:,.2f}", rating)
+        self.console.print(table)
+        budget = f" of ${outcome.budget:,.2f} budget" if outcome.budget is not None else ""
+        verdict = {True: "[green]within budget[/]", False: "[red]over budget[/]", None: ""}
+        self.console.print(
+            f"Total ${outcome.total_price:,.2f}{budget} {verdict[outcome.within_budget]}"
+        )
+        for warning in outcome.warnings:
+            self.console.print(f"[yellow]! {escape(warning)}[/]")
+        self.usage(totals, estimate)
+
+    def usage(self, totals: UsageTotals, estimate: CostEstimate | None) -> None:
+        line = (
+            f"Usage (planner included): {totals.llm_calls} LLM calls, "
+            f"{totals.input_tokens:,} input + {totals.output_tokens:,} output"
+        )
+        if estimate is not None:
+            line += (
+                f" (estimated {estimate.llm_calls} more after the plan, "
+                f"{estimate.input_tokens:,} + {estimate.output_tokens:,})"
+            )
+        self.console.print(f"[dim]{line}[/]")
+
+
+def print_threads(console: Console, threads: list[ThreadSummary]) -> None:
+    table = Table(title="Recent runs")
+    for column in ("thread", "status", "steps", "when", "request"):
+        table.add_column(column)
+    for item in threads:
+        when = (item.updated_at or "")[:19].replace("T", " ")
+        table.add_row(
+            Text(item.thread_id),
+            item.status,
+            f"{item.steps_done}/{item.steps_total}",
+            when,
+            Text(item.request[:60]),
+        )
+    console.print(table if threads else "No runs yet.")
+
+
+def print_history(console: Console, thread_id: str, entries: list[HistoryEntry]) -> None:
+    table = Table(title=Text(f"History of {thread_id}"))
+    for column in ("#", "node", "plan step", "result", "when"):
+        table.add_column(column)
+    for entry in entries:
+        table.add_row(
+            str(entry.superstep),
+            entry.node,
+            str(entry.plan_step or ""),
+            Text(entry.summary),
+            (entry.created_at or "")[11:19],
+        )
+    console.print(table)
+
+
+def is_expected_error(error: Exception) -> bool:
+    """Errors with a message meant for the user (everything else is a bug: traceback)."""
+    expected = (
+        CatalogError,
+        CatalogQueryError,
+        CheckpointStoreError,
+        LocalModelError,
+        PlanningError,
+        ProviderConfigError,
+        RequestError,
+        openai.APIError,
+        RunFailed,
+        # The checkpoint store failing mid-run (disk full, locked): saved steps are intact.
+        sqlite3.Error,
+    )
+    # A provider fault that outlived the retries (e.g. a non-JSON body from a proxy), or a
+    # local model server that died under a call.
+    return (
+        isinstance(error, expected)
+        or is_transient_provider_error(error)
+        or describe_provider_error(error) is not None
+    )
+
+
+def error_text(error: Exception, db: str | None = None) -> str:
+    """The one message shown for an expected error, with any API key masked."""
+    if isinstance(error, sqlite3.Error):
+        path = Path(db).expanduser() if db else default_checkpoint_path()
+        hint = sqlite_error_hint(error, path)
+        advice = f"{hint}; " if hint else ""
+        text = (
+            f"checkpoint database {path}: {error} "
+            f"({advice}finished steps are saved, continue with --resume)"
+        )
+    else:
+        text = describe_provider_error(error) or str(error)
+    # Markup off for the message itself: a model's output or a URL may hold "[...]".
+    return escape(redact_secrets(text))

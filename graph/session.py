@@ -1,0 +1,248 @@
+"""Run sessions: start a run, resume it, answer its approval pause, and keep its settings.
+
+The CLI (`graph.run`), the eval harness (`graph.eval`) and the benches drive the graph
+through here, so a run's settings, its resume rules and its usage totals mean the same
+everywhere. Nothing here prints: the caller supplies the approval callback and, if it
+shows progress, an observer.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command, Durability
+
+from graph.context import Context
+from graph.cost import CostEstimate
+from graph.providers import chat_model_session
+from graph.state import Plan, validate_request
+from graph.threads import error_of, status_of, thread_config
+
+# The Context fields a run saves in its checkpoint metadata; a resumed run reuses them.
+RUN_SETTINGS = ("provider", "model", "tool_mode", "catalog", "search_limit")
+
+
+class RunFailed(RuntimeError):
+    """A run cannot start or stopped on an error; its checkpoint is intact."""
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What a run paused on: the plan and its cost estimate, before any step runs."""
+
+    plan: Plan
+    estimate: CostEstimate
+
+
+# Returns True to run the plan, False to reject it, None to leave the run paused.
+Approver = Callable[[ApprovalRequest], bool | None]
+
+
+class RunObserver(Protocol):
+    """Progress hooks for a caller that shows the run as it streams."""
+
+    def stream_started(self, values: dict[str, Any]) -> None:
+        """A stream begins; `values` is the saved progress (a resumed run starts part way)."""
+
+    def node_finished(self, node: str, change: dict[str, Any]) -> None:
+        """A node finished and changed these state keys."""
+
+    def stream_stopped(self) -> None:
+        """The stream ended, paused or failed."""
+
+
+@dataclass(frozen=True)
+class UsageTotals:
+    """A run's LLM use, planner included. The one definition the CLI and eval report."""
+
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+
+
+def usage_totals(values: Mapping[str, Any]) -> UsageTotals:
+    """Totals of a run's state: the planner (one call when it produced a plan) and every
+    step. Latency is the planner's plus each step's, so it excludes time paused."""
+    steps = values.get("step_results") or []
+    planner = values.get("planner_usage")
+    calls = (1 if values.get("plan") is not None else 0) + sum(r.llm_calls for r in steps)
+    tokens_in = sum(r.usage.input_tokens for r in steps)
+    tokens_out = sum(r.usage.output_tokens for r in steps)
+    if planner is not None:
+        tokens_in += planner.input_tokens
+        tokens_out += planner.output_tokens
+    latency = float(values.get("planner_latency_s") or 0) + sum(r.latency_s for r in steps)
+    return UsageTotals(calls, tokens_in, tokens_out, round(latency, 3))
+
+
+RunStatus = Literal["done", "rejected", "paused"]
+
+
+@dataclass
+class RunResult:
+    thread_id: str
+    status: RunStatus
+    values: dict[str, Any]
+    estimate: CostEstimate | None = None
+
+    @property
+    def totals(self) -> UsageTotals:
+        return usage_totals(self.values)
+
+
+def run_context(settings: Mapping[str, Any], saved: Mapping[str, Any] | None = None) -> Context:
+    """A Context from saved run settings overridden by the explicit ones (None = unset)."""
+    merged = {k: v for k, v in (saved or {}).items() if k in RUN_SETTINGS}
+    merged.update({k: v for k, v in settings.items() if v is not None})
+    return Context(**{k: v for k, v in merged.items() if k in RUN_SETTINGS and v is not None})
+
+
+def saved_settings(graph: CompiledStateGraph, thread_id: str) -> dict[str, Any]:
+    """The run settings a thread's latest checkpoint carries."""
+    metadata = graph.get_state(thread_config(thread_id)).metadata or {}
+    return {k: v for k, v in metadata.items() if k in RUN_SETTINGS}
+
+
+def new_thread_id() -> str:
+    return datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:4]
+
+
+def start(
+    graph: CompiledStateGraph,
+    request: str,
+    context: Context,
+    approve: Approver,
+    *,
+    thread_id: str | None = None,
+    observer: RunObserver | None = None,
+) -> RunResult:
+    """Start a new run on a fresh thread (refusing one that already holds a run)."""
+    request = validate_request(request)  # before any model starts or call is made
+    thread_id = thread_id or new_thread_id()
+    if graph.get_state(thread_config(thread_id)).values:
+        raise RunFailed(
+            f"thread {thread_id!r} already holds a run; use --resume {thread_id} to continue "
+            "it, or choose another --thread"
+        )
+    with chat_model_session(context) as resolved:
+        return drive(graph, thread_id, {"request": request}, resolved, approve, observer)
+
+
+def resumable_status(graph: CompiledStateGraph, thread_id: str) -> str:
+    """The status of a thread that can be resumed; RunFailed if there is nothing to resume."""
+    snapshot = graph.get_state(thread_config(thread_id))
+    if not snapshot.values:
+        raise RunFailed(f"no run with thread id {thread_id!r}; see --list")
+    status = status_of(snapshot)
+    if status in ("done", "rejected"):
+        raise RunFailed(f"thread {thread_id!r} is already {status}; nothing to resume")
+    return status
+
+
+def resume(
+    graph: CompiledStateGraph,
+    thread_id: str,
+    approve: Approver,
+    *,
+    settings: Mapping[str, Any] | None = None,
+    observer: RunObserver | None = None,
+) -> RunResult:
+    """Continue an unfinished run with its saved settings (explicit `settings` win)."""
+    resumable_status(graph, thread_id)
+    context = run_context(settings or {}, saved_settings(graph, thread_id))
+    with chat_model_session(context) as resolved:
+        return drive(graph, thread_id, None, resolved, approve, observer)
+
+
+def run_thread(
+    graph: CompiledStateGraph,
+    thread_id: str,
+    request: str,
+    context: Context,
+    approve: Approver,
+) -> RunResult:
+    """Run a thread to its end: start it, resume it where it stopped, or read it back if
+    it already ended. For batch callers (eval) whose context is already resolved."""
+    snapshot = graph.get_state(thread_config(thread_id))
+    if not snapshot.values:
+        return drive(graph, thread_id, {"request": validate_request(request)}, context, approve)
+    status = status_of(snapshot)
+    if status in ("done", "rejected"):
+        return RunResult(thread_id, status, snapshot.values)
+    return drive(graph, thread_id, None, context, approve)
+
+
+def drive(
+    graph: CompiledStateGraph,
+    thread_id: str,
+    graph_input: dict[str, Any] | None,
+    context: Context,
+    approve: Approver,
+    observer: RunObserver | None = None,
+    *,
+    durability: Durability = "sync",
+) -> RunResult:
+    """Stream the run until it ends or stays paused, answering approval pauses with
+    `approve`. Every checkpoint carries the run settings, so a resume reuses them."""
+    config: dict[str, Any] = thread_config(thread_id)
+    config["metadata"] = {name: getattr(context, name) for name in RUN_SETTINGS}
+    estimate: CostEstimate | None = None
+    pending: Any = graph_input
+    while True:
+        paused = _stream(graph, pending, config, context, observer, durability)
+        if paused is None:
+            break
+        estimate = CostEstimate.model_validate(paused["estimate"])
+        approved = approve(ApprovalRequest(Plan.model_validate(paused["plan"]), estimate))
+        if approved is None:
+            return RunResult(thread_id, "paused", graph.get_state(config).values, estimate)
+        pending = Command(resume={"approved": approved})
+    snapshot = graph.get_state(config)
+    error = error_of(snapshot)
+    if error:
+        raise RunFailed(f"{error}\nthe run is saved; continue with --resume {thread_id}")
+    values = snapshot.values
+    status: RunStatus = "rejected" if values.get("approval") == "rejected" else "done"
+    return RunResult(thread_id, status, values, estimate)
+
+
+def _stream(
+    graph: CompiledStateGraph,
+    pending: Any,
+    config: dict[str, Any],
+    context: Context,
+    observer: RunObserver | None,
+    durability: Durability,
+) -> dict[str, Any] | None:
+    """Run until the graph ends or pauses; return the interrupt payload if it paused."""
+    if observer is not None:
+        observer.stream_started(graph.get_state(config).values)
+    try:
+        for update in graph.stream(
+            pending, config, context=context, stream_mode="updates", durability=durability
+        ):
+            for node, change in update.items():
+                if node == "__interrupt__":
+                    return change[0].value
+                if observer is not None:
+                    observer.node_finished(node, change or {})
+    finally:
+        if observer is not None:
+            observer.stream_stopped()
+    return None
+
+
+def approve_all(request: ApprovalRequest) -> bool:
+    """The approver for unattended runs (eval, benches): every plan runs."""
+    return True
+
+
+def stay_paused(request: ApprovalRequest) -> None:
+    """The approver that leaves a run paused at its plan (e.g. to time planning alone)."""
+    return None
