@@ -430,7 +430,7 @@ def _port_in_use(host: str, port: int) -> bool:
     return False
 
 
-def _log_tail(path: Path, lines: int = 20) -> str:
+def log_tail(path: Path, lines: int = 20) -> str:
     try:
         with path.open("rb") as fh:
             fh.seek(0, os.SEEK_END)
@@ -569,7 +569,7 @@ class LocalModelServer:
                 how = f"killed by signal {-code}"
         else:
             how = f"exit code {code}"
-        last = [line.strip() for line in _log_tail(self.log_file, 3).splitlines()]
+        last = [line.strip() for line in log_tail(self.log_file, 3).splitlines()]
         return (
             f"the local model server stopped ({how}); last lines of its log: "
             f"{' | '.join(last)} (log: {self.log_file})"
@@ -759,7 +759,7 @@ class LocalModelServer:
                 if code is not None:
                     raise LocalModelError(
                         f"The local model server exited during startup (exit code {code}). "
-                        f"Last lines of {self.log_file}:\n{_log_tail(self.log_file)}"
+                        f"Last lines of {self.log_file}:\n{log_tail(self.log_file)}"
                     )
                 if self._probe():
                     if self.process.poll() is None:  # answered by *our* server
@@ -769,7 +769,7 @@ class LocalModelServer:
                     raise LocalModelError(
                         f"The local model server did not become ready within "
                         f"{self.startup_timeout:.0f} s. Last lines of {self.log_file}:\n"
-                        f"{_log_tail(self.log_file)}"
+                        f"{log_tail(self.log_file)}"
                     )
                 time.sleep(0.25)
 

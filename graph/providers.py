@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from graph import local_model
+from graph import local_model, warm_server
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -166,14 +166,16 @@ def _build_azure(model: str, max_output_tokens: int, base_url: str | None) -> Ba
     )
 
 
-def _self_hosted(provider: str, model: str, max_output_tokens: int, base_url: str) -> BaseChatModel:
+def _self_hosted(
+    provider: str, model: str, max_output_tokens: int, base_url: str, api_key: str | None = None
+) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
     return ChatOpenAI(
         model=model,
         base_url=base_url,
-        # Local servers need no key, but the SDK insists on one being set.
-        api_key=_env("OPENAI_API_KEY") or "not-needed",  # type: ignore[arg-type]
+        # Most self-hosted servers need no key, but the SDK insists on one being set.
+        api_key=api_key or _env("OPENAI_API_KEY") or "not-needed",  # type: ignore[arg-type]
         # llama.cpp ignores max_completion_tokens (what max_tokens= sends), so the
         # limit goes in the body under its old name.
         extra_body={"max_tokens": max_output_tokens},
@@ -191,34 +193,40 @@ def _build_compatible(model: str, max_output_tokens: int, base_url: str | None) 
 
 
 def _build_local(model: str, max_output_tokens: int, base_url: str | None) -> BaseChatModel:
-    """The embedded model: starts (once per process and model) its llama.cpp server,
+    """The embedded model: a warm llama.cpp server (reused, or started to stay up for
+    LOCAL_MODEL_KEEP_ALIVE), or with a keep-alive of 0 one started for this process;
     unless `base_url` names one already running."""
+    api_key = None
     if base_url is None:
         server = _local_server(model)
-        base_url, model = server.base_url, server.model_alias
-    return _self_hosted("local", model, max_output_tokens, base_url)
+        base_url, model, api_key = server.base_url, server.model_alias, server.api_key
+    return _self_hosted("local", model, max_output_tokens, base_url, api_key)
 
 
-# One local server per process and model, shared by every run in the process and
-# stopped when the process exits (a session stops it earlier, through `Provider.stop`).
-_local_servers: dict[str, local_model.LocalModelServer] = {}
+# The local servers this process uses, per model: leases on warm servers, or servers it
+# owns (keep-alive 0). A session gives them up when its run ends (through `Provider.stop`),
+# and the process at exit.
+_local_servers: dict[str, warm_server.Lease | local_model.LocalModelServer] = {}
 _local_lock = threading.Lock()
 
 
-def _local_server(model: str) -> local_model.LocalModelServer:
+def _local_server(model: str) -> warm_server.Lease | local_model.LocalModelServer:
     with _local_lock:
         server = _local_servers.get(model)
         if server is None:
-            server = local_model.start_local_server(model)
-            server.__enter__()
+            if warm_server.keep_alive_seconds() > 0:
+                server = warm_server.acquire(model)
+            else:
+                server = local_model.start_local_server(model)
+                server.__enter__()
             _local_servers[model] = server
             atexit.register(stop_local_servers)
         return server
 
 
 def stopped_local_server() -> str | None:
-    """Why a local server this process started is gone, if it stopped on its own (it
-    crashed or was killed): a call failing against it is then not worth retrying."""
+    """Why a local server this process uses is gone, if it stopped on its own (it crashed
+    or was killed): a call failing against it is then not worth retrying."""
     with _local_lock:
         servers = list(_local_servers.values())
     for server in servers:
@@ -253,7 +261,10 @@ def stop_local_servers() -> None:
         _local_servers.clear()
     _forget_chat_models("local")  # their server is gone
     for server in servers:
-        server.__exit__(None, None, None)
+        if isinstance(server, warm_server.Lease):
+            server.release()  # the server stays up for the next run, until idle
+        else:
+            server.__exit__(None, None, None)
 
 
 PROVIDERS: dict[str, Provider] = {

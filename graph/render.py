@@ -36,6 +36,7 @@ from graph.providers import (
 from graph.session import RunFailed, UsageTotals
 from graph.state import Outcome, Plan, PlanningError, RequestError, StepResult
 from graph.threads import HistoryEntry, ThreadSummary
+from graph.warm_server import WarmServer
 
 
 class RunView:
@@ -195,6 +196,34 @@ def print_threads(console: Console, threads: list[ThreadSummary]) -> None:
             Text(item.request[:60]),
         )
     console.print(table if threads else "No runs yet.")
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
+
+
+def print_model_servers(console: Console, servers: list[WarmServer]) -> None:
+    """One status line per warm local model server (shown by --list)."""
+    if not servers:
+        console.print("[dim]local model server: not running[/]")
+    for server in servers:
+        line = Text("local model server: ", style="dim")
+        line.append(server.model_alias, style="bold")
+        line.append(
+            f" up (pid {server.pid}, 127.0.0.1:{server.port}), stops after "
+            f"{_duration(server.keep_alive_s)} idle; --stop-server stops it now",
+            style="dim",
+        )
+        console.print(line)
+
+
+def print_stopped_servers(console: Console, servers: list[WarmServer]) -> None:
+    if not servers:
+        console.print("No local model server was running.")
+    for server in servers:
+        console.print(
+            Text(f"Stopped the local model server {server.model_alias} (pid {server.pid}).")
+        )
 
 
 def print_history(console: Console, thread_id: str, entries: list[HistoryEntry]) -> None:

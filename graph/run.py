@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--list", action="store_true", help="list recent runs")
     parser.add_argument("--history", metavar="THREAD", help="show a run's checkpoints in order")
     parser.add_argument("--resume", metavar="THREAD", help="continue an unfinished run")
+    parser.add_argument(
+        "--stop-server", action="store_true", help="stop the warm local model server now"
+    )
     parser.add_argument("--db", help="checkpoint database path (default: per-user data dir)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     return parser
@@ -73,16 +76,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def dispatch(args: argparse.Namespace, console: Console) -> int:
-    from graph import session
+    from graph import render, session, warm_server
     from graph.builder import build_graph
     from graph.checkpoint import open_checkpointer
     from graph.render import RunView, print_history, print_threads
     from graph.threads import list_threads, thread_history
 
+    if args.stop_server:
+        render.print_stopped_servers(console, warm_server.stop_servers())
+        return 0
     saver = open_checkpointer(args.db)
     graph = build_graph(checkpointer=saver)
     if args.list:
         print_threads(console, list_threads(graph, saver))
+        render.print_model_servers(console, warm_server.running_servers())
         return 0
     if args.history:
         entries = thread_history(graph, args.history)

@@ -40,7 +40,7 @@ from typing import IO, Any
 
 from graph.context import data_dir
 from graph.llama_launcher import IDENTITY_PATH
-from graph.local_model import LocalModelError, LocalModelServer, start_local_server
+from graph.local_model import LocalModelError, LocalModelServer, log_tail, start_local_server
 
 KEEP_ALIVE_SETTING = "LOCAL_MODEL_KEEP_ALIVE"
 DEFAULT_KEEP_ALIVE_S = 300.0  # Ollama's default keep-alive
@@ -207,9 +207,40 @@ def _read_running(files: _Files, fingerprint: str | None = None) -> WarmServer |
 class Lease:
     """A client's hold on a warm server: while it is held, the server is not idle."""
 
-    def __init__(self, server: WarmServer, users: IO[bytes]) -> None:
+    def __init__(
+        self, server: WarmServer, users: IO[bytes], started: LocalModelServer | None = None
+    ) -> None:
         self.server = server
         self._users: IO[bytes] | None = users
+        self._started = started  # set when this process started the server
+
+    @property
+    def base_url(self) -> str:
+        return self.server.base_url
+
+    @property
+    def api_key(self) -> str:
+        return self.server.api_key
+
+    @property
+    def model_alias(self) -> str:
+        return self.server.model_alias
+
+    def exit_report(self, grace_s: float = 0.0) -> str | None:
+        """One line saying the server stopped (see LocalModelServer.exit_report), or None
+        while it runs. Only its parent learns the signal; others see that it is gone."""
+        if self._started is not None:
+            return self._started.exit_report(grace_s)
+        deadline = time.monotonic() + grace_s
+        while _pid_alive(self.server.pid):
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
+        last = [line.strip() for line in log_tail(Path(self.server.log_file), 3).splitlines()]
+        return (
+            f"the local model server (pid {self.server.pid}) stopped; last lines of its log: "
+            f"{' | '.join(last)} (log: {self.server.log_file})"
+        )
 
     def release(self) -> None:
         if self._users is not None:
@@ -237,7 +268,7 @@ def acquire(model: str | None = None, *, progress: bool = True, **server_kwargs:
         except BaseException:
             users.close()
             raise
-        return Lease(warm, users)
+        return Lease(warm, users, started=server)
 
 
 def _start_detached(

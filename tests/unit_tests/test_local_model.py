@@ -519,6 +519,7 @@ def test_server_dying_mid_call_is_named_in_one_line_and_not_retried(
     )
     server = StubServer(tmp_path, mode=f"die-on-chat-{signal_name}")
     monkeypatch.setattr(lm, "start_local_server", lambda *a, **k: server)
+    monkeypatch.setenv("LOCAL_MODEL_KEEP_ALIVE", "0")  # a server of the run's own
     db = tmp_path / "runs.sqlite"
     common = ["--catalog", str(small_catalog_file), "--db", str(db)]
     code = main(["a photo gift", "--provider", "local", "-y", "--thread", "t1", *common])
