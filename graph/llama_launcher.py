@@ -141,6 +141,55 @@ def install_prompt_cache(kind: str, directory: Path | None) -> None:
         llama_cpp.LlamaDiskCache = KeepingDiskCache  # type: ignore[misc]
 
 
+def report_streamed_usage() -> None:
+    """End every streamed chat completion with OpenAI's usage chunk (``choices: []`` and
+    ``usage``), which llama-cpp-python's server never sends, so a client that streams a plan
+    still learns its token counts. Counted as the server counts a whole answer: the prompt
+    tokens it was given, and one per generated token (each streamed delta is one token)."""
+    from llama_cpp import Llama
+
+    generate = Llama.generate
+    create_chat_completion = Llama.create_chat_completion
+
+    def generate_counting_prompt(self: Llama, tokens: Sequence[int], *args: Any, **kwargs: Any):
+        self._streamed_prompt_tokens = len(tokens)  # type: ignore[attr-defined]
+        return generate(self, tokens, *args, **kwargs)
+
+    def with_usage(self: Llama, *args: Any, **kwargs: Any) -> Any:
+        result = create_chat_completion(self, *args, **kwargs)
+        if not kwargs.get("stream"):
+            return result
+
+        def chunks() -> Any:
+            generated, last = 0, None
+            for chunk in result:
+                delta = chunk["choices"][0].get("delta", {}) if chunk["choices"] else {}
+                calls = delta.get("tool_calls") or []
+                if delta.get("content") or any(c["function"].get("arguments") for c in calls):
+                    generated += 1
+                last = chunk
+                yield chunk
+            if last is not None:
+                prompt = getattr(self, "_streamed_prompt_tokens", 0)
+                yield {
+                    "id": last["id"],
+                    "object": "chat.completion.chunk",
+                    "created": last["created"],
+                    "model": last["model"],
+                    "choices": [],
+                    "usage": {
+                        "prompt_tokens": prompt,
+                        "completion_tokens": generated,
+                        "total_tokens": prompt + generated,
+                    },
+                }
+
+        return chunks()
+
+    Llama.generate = generate_counting_prompt  # type: ignore[method-assign]
+    Llama.create_chat_completion = with_usage  # type: ignore[method-assign]
+
+
 def nobody_holds(users_file: Path) -> bool:
     """True when no client holds its shared lock on `users_file` (a client that dies
     releases its lock with it)."""
@@ -237,6 +286,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     server_args = args.server_args[1:] if args.server_args[:1] == ["--"] else args.server_args
     in_force = apply_repack_mode(args.repack)
     print(f"llama_launcher: weight repacking {in_force}", file=sys.stderr, flush=True)
+    report_streamed_usage()
     if _server_option(server_args, "--cache", "false").lower() == "true":
         install_prompt_cache(
             _server_option(server_args, "--cache_type", "ram"), args.prompt_cache_dir

@@ -146,6 +146,7 @@ def _build_openai(model: str, max_output_tokens: int, base_url: str | None) -> B
         model=model,
         max_tokens=max_output_tokens,
         timeout=llm_timeout("openai"),
+        stream_usage=True,  # a streamed call (the plan as it is written) reports its usage
         temperature=0,
         max_retries=0,
     )
@@ -161,6 +162,7 @@ def _build_azure(model: str, max_output_tokens: int, base_url: str | None) -> Ba
         azure_deployment=model,
         max_tokens=max_output_tokens,
         timeout=llm_timeout("azure"),
+        stream_usage=True,  # a streamed call (the plan as it is written) reports its usage
         temperature=0,
         max_retries=0,
     )
@@ -179,6 +181,8 @@ def _self_hosted(
         # llama.cpp ignores max_completion_tokens (what max_tokens= sends), so the
         # limit goes in the body under its old name.
         extra_body={"max_tokens": max_output_tokens},
+        # A streamed call (a plan shown as it is written) asks for the usage chunk.
+        stream_usage=True,
         timeout=llm_timeout(provider),
         temperature=0,
         max_retries=0,
@@ -458,8 +462,14 @@ def is_transient_provider_error(error: BaseException) -> bool:
         return True
     if isinstance(error, openai.APIStatusError):
         return error.status_code >= 500
-    # A truncated or non-JSON body surfaces as a decode error from the SDK.
-    return isinstance(error, json.JSONDecodeError)
+    # A truncated or non-JSON body surfaces as a decode error from the SDK, and a streamed
+    # answer with no event in it (a proxy's HTML page, say) as LangChain's empty stream.
+    return isinstance(error, json.JSONDecodeError) or _is_empty_stream(error)
+
+
+def _is_empty_stream(error: BaseException) -> bool:
+    # langchain-core raises a bare ValueError for it; its wording is the only mark.
+    return isinstance(error, ValueError) and str(error).startswith("No generations found in stream")
 
 
 # Environment variables whose values must never appear in a message.
@@ -503,6 +513,8 @@ def describe_provider_error(error: BaseException) -> str | None:
         what = f"the LLM server answered HTTP {error.status_code}: {error.message}"
     elif isinstance(error, json.JSONDecodeError | openai.APIResponseValidationError):
         what = f"the LLM server sent a response that is not valid JSON ({error})"
+    elif _is_empty_stream(error):
+        what = "the LLM server sent a streamed response that is not valid JSON events"
     else:
         what = f"LLM provider error: {error}"
     request = getattr(error, "request", None)

@@ -33,7 +33,7 @@ from graph.providers import (
     is_transient_provider_error,
     redact_secrets,
 )
-from graph.session import RunFailed, UsageTotals
+from graph.session import PlanDraft, RunFailed, UsageTotals
 from graph.state import Outcome, Plan, PlanningError, RequestError, StepResult
 from graph.threads import HistoryEntry, ThreadSummary
 from graph.warm_server import WarmServer
@@ -52,6 +52,8 @@ class RunView:
         self.step_actions: list[str] = []
         self.steps_done = 0
         self._spinner: Status | None = None
+        # On a terminal the plan is shown as the planner writes it; --json stays quiet.
+        self.wants_plan_draft = not quiet
 
     # -- the session's observer hooks
 
@@ -66,6 +68,20 @@ class RunView:
         if not self.quiet:
             self._spinner = self.console.status("Planning…")
             self._spinner.start()
+
+    def plan_drafted(self, draft: PlanDraft) -> None:
+        """Show the plan so far under the spinner; the full table replaces it when done."""
+        if self._spinner is None:
+            return
+        lines = Text("Planning…")
+        if draft.goal is not None:
+            lines.append("\n  goal: ").append(Text(draft.goal))
+        for step in draft.steps:
+            query = step.get("query")
+            lines.append(f"\n  {step.get('step', '?')}. ").append(Text(str(step.get("action", ""))))
+            if query:
+                lines.append("  ").append(Text(repr(str(query)), style="dim"))
+        self._spinner.update(lines)
 
     def node_finished(self, node: str, change: dict[str, Any]) -> None:
         if node == "planner" and change.get("plan") is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
@@ -46,6 +46,13 @@ Approver = Callable[[ApprovalRequest], bool | None]
 class RunObserver(Protocol):
     """Progress hooks for a caller that shows the run as it streams."""
 
+    # True to receive the plan as the planner writes it (plan_drafted): the planner's
+    # call then streams its tokens.
+    wants_plan_draft: bool
+
+    def plan_drafted(self, draft: PlanDraft) -> None:
+        """The planner has written more of the plan: its goal, and each finished step."""
+
     def stream_started(self, values: dict[str, Any]) -> None:
         """A stream begins; `values` is the saved progress (a resumed run starts part way)."""
 
@@ -54,6 +61,43 @@ class RunObserver(Protocol):
 
     def stream_stopped(self) -> None:
         """The stream ended, paused or failed."""
+
+
+@dataclass
+class PlanDraft:
+    """The plan as far as the planner has written it: the goal once its text is complete,
+    and the steps that are complete (a step is, once the next one starts or the plan ends).
+    Read from the streamed arguments of the planner's structured-output call."""
+
+    goal: str | None = None
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    _text: str = ""
+    _message_id: str | None = None
+
+    def feed(self, chunk: Any) -> bool:
+        """Add one streamed message chunk; True when the goal or a step was completed."""
+        from langchain_core.utils.json import parse_partial_json
+
+        if chunk.id != self._message_id:  # the planner's retry starts a fresh answer
+            self._message_id, self._text, self.goal, self.steps = chunk.id, "", None, []
+        pieces = [c.get("args") or "" for c in getattr(chunk, "tool_call_chunks", None) or []]
+        if not any(pieces):
+            return False
+        self._text += "".join(pieces)
+        try:
+            partial = parse_partial_json(self._text)
+        except ValueError:
+            return False
+        if not isinstance(partial, dict):
+            return False
+        goal = partial.get("goal") if len(partial) > 1 else None  # a later key has begun
+        steps = partial.get("steps") if isinstance(partial.get("steps"), list) else []
+        finished = [s for s in steps[:-1] if isinstance(s, dict)]
+        changed = (isinstance(goal, str) and goal != self.goal) or len(finished) > len(self.steps)
+        if isinstance(goal, str):
+            self.goal = goal
+        self.steps = finished
+        return changed
 
 
 @dataclass(frozen=True)
@@ -221,13 +265,26 @@ def _stream(
     durability: Durability,
 ) -> dict[str, Any] | None:
     """Run until the graph ends or pauses; return the interrupt payload if it paused."""
+    drafting = observer is not None and getattr(observer, "wants_plan_draft", False)
+    draft = PlanDraft()
     if observer is not None:
         observer.stream_started(graph.get_state(config).values)
     try:
-        for update in graph.stream(
-            pending, config, context=context, stream_mode="updates", durability=durability
+        for item in graph.stream(
+            pending,
+            config,
+            context=context,
+            # "messages" makes the planner's model stream its tokens to this loop.
+            stream_mode=["updates", "messages"] if drafting else "updates",
+            durability=durability,
         ):
-            for node, change in update.items():
+            mode, payload = item if drafting else ("updates", item)
+            if mode == "messages":
+                chunk, metadata = payload
+                if metadata.get("langgraph_node") == "planner" and draft.feed(chunk):
+                    observer.plan_drafted(draft)  # type: ignore[union-attr]
+                continue
+            for node, change in payload.items():
                 if node == "__interrupt__":
                     return change[0].value
                 if observer is not None:

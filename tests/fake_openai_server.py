@@ -89,6 +89,29 @@ def _completion(tool: str, arguments: dict[str, Any], body: dict[str, Any]) -> d
     }
 
 
+def _stream_events(completion: dict[str, Any], piece: int = 12) -> list[dict[str, Any]]:
+    """The completion as OpenAI streams it: a role delta, the tool call's arguments in
+    pieces of `piece` characters, the finish, and the usage chunk."""
+    call = completion["choices"][0]["message"]["tool_calls"][0]
+    arguments = call["function"]["arguments"]
+    base = {k: completion[k] for k in ("id", "created", "model")}
+    base["object"] = "chat.completion.chunk"
+
+    def delta(value: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": value, "finish_reason": finish}]}
+
+    events = [delta({"role": "assistant", "content": None})]
+    for start in range(0, len(arguments), piece):
+        function: dict[str, Any] = {"arguments": arguments[start : start + piece]}
+        first = {"id": call["id"], "type": "function"} if start == 0 else {}
+        if start == 0:
+            function["name"] = call["function"]["name"]
+        events.append(delta({"tool_calls": [{"index": 0, **first, "function": function}]}))
+    events.append(delta({}, finish="tool_calls"))
+    events.append({**base, "choices": [], "usage": completion["usage"]})
+    return events
+
+
 def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -103,6 +126,21 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(payload)
             self.wfile.flush()
+
+        def _send_stream(self, events: list[dict[str, Any]], complete: bool = True) -> None:
+            """Server-sent events, as OpenAI streams a completion (stream: true)."""
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            lines = [json.dumps(e) for e in events] + (["[DONE]"] if complete else [])
+            for event in lines:
+                data = f"data: {event}\n\n".encode()
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
+            if complete:
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
 
         def do_GET(self) -> None:
             self._send(200, json.dumps({"data": [{"id": "fake"}]}).encode())
@@ -172,7 +210,16 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
             for text, seconds in list(script.holds.items()):
                 if text in prompt:
                     time.sleep(seconds)
-            payload = json.dumps(_completion(tool, arguments, body)).encode()
+            completion = _completion(tool, arguments, body)
+            if body.get("stream"):
+                events = _stream_events(completion)
+                if fault == "truncated":  # half the stream, then hang up
+                    self._send_stream(events[: len(events) // 2], complete=False)
+                    self.close_connection = True
+                    return
+                self._send_stream(events)
+                return
+            payload = json.dumps(completion).encode()
             if fault == "truncated":
                 # Promise the full length, send half, then hang up.
                 self._send(200, payload[: len(payload) // 2], length=len(payload))
