@@ -1,4 +1,5 @@
-"""The embedded local model, end to end: model load, plan latency and a whole request.
+"""The embedded local model, end to end: today's cold path against a warm server with a
+prompt cache, and the plan as it streams; optionally the weight-repack modes.
 
 Run by hand, not in CI, on otherwise idle cores (it prints the load average before and
 after: figures taken while another model or build runs are not comparable):
@@ -8,32 +9,135 @@ after: figures taken while another model or build runs are not comparable):
     python bench/local_model.py --runs 2 --json out.json
     python bench/local_model.py --repack all no-amx off       # repack modes side by side
 
-Steps: resolve the model file (graph.local_model.resolve_model_file: assembles the GGUF
-from the installed part packages on first use, timed apart), start llama.cpp's server
-(start_local_server; "model load" = start until the server answers), then with the graph
-(provider local, tool mode direct, MemorySaver): a plan only (the run pauses at the
-approval interrupt) and a whole request of about 4 steps, auto-approved.
+Each scenario runs one whole request (about 4 steps, auto-approved) through the session
+layer as the CLI drives it, with provider local, and records when the first plan step
+was complete (streamed plans only), when the plan was, and when the run ended:
 
-llama.cpp reuses the KV cache of a prompt prefix it has just seen, so a plan timed right
-after the same plan would skip reading its prompt. Before each timed run the bench sends
-an unrelated one-token completion, so every figure is what a fresh `python -m graph.run`
-sees: the whole prompt read, nothing cached.
+- today: the path before warm servers: LOCAL_MODEL_KEEP_ALIVE=0, no prompt cache, no
+  streaming; the run starts its own server (its start is in the figures) and stops it.
+- cold: no server running, the defaults (keep-alive, RAM prompt cache), plan streamed.
+- cold, disk cache: no server running, LOCAL_MODEL_PROMPT_CACHE=disk holding the states an
+  earlier server left (one untimed run of another request fills it).
+- warm: a running warm server that has just served another request (untimed): what a
+  second `python -m graph.run` sees.
+
+The figures are in-process: the CLI's own start (imports) comes on top; bench/startup.py
+measures it.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import time
 from typing import Any
 
 from _common import Report, load_average, median
 
+# Targets of issue 13 (warm and cold-with-disk) and the earlier ones (today's path).
+WARM_PLAN_TARGET_S = 10.0
+WARM_FIRST_STEP_TARGET_S = 4.0
+WARM_REQUEST_TARGET_S = 20.0
+WARM_VS_TODAY_TARGET = 0.6
+COLD_DISK_PLAN_TARGET_S = 14.0
 PLAN_TARGET_S = 20.0
 REQUEST_TARGET_S = 90.0
 # Asks for three kinds of item, so the plan is three searches and one reasoning step.
 REQUEST = "running shoes, a water bottle and a running cap, $200 total"
+# What the server served before the timed request: same planner prompt, another request.
+OTHER_REQUEST = "a coffee grinder and a kettle under $150"
+
+
+class Timeline:
+    """A session observer that notes when the first step, the plan and the run finished."""
+
+    def __init__(self, stream: bool) -> None:
+        self.wants_plan_draft = stream
+        self.started = time.perf_counter()
+        self.first_step_s: float | None = None
+        self.plan_s: float | None = None
+
+    def plan_drafted(self, draft: Any) -> None:
+        if draft.steps and self.first_step_s is None:
+            self.first_step_s = time.perf_counter() - self.started
+
+    def stream_started(self, values: dict[str, Any]) -> None:
+        pass
+
+    def node_finished(self, node: str, change: dict[str, Any]) -> None:
+        if node == "planner" and self.plan_s is None:
+            self.plan_s = time.perf_counter() - self.started
+
+    def stream_stopped(self) -> None:
+        pass
+
+
+def scenario_run(model: str, request: str, *, stream: bool, **env: str) -> dict[str, Any]:
+    """One whole request through the session, with these settings in the environment."""
+    from langgraph.checkpoint.memory import MemorySaver
+
+    from graph import session
+    from graph.builder import build_graph
+
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    try:
+        graph = build_graph(checkpointer=MemorySaver())
+        context = session.run_context({"provider": "local", "model": model})
+        timeline = Timeline(stream)
+        result = session.start(graph, request, context, session.approve_all, observer=timeline)
+        total_s = time.perf_counter() - timeline.started
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    plan = result.values.get("plan")
+    usage = result.values["planner_usage"]
+    return {
+        "first_step_s": timeline.first_step_s,
+        "plan_s": timeline.plan_s,
+        "request_s": total_s,
+        "plan_json": plan.model_dump_json() if plan else None,
+        "plan_tokens": (usage.input_tokens, usage.output_tokens),
+        "llm_calls": result.totals.llm_calls,
+    }
+
+
+def stop_every_server() -> None:
+    from graph import providers, warm_server
+
+    providers.stop_local_servers()
+    warm_server.stop_servers()
+
+
+def scenarios(model: str) -> dict[str, dict[str, Any]]:
+    """Today's path, cold, cold with a disk cache, warm: one timed request each."""
+    off = {"LOCAL_MODEL_KEEP_ALIVE": "0", "LOCAL_MODEL_PROMPT_CACHE": "off"}
+    warm = {"LOCAL_MODEL_KEEP_ALIVE": "300", "LOCAL_MODEL_PROMPT_CACHE": "ram"}
+    disk = {"LOCAL_MODEL_KEEP_ALIVE": "300", "LOCAL_MODEL_PROMPT_CACHE": "disk"}
+    figures: dict[str, dict[str, Any]] = {}
+    stop_every_server()
+    figures["today"] = scenario_run(model, REQUEST, stream=False, **off)
+    figures["cold"] = scenario_run(model, REQUEST, stream=True, **warm)
+    scenario_run(model, OTHER_REQUEST, stream=False, **warm)  # the server has been used
+    figures["warm"] = scenario_run(model, REQUEST, stream=True, **warm)
+    stop_every_server()
+    from graph.local_model import start_local_server
+
+    # States from an earlier bench run could hold this very request's prompt: start empty.
+    shutil.rmtree(
+        start_local_server(model, progress=False, prompt_cache="disk").prompt_cache_dir(),
+        ignore_errors=True,
+    )
+    scenario_run(model, OTHER_REQUEST, stream=False, **disk)  # leaves states on disk
+    stop_every_server()
+    figures["cold, disk cache"] = scenario_run(model, REQUEST, stream=True, **disk)
+    stop_every_server()
+    return figures
 
 
 def clear_prefix_cache(base_url: str, alias: str) -> None:
@@ -71,7 +175,8 @@ def measure(model: str, repack: str, runs: int, threads: int | None) -> dict[str
     details: list[list[Any]] = []
     plan_tokens: list[tuple[int, int]] = []
     kwargs: dict[str, Any] = {"n_threads": threads} if threads else {}
-    server = start_local_server(model, progress=False, repack=repack, **kwargs)
+    # No prompt cache: each plan reads its whole prompt, as on today's path.
+    server = start_local_server(model, progress=False, repack=repack, prompt_cache="off", **kwargs)
     started = time.perf_counter()
     with server:
         load_s = time.perf_counter() - started
@@ -125,14 +230,13 @@ def main(argv: list[str] | None = None) -> int:
         prog="python bench/local_model.py", description=__doc__.split("\n")[0]
     )
     parser.add_argument("--model", default=None, help="local model name (default: 1.5B)")
-    parser.add_argument("--runs", type=int, default=1, help="plans and requests to time")
-    parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads")
+    parser.add_argument("--runs", type=int, default=1, help="times to run every scenario")
+    parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads (--repack)")
     parser.add_argument(
         "--repack",
         nargs="+",
-        default=["auto"],
         choices=["auto", "all", "no-amx", "off"],
-        help="weight-repack modes to measure side by side (LOCAL_MODEL_REPACK; default auto)",
+        help="instead: time plans and requests per weight-repack mode, side by side",
     )
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = parser.parse_args(argv)
@@ -141,11 +245,95 @@ def main(argv: list[str] | None = None) -> int:
 
     model = args.model or DEFAULT_LOCAL_MODEL
     load_before = load_average()
-    report = Report(f"Local model {model}: load, plan and whole request")
     started = time.perf_counter()
     resolve_model_file(model, progress=False)
     resolve_s = time.perf_counter() - started
+    if args.repack:
+        return repack_report(model, args, resolve_s, load_before)
 
+    report = Report(f"Local model {model}: today's cold path, cold, warm, plan streamed")
+    runs = [scenarios(model) for _ in range(args.runs)]
+    names = list(runs[0])
+
+    def med(name: str, key: str) -> float:
+        values = [run[name][key] for run in runs if run[name][key] is not None]
+        return median(values)
+
+    today_request = med("today", "request_s")
+    rows = []
+    for name in names:
+        first, plan, whole = (med(name, k) for k in ("first_step_s", "plan_s", "request_s"))
+        rows.append(
+            [
+                name,
+                "-" if first != first else f"{first:.1f}",  # NaN: not streamed
+                f"{plan:.1f}",
+                f"{whole:.1f}",
+                f"{whole / today_request:.2f}x",
+                f"{runs[0][name]['plan_tokens']}",
+            ]
+        )
+    report.table(
+        "One whole request per scenario (s, median)",
+        ["scenario", "first step", "plan", "whole request", "vs today", "plan tokens in, out"],
+        rows,
+    )
+    same = [run[name]["plan_json"] == run["today"]["plan_json"] for run in runs for name in names]
+    report.note(
+        f"plans identical to today's (temperature 0): {sum(same)} of {len(same)} "
+        "(a prompt prefix read from a cache is evaluated in other batches, which may move "
+        "the last bits of a logit)"
+    )
+    warm_plan, warm_first = med("warm", "plan_s"), med("warm", "first_step_s")
+    warm_request = med("warm", "request_s")
+    report.target(
+        "warm plan",
+        f"{warm_plan:.1f} s",
+        f"<= {WARM_PLAN_TARGET_S:.0f} s",
+        warm_plan <= WARM_PLAN_TARGET_S,
+    )
+    report.target(
+        "warm first step on screen",
+        f"{warm_first:.1f} s",
+        f"<= {WARM_FIRST_STEP_TARGET_S:.0f} s",
+        warm_first <= WARM_FIRST_STEP_TARGET_S,
+    )
+    report.target(
+        "warm whole request",
+        f"{warm_request:.1f} s",
+        f"<= {WARM_REQUEST_TARGET_S:.0f} s",
+        warm_request <= WARM_REQUEST_TARGET_S,
+    )
+    report.target(
+        "warm whole request vs today's cold path",
+        f"{warm_request / today_request:.2f}x",
+        f"<= {WARM_VS_TODAY_TARGET}x",
+        warm_request / today_request <= WARM_VS_TODAY_TARGET,
+    )
+    cold_disk_plan = med("cold, disk cache", "plan_s")
+    report.target(
+        "cold plan with the disk cache",
+        f"{cold_disk_plan:.1f} s",
+        f"<= {COLD_DISK_PLAN_TARGET_S:.0f} s",
+        cold_disk_plan <= COLD_DISK_PLAN_TARGET_S,
+    )
+    report.note(f"load average before: {load_before}; after: {load_average()}")
+    report.note(
+        f"request: {REQUEST!r} (served before it: {OTHER_REQUEST!r}); runs: {args.runs}; "
+        f"cores: {os.cpu_count()}; CPU reports AMX: {cpu_has_amx()}; model file check "
+        f"{resolve_s * 1000:.1f} ms"
+    )
+    report.data = {
+        "resolve_s": resolve_s,
+        "scenarios": {
+            name: {key: [run[name][key] for run in runs] for key in runs[0][name]} for name in names
+        },
+    }
+    return report.finish(args.json)
+
+
+def repack_report(model: str, args: argparse.Namespace, resolve_s: float, load_before: str) -> int:
+    report = Report(f"Local model {model}: weight-repack modes side by side")
     figures = [measure(model, mode, args.runs, args.threads) for mode in args.repack]
     report.table(
         "Runs (s)",
@@ -187,7 +375,7 @@ def main(argv: list[str] | None = None) -> int:
     report.note(f"load average before: {load_before}; after: {load_average()}")
     report.note(
         f"request: {REQUEST!r}; llama.cpp threads: {args.threads or 'default'}; "
-        f"cores: {os.cpu_count()}; CPU reports AMX: {cpu_has_amx()}"
+        f"cores: {os.cpu_count()}; prompt cache off"
     )
     report.data = {
         "resolve_s": resolve_s,

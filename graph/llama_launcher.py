@@ -141,11 +141,14 @@ def install_prompt_cache(kind: str, directory: Path | None) -> None:
         llama_cpp.LlamaDiskCache = KeepingDiskCache  # type: ignore[misc]
 
 
-def report_streamed_usage() -> None:
-    """End every streamed chat completion with OpenAI's usage chunk (``choices: []`` and
-    ``usage``), which llama-cpp-python's server never sends, so a client that streams a plan
-    still learns its token counts. Counted as the server counts a whole answer: the prompt
-    tokens it was given, and one per generated token (each streamed delta is one token)."""
+def stream_as_openai_does() -> None:
+    """Make llama-cpp-python's streamed chat completions read as OpenAI's do.
+
+    - Each tool-call delta repeats the call's id, type and function name, which an OpenAI
+      client concatenates ("PlanPlanPlan…"); OpenAI sends them in the first delta only.
+    - The stream carries no usage. OpenAI ends it with a chunk holding ``usage`` (and no
+      choices) when asked; it is added, counted as the server counts a whole answer: the
+      prompt tokens it was given and one per generated token (each delta is one token)."""
     from llama_cpp import Llama
 
     generate = Llama.generate
@@ -155,18 +158,26 @@ def report_streamed_usage() -> None:
         self._streamed_prompt_tokens = len(tokens)  # type: ignore[attr-defined]
         return generate(self, tokens, *args, **kwargs)
 
-    def with_usage(self: Llama, *args: Any, **kwargs: Any) -> Any:
+    def compliant(self: Llama, *args: Any, **kwargs: Any) -> Any:
         result = create_chat_completion(self, *args, **kwargs)
         if not kwargs.get("stream"):
             return result
 
         def chunks() -> Any:
-            generated, last = 0, None
+            generated, last, named = 0, None, set()
             for chunk in result:
-                delta = chunk["choices"][0].get("delta", {}) if chunk["choices"] else {}
+                delta = chunk["choices"][0].get("delta") or {} if chunk["choices"] else {}
                 calls = delta.get("tool_calls") or []
                 if delta.get("content") or any(c["function"].get("arguments") for c in calls):
                     generated += 1
+                for call in calls:
+                    if call["index"] in named:
+                        call.pop("id", None)
+                        call.pop("type", None)
+                        call["function"].pop("name", None)
+                    named.add(call["index"])
+                if calls:
+                    delta.pop("function_call", None)  # the legacy field repeats them too
                 last = chunk
                 yield chunk
             if last is not None:
@@ -187,7 +198,7 @@ def report_streamed_usage() -> None:
         return chunks()
 
     Llama.generate = generate_counting_prompt  # type: ignore[method-assign]
-    Llama.create_chat_completion = with_usage  # type: ignore[method-assign]
+    Llama.create_chat_completion = compliant  # type: ignore[method-assign]
 
 
 def nobody_holds(users_file: Path) -> bool:
@@ -286,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     server_args = args.server_args[1:] if args.server_args[:1] == ["--"] else args.server_args
     in_force = apply_repack_mode(args.repack)
     print(f"llama_launcher: weight repacking {in_force}", file=sys.stderr, flush=True)
-    report_streamed_usage()
+    stream_as_openai_does()
     if _server_option(server_args, "--cache", "false").lower() == "true":
         install_prompt_cache(
             _server_option(server_args, "--cache_type", "ram"), args.prompt_cache_dir

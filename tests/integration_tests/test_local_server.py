@@ -199,3 +199,39 @@ def test_a_warm_server_is_shared_by_processes_private_and_stops_when_idle(
     assert warm_server.running_servers() == [], "an idle warm server did not stop"
     assert list(warm_server.servers_dir().glob("*.json")) == []
     assert list(warm_server.servers_dir().glob("*.key")) == []
+
+
+def test_a_streamed_tool_call_reads_as_openai_streams_it(tmp_path: Path) -> None:
+    """llama-cpp-python repeats the tool call's name in every delta and sends no usage; the
+    launcher's stream reads as OpenAI's, so the client's merged call is exact."""
+    from langchain_openai import ChatOpenAI
+    from pydantic import BaseModel
+
+    class Plan(BaseModel):
+        goal: str
+
+    server = start_local_server(
+        DEFAULT_LOCAL_MODEL,
+        cache_dir=USER_MODEL_CACHE,
+        progress=False,
+        log_file=tmp_path / "server.log",
+    )
+    with server:
+        model = ChatOpenAI(
+            model=server.model_alias,
+            base_url=server.base_url,
+            api_key=server.api_key,
+            temperature=0,
+            stream_usage=True,
+            extra_body={"max_tokens": 40},
+        ).bind_tools([Plan], tool_choice="Plan")
+        merged = None
+        for piece in model.stream("Plan the purchase of a tent."):
+            merged = piece if merged is None else merged + piece
+        whole = model.invoke("Plan the purchase of a tent.")
+    assert merged is not None
+    [call] = merged.tool_calls
+    assert call["name"] == "Plan" and call["args"] == whole.tool_calls[0]["args"]
+    assert merged.usage_metadata is not None
+    assert merged.usage_metadata["input_tokens"] == whole.usage_metadata["input_tokens"]
+    assert merged.usage_metadata["output_tokens"] == whole.usage_metadata["output_tokens"]
