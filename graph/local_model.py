@@ -570,10 +570,14 @@ class LocalModelServer:
         else:
             how = f"exit code {code}"
         last = [line.strip() for line in log_tail(self.log_file, 3).splitlines()]
-        return (
+        report = (
             f"the local model server stopped ({how}); last lines of its log: "
             f"{' | '.join(last)} (log: {self.log_file})"
         )
+        if -code in (signal.SIGSEGV, signal.SIGILL, signal.SIGBUS) and self.repack != "off":
+            # A crash inside llama.cpp's CPU kernels: the slowest, plainest ones may hold.
+            report += f"; if it happens again, try {REPACK_SETTING}=off"
+        return report
 
     def __enter__(self) -> LocalModelServer:
         self.start()

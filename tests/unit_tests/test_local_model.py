@@ -533,6 +533,8 @@ def test_server_dying_mid_call_is_named_in_one_line_and_not_retried(
     assert "ggml_backend_amx_mul_mat: about to compute" in line  # the log's last lines
     assert str(server.log_file) in line
     assert "attempts" not in line and "cannot reach" not in line
+    # A crash in the CPU kernels points at the setting that avoids them; a kill does not.
+    assert ("LOCAL_MODEL_REPACK=off" in line) == (signal_name == "SIGSEGV")
     assert len(failures) == 1, "a call to a dead server was retried"
     assert (tmp_path / "server.log").read_text().count("POST /v1/chat/completions") == 1
     # The thread is saved and resumable: it stopped before the plan existed.
