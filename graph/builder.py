@@ -5,7 +5,10 @@ START -> planner -> approval -> executor <-> (tools -> record_search) -> verify 
 
 from __future__ import annotations
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
+import copy
+
+from langgraph.checkpoint.base import BaseCheckpointSaver, maybe_add_typed_methods
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
@@ -28,6 +31,20 @@ from graph.tools import TOOLS, tool_error_message
 LLM_RETRY = llm_retry_policy()
 
 
+def with_state_types(checkpointer: BaseCheckpointSaver) -> BaseCheckpointSaver:
+    """The saver with our state types allowed explicitly. A serializer that keeps a list
+    gets ours added; the default one (allow anything, warn on each unregistered type, as a
+    plain MemorySaver has) gets a list of ours, so it neither warns nor will be blocked."""
+    serde = checkpointer.serde
+    if isinstance(serde, JsonPlusSerializer) and serde._allowed_msgpack_modules is True:
+        clone = copy.copy(checkpointer)
+        clone.serde = maybe_add_typed_methods(
+            JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
+        )
+        return clone
+    return checkpointer.with_allowlist(STATE_TYPES)
+
+
 def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
     builder = StateGraph(State, context_schema=Context, input_schema=InputState)
     builder.add_node("planner", planner, retry_policy=LLM_RETRY)
@@ -45,8 +62,7 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
     builder.add_conditional_edges("record_search", route_next_step, ["executor", "verify"])
     builder.add_edge("verify", END)
     if checkpointer is not None:
-        # Our types are allowed explicitly wherever the saver's serializer keeps a list.
-        checkpointer = checkpointer.with_allowlist(STATE_TYPES)
+        checkpointer = with_state_types(checkpointer)
     return builder.compile(checkpointer=checkpointer, name="shopping-planner")
 
 

@@ -110,3 +110,52 @@ def test_a_paused_run_resumes_under_the_strict_serializer(
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert run.stdout.strip().endswith("ok")
+
+
+DEFAULT_MODE_SCRIPT = """
+import logging, sys
+messages = []
+class Collect(logging.Handler):
+    def emit(self, record):
+        messages.append(record.getMessage())
+logging.getLogger().addHandler(Collect())
+logging.getLogger().setLevel(logging.WARNING)
+from langgraph.checkpoint.memory import MemorySaver
+from fakes import GIFT_ANSWERS, GIFT_PLAN, FakeShoppingChatModel
+from graph.builder import build_graph
+from graph.context import Context
+from graph.state import Plan
+graph = build_graph(MemorySaver())
+model = FakeShoppingChatModel(
+    replies={"Plan": [dict(GIFT_PLAN)], "ReasoningAnswer": [dict(a) for a in GIFT_ANSWERS]}
+)
+config = {"configurable": {"thread_id": "t"}}
+graph.invoke({"request": "a photo gift"}, config,
+             context=Context(chat_model=model, catalog=sys.argv[1], auto_approve=True))
+assert isinstance(graph.get_state(config).values["plan"], Plan)
+unregistered = [m for m in messages if "unregistered" in m]
+assert not unregistered, unregistered[:2]
+print("ok")
+"""
+
+
+def test_a_plain_memory_saver_in_the_default_mode_warns_about_no_type(
+    small_catalog_file: Path,
+) -> None:
+    """Today's default (not strict) warns "Deserializing unregistered type ..." for every
+    type a saver's serializer was not told about; build_graph tells a plain MemorySaver."""
+    env = {
+        **os.environ,
+        "LANGGRAPH_STRICT_MSGPACK": "false",
+        "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), str(REPO_ROOT / "tests")]),
+    }
+    run = subprocess.run(
+        [sys.executable, "-c", DEFAULT_MODE_SCRIPT, str(small_catalog_file)],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip().endswith("ok")
