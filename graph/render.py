@@ -85,6 +85,8 @@ class RunView:
 
     def node_finished(self, node: str, change: dict[str, Any]) -> None:
         if node == "planner" and change.get("plan") is not None:
+            if self._spinner is not None:  # the draft under it gives way to the full table
+                self._spinner.update(Text("Planned."))
             self.plan(change["plan"])
         for result in change.get("step_results", []):
             self.steps_done += 1
