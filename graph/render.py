@@ -13,12 +13,17 @@ from typing import Any
 
 import openai
 from rich.console import Console
-from rich.markup import escape
 from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
 from catalog import CatalogError, CatalogQueryError
+from catalog.terminal import (
+    ERROR_DISPLAY_CHARS,
+    clean_text,
+    terminal_markup,
+    terminal_text,
+)
 from graph.checkpoint import (
     CheckpointStoreError,
     default_checkpoint_path,
@@ -56,7 +61,7 @@ class RunView:
 
     def stream_started(self, values: dict[str, Any]) -> None:
         if not self.thread_shown and not self.quiet:
-            self.console.print(f"[dim]thread[/] [bold]{escape(self.thread_id)}[/]")
+            self.console.print(f"[dim]thread[/] [bold]{terminal_markup(self.thread_id)}[/]")
         self.thread_shown = True
         # A resumed run starts part way: read its saved progress once; updates do the rest.
         if values.get("plan") is not None:
@@ -86,12 +91,14 @@ class RunView:
         total = len(self.step_actions)
         if self.steps_done < total:
             action = self.step_actions[self.steps_done]
-            return Text(f"Step {self.steps_done + 1}/{total}: {action}…")
+            return Text(f"Step {self.steps_done + 1}/{total}: {clean_text(action, 80)}…")
         return Text("Checking the recommendation…")
 
     def resuming(self, status: str) -> None:
         if not self.quiet:
-            self.console.print(f"Resuming thread [bold]{escape(self.thread_id)}[/] ({status}).")
+            self.console.print(
+                f"Resuming thread [bold]{terminal_markup(self.thread_id)}[/] ({status})."
+            )
 
     def plan(self, plan: Plan) -> None:
         self.step_actions = [step.action for step in plan.steps]
@@ -99,18 +106,20 @@ class RunView:
         if self.quiet:
             return
         budget = f"${plan.budget:,.2f}" if plan.budget is not None else "none stated"
-        table = Table(title=Text(f"Plan: {plan.goal}  (budget {budget})"), title_justify="left")
+        title = Text("Plan: ") + terminal_text(plan.goal) + Text(f"  (budget {budget})")
+        table = Table(title=title, title_justify="left")
         table.add_column("#", justify="right")
         table.add_column("kind")
         table.add_column("action")
         table.add_column("query and filters")
         for step in plan.steps:
             detail = f"{step.query!r} ({describe_filters(step)})" if step.is_search else ""
+            # describe_filters quotes the plan's category: all of it is model text.
             table.add_row(
                 str(step.step),
                 "search" if step.is_search else "reason",
-                Text(step.action),
-                Text(detail),
+                terminal_text(step.action),
+                terminal_text(detail),
             )
         self.console.print(table)
 
@@ -121,7 +130,7 @@ class RunView:
         self.console.print(
             f"Estimate: {estimate.llm_calls} more LLM calls, ~{estimate.input_tokens:,} input + "
             f"~{estimate.output_tokens:,} output tokens, {usd} "
-            f"[dim]({escape(estimate.model)}; {estimate.tokenizer})[/]"
+            f"[dim]({terminal_markup(estimate.model)}; {terminal_markup(estimate.tokenizer)})[/]"
         )
 
     def step(self, result: StepResult) -> None:
@@ -129,16 +138,22 @@ class RunView:
             return
         mark = "[red]✗[/]" if result.error else "[green]✓[/]"
         kind = "search" if result.kind == "search" else "reason"
-        line = f"{mark} step {result.step} ({kind}) {escape(result.action)}"
+        line = f"{mark} step {result.step} ({kind}) {terminal_markup(result.action)}"
         if result.kind == "search" and not result.error:
             line += f" — {len(result.products)} found"
         self.console.print(line + f" [dim]{result.latency_s:.1f}s[/]")
         for product in result.products[:3]:
-            self.console.print(Text(f"    {product.id}  {product.title}  ${product.price:,.2f}"))
+            self.console.print(
+                Text("    ")
+                + terminal_text(product.id, 80)
+                + Text("  ")
+                + terminal_text(product.title)
+                + Text(f"  ${product.price:,.2f}")
+            )
         if result.answer:
-            self.console.print(f"    [italic]{escape(result.answer)}[/]")
+            self.console.print(Text("    ") + terminal_text(result.answer, style="italic"))
         for text in ([result.error] if result.error else []) + result.warnings:
-            self.console.print(f"    [yellow]! {escape(text)}[/]")
+            self.console.print(Text("    ") + terminal_text(f"! {text}", style="yellow"))
 
     def rejected(self) -> None:
         if not self.quiet:
@@ -157,7 +172,9 @@ class RunView:
             table.add_column(column, justify="right" if column in ("price", "rating") else "left")
         for pick in outcome.picks:
             rating = f"{pick.rating:.1f}" if pick.rating is not None else "-"
-            table.add_row(Text(pick.id), Text(pick.title), f"${pick.price:,.2f}", rating)
+            table.add_row(
+                terminal_text(pick.id, 80), terminal_text(pick.title), f"${pick.price:,.2f}", rating
+            )
         self.console.print(table)
         budget = f" of ${outcome.budget:,.2f} budget" if outcome.budget is not None else ""
         verdict = {True: "[green]within budget[/]", False: "[red]over budget[/]", None: ""}
@@ -165,7 +182,7 @@ class RunView:
             f"Total ${outcome.total_price:,.2f}{budget} {verdict[outcome.within_budget]}"
         )
         for warning in outcome.warnings:
-            self.console.print(f"[yellow]! {escape(warning)}[/]")
+            self.console.print(terminal_text(f"! {warning}", style="yellow"))
         self.usage(totals, estimate)
 
     def usage(self, totals: UsageTotals, estimate: CostEstimate | None) -> None:
@@ -188,25 +205,25 @@ def print_threads(console: Console, threads: list[ThreadSummary]) -> None:
     for item in threads:
         when = (item.updated_at or "")[:19].replace("T", " ")
         table.add_row(
-            Text(item.thread_id),
+            terminal_text(item.thread_id, 80),
             item.status,
             f"{item.steps_done}/{item.steps_total}",
             when,
-            Text(item.request[:60]),
+            terminal_text(item.request, 60),
         )
     console.print(table if threads else "No runs yet.")
 
 
 def print_history(console: Console, thread_id: str, entries: list[HistoryEntry]) -> None:
-    table = Table(title=Text(f"History of {thread_id}"))
+    table = Table(title=Text("History of ") + terminal_text(thread_id, 80))
     for column in ("#", "node", "plan step", "result", "when"):
         table.add_column(column)
     for entry in entries:
         table.add_row(
             str(entry.superstep),
-            entry.node,
+            terminal_text(entry.node, 80),
             str(entry.plan_step or ""),
-            Text(entry.summary),
+            terminal_text(entry.summary),
             (entry.created_at or "")[11:19],
         )
     console.print(table)
@@ -248,5 +265,5 @@ def error_text(error: Exception, db: str | None = None) -> str:
         )
     else:
         text = describe_provider_error(error) or str(error)
-    # Markup off for the message itself: a model's output or a URL may hold "[...]".
-    return escape(redact_secrets(text))
+    # Shown as data: a model's output or a URL may hold "[...]" or escape sequences.
+    return terminal_markup(redact_secrets(text), ERROR_DISPLAY_CHARS, keep_newlines=True)

@@ -52,9 +52,9 @@ def main(argv: list[str] | None = None) -> int:
     from dotenv import load_dotenv
 
     load_dotenv()  # .env configures providers; real environment variables win
-    from rich.console import Console
+    from catalog.terminal import terminal_console
 
-    console = Console(stderr=args.json)
+    console = terminal_console(stderr=args.json)
     try:
         return dispatch(args, console)
     except KeyboardInterrupt:
