@@ -14,8 +14,10 @@ from graph.constraints import (
     best_per_search,
     candidates_of,
     guard_picks,
+    missing_limit_warning,
     one_pick_per_search,
     plan_warnings,
+    stated_price_limit,
 )
 from graph.context import Context
 from graph.cost import estimate_plan_cost
@@ -113,6 +115,9 @@ def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             "question": "Run this plan?",
             "plan": state.plan.model_dump(mode="json"),
             "estimate": estimate.model_dump(mode="json"),
+            # Checks done in code (e.g. a price limit the plan dropped): the person
+            # approving must see them.
+            "warnings": list(state.plan_warnings),
         }
     )
     return {"approval": "approved" if is_approval(decision) else "rejected"}
@@ -252,6 +257,9 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         picked = best_per_search(candidates_of(state.plan, results, catalog))
     found = catalog.get(p.id for p in picked)
     outcome = Outcome(budget=state.plan.budget)
+    if missing_limit_warning(state.request, state.plan):
+        # The plan's budget is not what the shopper asked for: say so, never "within budget".
+        outcome.dropped_limit = stated_price_limit(state.request)
     for product in picked:
         record = found.get(product.id)
         if record is None:
@@ -263,12 +271,20 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         outcome.warnings.append(f"not in the catalog: {', '.join(outcome.unknown_ids)}")
     if not outcome.picks:
         outcome.warnings.append("no product could be recommended")
-    if outcome.budget is not None:
+    if outcome.dropped_limit is not None:
+        # within_budget stays None: the plan's budget is not one the shopper set.
+        if outcome.total_price > outcome.dropped_limit:
+            outcome.warnings.append(
+                f"total ${outcome.total_price:,.2f} is over the ${outcome.dropped_limit:,.2f} "
+                "limit the request states"
+            )
+    elif outcome.budget is not None:
         outcome.within_budget = outcome.total_price <= outcome.budget
         if not outcome.within_budget:
             outcome.warnings.append(
                 f"total ${outcome.total_price:,.2f} is over the budget of ${outcome.budget:,.2f}"
             )
+    outcome.warnings.extend(f"plan: {warning}" for warning in state.plan_warnings)
     for result in results:
         if result.error:
             outcome.warnings.append(f"step {result.step} failed: {result.error}")

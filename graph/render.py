@@ -133,6 +133,13 @@ class RunView:
             f"[dim]({terminal_markup(estimate.model)}; {terminal_markup(estimate.tokenizer)})[/]"
         )
 
+    def plan_warnings(self, warnings: tuple[str, ...] | list[str]) -> None:
+        """Checks of the plan against the request, shown before the plan is approved."""
+        if self.quiet:
+            return
+        for warning in warnings:
+            self.console.print(terminal_text(f"! plan: {warning}", style="bold yellow"))
+
     def step(self, result: StepResult) -> None:
         if self.quiet:
             return
@@ -176,11 +183,7 @@ class RunView:
                 terminal_text(pick.id, 80), terminal_text(pick.title), f"${pick.price:,.2f}", rating
             )
         self.console.print(table)
-        budget = f" of ${outcome.budget:,.2f} budget" if outcome.budget is not None else ""
-        verdict = {True: "[green]within budget[/]", False: "[red]over budget[/]", None: ""}
-        self.console.print(
-            f"Total ${outcome.total_price:,.2f}{budget} {verdict[outcome.within_budget]}"
-        )
+        self.console.print(budget_line(outcome))
         for warning in outcome.warnings:
             self.console.print(terminal_text(f"! {warning}", style="yellow"))
         self.usage(totals, estimate)
@@ -196,6 +199,27 @@ class RunView:
                 f"{estimate.input_tokens:,} + {estimate.output_tokens:,})"
             )
         self.console.print(f"[dim]{line}[/]")
+
+
+def budget_line(outcome: Outcome) -> str:
+    """The total and how it compares with the budget, worded honestly: when the plan
+    dropped a limit the request states, the plan's budget is not the shopper's, so the
+    total is compared with the stated limit and never called "within budget" in green."""
+    total = f"Total ${outcome.total_price:,.2f}"
+    if outcome.dropped_limit is not None:
+        limit = f"${outcome.dropped_limit:,.2f}"
+        relation = "under" if outcome.total_price <= outcome.dropped_limit else "over"
+        colour = "yellow" if relation == "under" else "red"
+        return (
+            f"{total} [{colour}]({relation} the {limit} limit the request states, which the "
+            "plan dropped: check the picks)[/]"
+        )
+    if outcome.budget is None:
+        return f"{total} (no budget stated)"
+    budget = f" of ${outcome.budget:,.2f} budget"
+    if outcome.within_budget:
+        return f"{total}{budget} [green]within budget[/]"
+    return f"{total}{budget} [red]over budget[/]"
 
 
 def print_threads(console: Console, threads: list[ThreadSummary]) -> None:

@@ -130,6 +130,7 @@ def approver(args: argparse.Namespace, console: Console, view: RunView) -> Appro
         if not view.plan_shown:
             view.plan(request.plan)
         view.show_estimate(request.estimate)
+        view.plan_warnings(request.warnings)
         if args.yes:
             return True
         if not sys.stdin.isatty():
@@ -168,6 +169,7 @@ def json_report(result: RunResult) -> dict[str, Any]:
         "request": values.get("request"),
         "approval": values.get("approval"),
         "plan": dump(values.get("plan")),
+        "plan_warnings": list(values.get("plan_warnings") or []),
         "estimate": dump(result.estimate),
         "planner_usage": dump(values.get("planner_usage")),
         "usage": asdict(result.totals),

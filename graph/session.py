@@ -37,6 +37,8 @@ class ApprovalRequest:
 
     plan: Plan
     estimate: CostEstimate
+    # Checks of the plan against the request done in code (plan_warnings).
+    warnings: tuple[str, ...] = ()
 
 
 # Returns True to run the plan, False to reject it, None to leave the run paused.
@@ -199,7 +201,8 @@ def drive(
         if paused is None:
             break
         estimate = CostEstimate.model_validate(paused["estimate"])
-        approved = approve(ApprovalRequest(Plan.model_validate(paused["plan"]), estimate))
+        warnings = tuple(paused.get("warnings") or ())
+        approved = approve(ApprovalRequest(Plan.model_validate(paused["plan"]), estimate, warnings))
         if approved is None:
             return RunResult(thread_id, "paused", graph.get_state(config).values, estimate)
         pending = Command(resume={"approved": approved})

@@ -264,6 +264,9 @@ class Outcome(BaseModel):
     total_price: float = 0.0
     budget: float | None = None
     within_budget: bool | None = None
+    # A price limit the request states but the plan dropped (plan_warnings says so);
+    # within_budget then compares against a budget the shopper never set.
+    dropped_limit: float | None = None
     unknown_ids: list[str] = []
     warnings: list[str] = []
 
