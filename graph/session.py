@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Durability
 
+from graph.checkpoint import claim_thread, release_thread
 from graph.context import Context
 from graph.cost import CostEstimate
 from graph.providers import chat_model_session
@@ -127,13 +129,32 @@ def start(
     """Start a new run on a fresh thread (refusing one that already holds a run)."""
     request = validate_request(request)  # before any model starts or call is made
     thread_id = thread_id or new_thread_id()
-    if graph.get_state(thread_config(thread_id)).values:
+    saver = graph.checkpointer if isinstance(graph.checkpointer, BaseCheckpointSaver) else None
+    # The claim is atomic (two processes starting one thread: exactly one wins); the
+    # state check covers threads saved before claims existed.
+    if (saver is not None and not claim_thread(saver, thread_id)) or graph.get_state(
+        thread_config(thread_id)
+    ).values:
         raise RunFailed(
-            f"thread {thread_id!r} already holds a run; use --resume {thread_id} to continue "
-            "it, or choose another --thread"
+            f"thread {thread_id!r} already holds a run (or another process is starting "
+            f"it); use --resume {thread_id} to continue it, or choose another --thread"
         )
-    with chat_model_session(context) as resolved:
-        return drive(graph, thread_id, {"request": request}, resolved, approve, observer)
+    try:
+        with chat_model_session(context) as resolved:
+            return drive(graph, thread_id, {"request": request}, resolved, approve, observer)
+    except BaseException:
+        # Stopped before anything was saved (a bad setting, Ctrl-C at once): no thread is
+        # left behind, and the id may be used again.
+        if saver is not None and not _saved(graph, thread_id):
+            release_thread(saver, thread_id)
+        raise
+
+
+def _saved(graph: CompiledStateGraph, thread_id: str) -> bool:
+    try:
+        return bool(graph.get_state(thread_config(thread_id)).values)
+    except Exception:
+        return True  # cannot tell: keep the claim
 
 
 def resumable_status(graph: CompiledStateGraph, thread_id: str) -> str:
