@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from catalog.errors import CatalogError
 from catalog.models import Product
+from catalog.paths import check_catalog_file
 
 FORMATS = ("auto", "jsonl", "json", "csv", "dummyjson", "webshop")
 CSV_REQUIRED = ("id", "title", "category", "price")
@@ -47,6 +48,7 @@ def _describe_validation(err: ValidationError) -> str:
 
 
 def _read_text(path: Path) -> str:
+    check_catalog_file(path)
     try:
         # utf-8-sig tolerates the BOM spreadsheet exports like to add.
         return path.read_text(encoding="utf-8-sig")
@@ -328,4 +330,7 @@ def load_products(path: Path, format: str = "auto") -> list[Product]:
             )
         first_seen[product.id] = location
         products.append(product)
+    if not products:
+        # An empty catalog can answer no search: say so now, not after a paid plan.
+        raise CatalogError("no products in the file", path=path)
     return products

@@ -3,6 +3,7 @@ inspected and resumed."""
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import sqlite3
@@ -61,6 +62,8 @@ def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
     configured = os.environ.get("SHOPPING_CHECKPOINT_BUSY_TIMEOUT", "").strip()
     try:
         busy_timeout = float(configured) if configured else 30.0
+        if not (math.isfinite(busy_timeout) and busy_timeout >= 0):
+            raise ValueError(configured)
     except ValueError:
         raise CheckpointStoreError(
             f"SHOPPING_CHECKPOINT_BUSY_TIMEOUT must be a number of seconds, got {configured!r}"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import functools
 import json
+import math
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -336,10 +337,19 @@ def resolve_provider(explicit: str | None = None) -> str:
 
 
 def llm_timeout(provider: str) -> float:
+    """Seconds an LLM call may take: $SHOPPING_LLM_TIMEOUT, else the provider's default."""
     configured = _env("SHOPPING_LLM_TIMEOUT")
-    if configured:
-        return float(configured)
-    return provider_entry(provider).timeout_s
+    if not configured:
+        return provider_entry(provider).timeout_s
+    try:
+        seconds = float(configured)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ProviderConfigError(
+            f"SHOPPING_LLM_TIMEOUT must be a number of seconds above 0, got {configured!r}"
+        )
+    return seconds
 
 
 def structured_output_method(provider: str | None) -> StructuredOutputMethod:
@@ -419,6 +429,7 @@ def chat_model_session(context: Context) -> Iterator[Context]:
         context, provider=provider, model=default_model_name(provider, context.model)
     )
     entry = PROVIDERS[provider]
+    llm_timeout(provider)  # a bad setting fails here, before a local server starts
     try:
         chat_model_for(resolved)
         yield resolved

@@ -99,7 +99,9 @@ def dispatch(args: argparse.Namespace, console: Console) -> int:
     if not args.request:
         console.print('[bold red]error:[/] give a request, e.g. python -m graph.run "a tent"')
         return 2
-    thread_id = args.thread or session.new_thread_id()
+    # An explicit --thread is checked (even ""): it must be typed back with --resume.
+    thread_id = session.new_thread_id() if args.thread is None else args.thread
+    session.check_thread_id(thread_id)
     view = RunView(console, thread_id, quiet=args.json)
     result = session.start(
         graph,
@@ -125,6 +127,7 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
 
 def approver(args: argparse.Namespace, console: Console, view: RunView) -> Approver:
     """The session's approval callback: show the plan and estimate, then ask (or --yes)."""
+    from catalog.terminal import terminal_markup
 
     def approve(request: ApprovalRequest) -> bool | None:
         if not view.plan_shown:
@@ -133,15 +136,20 @@ def approver(args: argparse.Namespace, console: Console, view: RunView) -> Appro
         view.plan_warnings(request.warnings)
         if args.yes:
             return True
+        resume = f"--resume {terminal_markup(view.thread_id, 80)} --yes"
         if not sys.stdin.isatty():
             console.print(
                 "[bold red]error:[/] the plan needs approval, but there is no terminal to ask: "
-                "pass --yes to approve it (the run is saved; --resume THREAD --yes continues it)"
+                f"pass --yes to approve it (the run is saved; {resume} continues it)"
             )
             return None
         from rich.prompt import Confirm
 
-        return Confirm.ask("Run this plan?", default=False, console=console)
+        try:
+            return Confirm.ask("Run this plan?", default=False, console=console)
+        except EOFError:  # Ctrl-D: no answer; the run stays paused at its plan
+            console.print(f"\nno answer given; the run is saved ({resume} continues it)")
+            return None
 
     return approve
 

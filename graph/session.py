@@ -24,6 +24,7 @@ from graph.cost import CostEstimate
 from graph.providers import chat_model_session
 from graph.state import Plan, validate_request
 from graph.threads import error_of, status_of, thread_config
+from graph.tools import get_catalog
 
 # The Context fields a run saves in its checkpoint metadata; a resumed run reuses them.
 RUN_SETTINGS = ("provider", "model", "tool_mode", "catalog", "search_limit")
@@ -104,7 +105,10 @@ def run_context(settings: Mapping[str, Any], saved: Mapping[str, Any] | None = N
     """A Context from saved run settings overridden by the explicit ones (None = unset)."""
     merged = {k: v for k, v in (saved or {}).items() if k in RUN_SETTINGS}
     merged.update({k: v for k, v in settings.items() if v is not None})
-    return Context(**{k: v for k, v in merged.items() if k in RUN_SETTINGS and v is not None})
+    try:
+        return Context(**{k: v for k, v in merged.items() if k in RUN_SETTINGS and v is not None})
+    except ValueError as error:  # a setting out of range: one line, before any call
+        raise RunFailed(f"bad setting: {error}") from None
 
 
 def saved_settings(graph: CompiledStateGraph, thread_id: str) -> dict[str, Any]:
@@ -115,6 +119,26 @@ def saved_settings(graph: CompiledStateGraph, thread_id: str) -> dict[str, Any]:
 
 def new_thread_id() -> str:
     return datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:4]
+
+
+MAX_THREAD_ID_CHARS = 200
+
+
+def check_thread_id(thread_id: str) -> str:
+    """A thread id a person can type back (--resume, --history): printable, bounded."""
+    if not thread_id or len(thread_id) > MAX_THREAD_ID_CHARS or not thread_id.isprintable():
+        raise RunFailed(
+            f"a thread id must be 1 to {MAX_THREAD_ID_CHARS} printable characters "
+            "(no control characters or line breaks)"
+        )
+    return thread_id
+
+
+def open_run_catalog(context: Context) -> None:
+    """Open (and on first use index) the run's catalog now, so a bad --catalog fails
+    before the planner call that a paid provider bills, and before any thread is saved."""
+    if context.catalog or context.catalog_url:
+        get_catalog(context.catalog, context.catalog_url)
 
 
 def start(
@@ -128,26 +152,44 @@ def start(
 ) -> RunResult:
     """Start a new run on a fresh thread (refusing one that already holds a run)."""
     request = validate_request(request)  # before any model starts or call is made
-    thread_id = thread_id or new_thread_id()
+    thread_id = check_thread_id(thread_id) if thread_id is not None else new_thread_id()
+    open_run_catalog(context)
+    if graph.get_state(thread_config(thread_id)).values:
+        raise _thread_taken(thread_id)  # early, before a local model server starts
+    with chat_model_session(context) as resolved:
+        return _start_claimed(graph, thread_id, request, resolved, approve, observer)
+
+
+def _start_claimed(
+    graph: CompiledStateGraph,
+    thread_id: str,
+    request: str,
+    context: Context,
+    approve: Approver,
+    observer: RunObserver | None,
+) -> RunResult:
     saver = graph.checkpointer if isinstance(graph.checkpointer, BaseCheckpointSaver) else None
     # The claim is atomic (two processes starting one thread: exactly one wins); the
     # state check covers threads saved before claims existed.
     if (saver is not None and not claim_thread(saver, thread_id)) or graph.get_state(
         thread_config(thread_id)
     ).values:
-        raise RunFailed(
-            f"thread {thread_id!r} already holds a run (or another process is starting "
-            f"it); use --resume {thread_id} to continue it, or choose another --thread"
-        )
+        raise _thread_taken(thread_id)
     try:
-        with chat_model_session(context) as resolved:
-            return drive(graph, thread_id, {"request": request}, resolved, approve, observer)
+        return drive(graph, thread_id, {"request": request}, context, approve, observer)
     except BaseException:
         # Stopped before anything was saved (a bad setting, Ctrl-C at once): no thread is
         # left behind, and the id may be used again.
         if saver is not None and not _saved(graph, thread_id):
             release_thread(saver, thread_id)
         raise
+
+
+def _thread_taken(thread_id: str) -> RunFailed:
+    return RunFailed(
+        f"thread {thread_id!r} already holds a run (or another process is starting it); "
+        f"use --resume {thread_id} to continue it, or choose another --thread"
+    )
 
 
 def _saved(graph: CompiledStateGraph, thread_id: str) -> bool:
@@ -179,6 +221,7 @@ def resume(
     """Continue an unfinished run with its saved settings (explicit `settings` win)."""
     resumable_status(graph, thread_id)
     context = run_context(settings or {}, saved_settings(graph, thread_id))
+    open_run_catalog(context)
     with chat_model_session(context) as resolved:
         return drive(graph, thread_id, None, resolved, approve, observer)
 
