@@ -193,7 +193,8 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         usage=usage_of(reply.get("raw")),
     )
     if not isinstance(parsed, ReasoningAnswer):
-        result.error = f"the model gave no usable answer: {reply.get('parsing_error')}"
+        why = reply.get("parsing_error") or "it answered without the structured reply asked for"
+        result.error = f"the model gave no usable answer: {why}"
         result.answer = raw_text_of(reply.get("raw"))[:300]
     else:
         known = {p.id: p for r in earlier for p in r.products}

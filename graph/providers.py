@@ -484,7 +484,7 @@ def describe_provider_error(error: BaseException) -> str | None:
 
     stopped = _lost_local_server(error)
     if stopped:
-        return " ".join(f"{stopped}; finished steps are saved: --resume THREAD".split())
+        return " ".join(stopped.split())
     transient = is_transient_provider_error(error)
     if not isinstance(error, openai.APIError) and not transient:
         return None
@@ -509,8 +509,7 @@ def describe_provider_error(error: BaseException) -> str | None:
     if request is not None:
         what += f" [{request.method} {request.url}]"
     if transient:
-        what += (
-            f"; gave up after {llm_retry_policy().max_attempts} attempts "
-            "(finished steps are saved: --resume THREAD)"
-        )
+        # What was saved, and the --resume command, is added by the caller, which
+        # knows the thread (graph.render.error_text).
+        what += f"; gave up after {llm_retry_policy().max_attempts} attempts"
     return " ".join(what.split())

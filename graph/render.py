@@ -253,6 +253,12 @@ def print_history(console: Console, thread_id: str, entries: list[HistoryEntry])
     console.print(table)
 
 
+def interrupted_text(error: BaseException) -> str:
+    """The line shown after Ctrl-C."""
+    advice = resume_advice(error) or "finished steps are saved; see --list"
+    return f"[yellow]interrupted.[/] {terminal_markup(advice, ERROR_DISPLAY_CHARS)}"
+
+
 def is_expected_error(error: Exception) -> bool:
     """Errors with a message meant for the user (everything else is a bug: traceback)."""
     expected = (
@@ -277,17 +283,32 @@ def is_expected_error(error: Exception) -> bool:
     )
 
 
-def error_text(error: Exception, db: str | None = None) -> str:
+def resume_advice(error: BaseException) -> str:
+    """What the shopper can do about a run an error stopped: --resume with the real thread
+    id when something is saved, nothing to resume when nothing is, "" if not a run error."""
+    thread_id = getattr(error, "thread_id", None)
+    if thread_id is None:
+        return ""
+    saved = getattr(error, "thread_saved", None)
+    resume = f"--resume {thread_id}"
+    if saved is True:
+        return f"finished steps are saved; continue with {resume}"
+    if saved is False:
+        return "nothing of this run was saved; start it again"
+    return f"if the run was saved (see --list), {resume} continues it"
+
+
+def error_text(error: BaseException, db: str | None = None) -> str:
     """The one message shown for an expected error, with any API key masked."""
+    advice = resume_advice(error)
     if isinstance(error, sqlite3.Error):
         path = Path(db).expanduser() if db else default_checkpoint_path()
         hint = sqlite_error_hint(error, path)
-        advice = f"{hint}; " if hint else ""
-        text = (
-            f"checkpoint database {path}: {error} "
-            f"({advice}finished steps are saved, continue with --resume)"
-        )
+        notes = "; ".join(part for part in (hint, advice) if part)
+        text = f"checkpoint database {path}: {error}" + (f" ({notes})" if notes else "")
     else:
         text = describe_provider_error(error) or str(error)
+        if advice and "--resume" not in text:
+            text += f" ({advice})"
     # Shown as data: a model's output or a URL may hold "[...]" or escape sequences.
     return terminal_markup(redact_secrets(text), ERROR_DISPLAY_CHARS, keep_newlines=True)

@@ -57,8 +57,10 @@ def main(argv: list[str] | None = None) -> int:
     console = terminal_console(stderr=args.json)
     try:
         return dispatch(args, console)
-    except KeyboardInterrupt:
-        console.print("[yellow]interrupted.[/] Finished steps are saved; continue with --resume.")
+    except KeyboardInterrupt as interrupt:
+        from graph.render import interrupted_text
+
+        console.print(interrupted_text(interrupt), soft_wrap=True)
         return 130
     except Exception as error:
         from graph.render import error_text, is_expected_error

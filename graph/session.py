@@ -177,12 +177,27 @@ def _start_claimed(
         raise _thread_taken(thread_id)
     try:
         return drive(graph, thread_id, {"request": request}, context, approve, observer)
-    except BaseException:
+    except BaseException as error:
+        saved = _saved(graph, thread_id)
         # Stopped before anything was saved (a bad setting, Ctrl-C at once): no thread is
         # left behind, and the id may be used again.
-        if saver is not None and not _saved(graph, thread_id):
-            release_thread(saver, thread_id)
+        if saver is not None and saved is False:
+            try:
+                release_thread(saver, thread_id)
+            except Exception:  # the store is failing too (locked, full): keep the error
+                saved = None
+        note_thread(error, thread_id, saved)
         raise
+
+
+def note_thread(error: BaseException, thread_id: str, saved: bool | None) -> None:
+    """Record on an error escaping a run which thread it was and whether anything of it
+    is saved (None: cannot tell), so the message offers --resume only when it can work."""
+    try:
+        error.thread_id = thread_id  # type: ignore[attr-defined]
+        error.thread_saved = saved  # type: ignore[attr-defined]
+    except AttributeError:  # a built-in error type without a __dict__
+        pass
 
 
 def _thread_taken(thread_id: str) -> RunFailed:
@@ -192,11 +207,12 @@ def _thread_taken(thread_id: str) -> RunFailed:
     )
 
 
-def _saved(graph: CompiledStateGraph, thread_id: str) -> bool:
+def _saved(graph: CompiledStateGraph, thread_id: str) -> bool | None:
+    """Whether the thread holds a saved run; None if the store cannot say (locked)."""
     try:
         return bool(graph.get_state(thread_config(thread_id)).values)
     except Exception:
-        return True  # cannot tell: keep the claim
+        return None  # cannot tell: keep the claim
 
 
 def resumable_status(graph: CompiledStateGraph, thread_id: str) -> str:
@@ -222,8 +238,12 @@ def resume(
     resumable_status(graph, thread_id)
     context = run_context(settings or {}, saved_settings(graph, thread_id))
     open_run_catalog(context)
-    with chat_model_session(context) as resolved:
-        return drive(graph, thread_id, None, resolved, approve, observer)
+    try:
+        with chat_model_session(context) as resolved:
+            return drive(graph, thread_id, None, resolved, approve, observer)
+    except BaseException as error:
+        note_thread(error, thread_id, True)  # a resumed run was saved before
+        raise
 
 
 def run_thread(

@@ -17,8 +17,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 # "ok" is a no-fault slot, so a fault can be aimed at the Nth request; "401" answers
-# like a leaky proxy that echoes the bearer key back in its error body.
-FAULTS = ("timeout", "429", "500", "truncated", "non_json", "drop", "401", "ok")
+# like a leaky proxy that echoes the bearer key back in its error body; "text" answers
+# in prose, without the tool call the request forces.
+FAULTS = ("timeout", "429", "500", "truncated", "non_json", "drop", "401", "text", "ok")
 
 
 @dataclass
@@ -151,6 +152,13 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
             if fault in ("429", "500"):
                 error = {"error": {"message": f"injected {fault}", "type": "fault"}}
                 self._send(int(fault), json.dumps(error).encode())
+                return
+            if fault == "text":
+                completion = _completion("text", {}, body)
+                message = completion["choices"][0]["message"]
+                message["content"], message["tool_calls"] = "I would pick the strap.", None
+                completion["choices"][0]["finish_reason"] = "stop"
+                self._send(200, json.dumps(completion).encode())
                 return
             if fault == "non_json":
                 self._send(200, b"<html>gateway error</html>")
