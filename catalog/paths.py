@@ -37,8 +37,10 @@ def is_postgres_url(value: object) -> TypeGuard[str]:
 
 
 def redact_url(url: str) -> str:
-    """The URL with its password masked, for error messages."""
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
+    """`url` (or any text holding URLs) with the credentials in each URL masked, for
+    messages: user:password@ keeps the user, a lone token@ is masked whole."""
+    text = re.sub(r"(://[^:/@\s]+):[^@\s/]*@", r"\1:***@", url)
+    return re.sub(r"://[^:/@\s]+@", "://***@", text)
 
 
 def check_catalog_file(path: Path) -> None:

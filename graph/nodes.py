@@ -27,7 +27,7 @@ from graph.prompts import (
     planner_messages,
     reasoning_messages,
 )
-from graph.providers import chat_model_for, structured_output_method
+from graph.providers import chat_model_for, redact_tree, structured_output_method
 from graph.state import (
     Outcome,
     Plan,
@@ -86,6 +86,9 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         usage = usage + usage_of(raw)
         plan = result.get("parsed")
         if isinstance(plan, Plan):
+            # A key the model echoed (from a prompt, a proxy) is masked before it is
+            # stored in the checkpoint or shown.
+            plan = Plan.model_validate(redact_tree(plan.model_dump()))
             return {
                 "plan": plan,
                 "planner_usage": usage,
@@ -154,7 +157,7 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             model = chat_model_for(context).bind_tools(
                 [search_products], tool_choice=search_products.name
             )
-            message = model.invoke(executor_tool_messages(step))
+            message = _masked(model.invoke(executor_tool_messages(step)))
             if not getattr(message, "tool_calls", None):
                 return _finish_step(
                     StepResult(
@@ -216,8 +219,22 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 def _finish_step(result: StepResult, state: State) -> dict[str, Any]:
-    # One result per step, so the count of results is the index of the next step.
-    return {"step_results": [result]}
+    # One result per step, so the count of results is the index of the next step. Model
+    # text in it (answer, raw output, errors) is stored and shown with secrets masked.
+    return {"step_results": [StepResult.model_validate(redact_tree(result.model_dump()))]}
+
+
+def _masked(message: BaseMessage) -> BaseMessage:
+    """The executor's reply as stored in state: its text and tool-call arguments with
+    secrets masked (the provider's raw payload, which repeats them, is left out)."""
+    if not isinstance(message, AIMessage):
+        return message
+    return AIMessage(
+        content=redact_tree(message.content),
+        tool_calls=[{**call, "args": redact_tree(call["args"])} for call in message.tool_calls],
+        usage_metadata=message.usage_metadata,
+        id=message.id,
+    )
 
 
 def record_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

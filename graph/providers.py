@@ -464,17 +464,47 @@ def is_transient_provider_error(error: BaseException) -> bool:
 
 # Environment variables whose values must never appear in a message.
 SECRET_ENV_VARS = ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY")
+# Environment variables holding URLs whose credentials (user:password@) must not either.
+SECRET_URL_ENV_VARS = ("OPENAI_BASE_URL", "AZURE_OPENAI_ENDPOINT", "CATALOG_URL", "CHECKPOINT_URL")
+
+
+def _configured_secrets() -> list[str]:
+    from urllib.parse import unquote, urlsplit
+
+    secrets = [value for name in SECRET_ENV_VARS if (value := _env(name))]
+    for name in SECRET_URL_ENV_VARS:
+        url = _env(name)
+        try:
+            parts = urlsplit(url) if url else None
+        except ValueError:
+            parts = None
+        if parts is not None and parts.password:
+            # As written, and percent-decoded (as a client may print it).
+            secrets += [parts.password, unquote(parts.password)]
+    return [secret for secret in secrets if len(secret) >= 6]
 
 
 def redact_secrets(text: str) -> str:
-    """`text` with the configured API keys (and anything shaped like an OpenAI key) masked."""
+    """`text` with the configured API keys, the passwords inside configured URLs, the
+    credentials of any URL in it, and anything shaped like an OpenAI key masked."""
     import re
 
-    for name in SECRET_ENV_VARS:
-        secret = _env(name)
-        if secret and len(secret) >= 6:
-            text = text.replace(secret, "***")
-    return re.sub(r"\bsk-[A-Za-z0-9_\-]{8,}", "sk-***", text)
+    from catalog.paths import redact_url
+
+    for secret in sorted(_configured_secrets(), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return re.sub(r"\bsk-[A-Za-z0-9_\-]{8,}", "sk-***", redact_url(text))
+
+
+def redact_tree(value: Any) -> Any:
+    """`value` (model output as plain data: dicts, lists, strings) with secrets masked."""
+    if isinstance(value, str):
+        return redact_secrets(value)
+    if isinstance(value, dict):
+        return {key: redact_tree(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [redact_tree(item) for item in value]
+    return value
 
 
 def describe_provider_error(error: BaseException) -> str | None:

@@ -8,6 +8,7 @@ catalog or the user, so they are printed escaped: rich would read "[...]" in the
 from __future__ import annotations
 
 import sqlite3
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -251,6 +252,14 @@ def print_history(console: Console, thread_id: str, entries: list[HistoryEntry])
             (entry.created_at or "")[11:19],
         )
     console.print(table)
+
+
+def traceback_text(error: BaseException, *, full: bool) -> str:
+    """The traceback of `error` (the last 4 frames unless `full`), with secrets masked and
+    hidden characters shown, for --debug and for bugs."""
+    frames = None if full else -4
+    text = "".join(traceback.format_exception(error, limit=frames))
+    return clean_text(redact_secrets(text), 200_000, keep_newlines=True) + "\n"
 
 
 def interrupted_text(error: BaseException) -> str:

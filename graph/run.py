@@ -63,12 +63,11 @@ def main(argv: list[str] | None = None) -> int:
         console.print(interrupted_text(interrupt), soft_wrap=True)
         return 130
     except Exception as error:
-        from graph.render import error_text, is_expected_error
+        from graph.render import error_text, is_expected_error, traceback_text
 
         if args.debug or not is_expected_error(error):
-            if args.debug:
-                raise
-            console.print_exception(max_frames=4)
+            # A traceback carries the provider's error body and URLs: masked like a line.
+            sys.stderr.write(traceback_text(error, full=args.debug))
             return 1
         console.print(f"[bold red]error:[/] {error_text(error, args.db)}", soft_wrap=True)
         return 2
