@@ -52,6 +52,9 @@ OPENAI_PRICES: dict[str, Price] = {
 # Every LLM node retries provider faults this many times in all, with backoff; the
 # clients' own retries are off, so retries never stack.
 LLM_MAX_ATTEMPTS = 3
+# A server's Retry-After is honoured up to this many seconds; asked for longer, the run
+# gives up at once and says how long the server asked for.
+RETRY_AFTER_CAP_S = 20.0
 
 HOW_TO_CONFIGURE = (
     "No LLM provider is configured. Either install the embedded local model "
@@ -79,8 +82,52 @@ def llm_retry_policy() -> RetryPolicy:
         max_attempts=LLM_MAX_ATTEMPTS,
         initial_interval=1.0,
         backoff_factor=2.0,
-        retry_on=is_transient_provider_error,
+        retry_on=retry_provider_error,
     )
+
+
+def retry_after_s(error: BaseException) -> float | None:
+    """Seconds the server asked to wait before a retry (Retry-After as seconds or as an
+    HTTP date, or OpenAI's retry-after-ms), or None if it did not ask."""
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    milliseconds = headers.get("retry-after-ms")
+    value = headers.get("retry-after")
+    try:
+        if milliseconds is not None:
+            seconds = float(milliseconds) / 1000
+        elif value is None:
+            return None
+        else:
+            try:
+                seconds = float(value)
+            except ValueError:
+                from datetime import UTC, datetime
+                from email.utils import parsedate_to_datetime
+
+                seconds = (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds()
+    except (TypeError, ValueError, OverflowError):
+        return None  # unreadable: the usual backoff applies
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def retry_provider_error(error: BaseException) -> bool:
+    """The LLM nodes' retry predicate: retry transient faults, first waiting what the
+    server asked for in Retry-After (the policy's own backoff follows). A wait longer
+    than RETRY_AFTER_CAP_S is not retried: the run gives up at once."""
+    if not is_transient_provider_error(error):
+        return False
+    wait = retry_after_s(error)
+    if wait is None:
+        return True
+    if wait > RETRY_AFTER_CAP_S:
+        return False
+    import time
+
+    time.sleep(wait)
+    return True
 
 
 # ---------------------------------------------------------------- the registry
@@ -538,7 +585,13 @@ def describe_provider_error(error: BaseException) -> str | None:
     request = getattr(error, "request", None)
     if request is not None:
         what += f" [{request.method} {request.url}]"
-    if transient:
+    wait = retry_after_s(error)
+    if transient and wait is not None and wait > RETRY_AFTER_CAP_S:
+        what += (
+            f"; the server asked to wait {wait:,.0f} s before retrying, more than the "
+            f"{RETRY_AFTER_CAP_S:.0f} s this client waits, so it gave up at once"
+        )
+    elif transient:
         # What was saved, and the --resume command, is added by the caller, which
         # knows the thread (graph.render.error_text).
         what += f"; gave up after {llm_retry_policy().max_attempts} attempts"

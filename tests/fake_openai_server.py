@@ -18,7 +18,8 @@ from typing import Any
 
 # "ok" is a no-fault slot, so a fault can be aimed at the Nth request; "401" answers
 # like a leaky proxy that echoes the bearer key back in its error body; "text" answers
-# in prose, without the tool call the request forces.
+# in prose, without the tool call the request forces. "429:<value>" is a 429 whose
+# Retry-After header holds <value> (seconds or an HTTP date).
 FAULTS = ("timeout", "429", "500", "truncated", "non_json", "drop", "401", "text", "ok")
 
 
@@ -97,8 +98,16 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: Any) -> None:  # keep test output clean
             pass
 
-        def _send(self, status: int, payload: bytes, length: int | None = None) -> None:
+        def _send(
+            self,
+            status: int,
+            payload: bytes,
+            length: int | None = None,
+            headers: dict[str, str] | None = None,
+        ) -> None:
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(length if length is not None else len(payload)))
             self.end_headers()
@@ -148,6 +157,11 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
                 key = self.headers.get("Authorization", "").removeprefix("Bearer ")
                 error = {"error": {"message": f"Incorrect API key provided: {key}"}}
                 self._send(401, json.dumps(error).encode())
+                return
+            if fault and fault.startswith("429:"):
+                error = {"error": {"message": "slow down", "type": "rate_limit"}}
+                retry_after = {"Retry-After": fault.removeprefix("429:")}
+                self._send(429, json.dumps(error).encode(), headers=retry_after)
                 return
             if fault in ("429", "500"):
                 error = {"error": {"message": f"injected {fault}", "type": "fault"}}
