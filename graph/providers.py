@@ -194,6 +194,7 @@ def _build_openai(model: str, max_output_tokens: int, base_url: str | None) -> B
         model=model,
         max_tokens=max_output_tokens,
         timeout=llm_timeout("openai"),
+        http_client=_http_client("openai"),
         temperature=0,
         max_retries=0,
     )
@@ -209,6 +210,7 @@ def _build_azure(model: str, max_output_tokens: int, base_url: str | None) -> Ba
         azure_deployment=model,
         max_tokens=max_output_tokens,
         timeout=llm_timeout("azure"),
+        http_client=_http_client("azure"),
         temperature=0,
         max_retries=0,
     )
@@ -226,6 +228,7 @@ def _self_hosted(provider: str, model: str, max_output_tokens: int, base_url: st
         # limit goes in the body under its old name.
         extra_body={"max_tokens": max_output_tokens},
         timeout=llm_timeout(provider),
+        http_client=_http_client(provider),
         temperature=0,
         max_retries=0,
     )
@@ -383,20 +386,49 @@ def resolve_provider(explicit: str | None = None) -> str:
     raise ProviderConfigError(HOW_TO_CONFIGURE)
 
 
-def llm_timeout(provider: str) -> float:
-    """Seconds an LLM call may take: $SHOPPING_LLM_TIMEOUT, else the provider's default."""
-    configured = _env("SHOPPING_LLM_TIMEOUT")
+LLM_TIMEOUT_ENV = "SHOPPING_LLM_TIMEOUT"
+LLM_DEADLINE_ENV = "SHOPPING_LLM_DEADLINE"
+
+
+def _seconds_setting(name: str) -> float | None:
+    """A positive, finite number of seconds from the environment; None when unset."""
+    configured = _env(name)
     if not configured:
-        return provider_entry(provider).timeout_s
+        return None
     try:
         seconds = float(configured)
     except ValueError:
         seconds = math.nan
     if not (math.isfinite(seconds) and seconds > 0):
-        raise ProviderConfigError(
-            f"SHOPPING_LLM_TIMEOUT must be a number of seconds above 0, got {configured!r}"
-        )
+        raise ProviderConfigError(f"{name} must be a number of seconds above 0, got {configured!r}")
     return seconds
+
+
+def llm_timeout(provider: str) -> float:
+    """Seconds an LLM call may wait for the server between bytes: $SHOPPING_LLM_TIMEOUT,
+    else the provider's default."""
+    configured = _seconds_setting(LLM_TIMEOUT_ENV)
+    return configured if configured is not None else provider_entry(provider).timeout_s
+
+
+# Without SHOPPING_LLM_DEADLINE, a whole call may take this many times the wait allowed
+# between bytes: room for a long answer written steadily, none for one trickled forever.
+DEADLINE_PER_TIMEOUT = 2
+
+
+def llm_deadline(provider: str) -> float:
+    """Seconds a whole LLM call may take, from sending to the last byte:
+    $SHOPPING_LLM_DEADLINE, else DEADLINE_PER_TIMEOUT times llm_timeout. Not retried
+    when exceeded: a server that slow would only be waited for again."""
+    configured = _seconds_setting(LLM_DEADLINE_ENV)
+    return configured if configured is not None else DEADLINE_PER_TIMEOUT * llm_timeout(provider)
+
+
+def _http_client(provider: str) -> Any:
+    """The HTTP client of a provider's chat model: every call under its deadline."""
+    from graph.deadline import deadline_http_client
+
+    return deadline_http_client(llm_deadline(provider))
 
 
 def structured_output_method(provider: str | None) -> StructuredOutputMethod:
@@ -452,7 +484,8 @@ def chat_model_for(context: Context) -> BaseChatModel:
     provider = resolve_provider(context.provider)
     model = default_model_name(provider, context.model)
     entry = PROVIDERS[provider]
-    settings = tuple(_env(name) for name in (*entry.env_vars, "SHOPPING_LLM_TIMEOUT"))
+    tuned = (LLM_TIMEOUT_ENV, LLM_DEADLINE_ENV)
+    settings = tuple(_env(name) for name in (*entry.env_vars, *tuned))
     key = (provider, model, context.max_output_tokens, settings)
     with _chat_models_lock:
         chat_model = _chat_models.get(key)
@@ -476,7 +509,10 @@ def chat_model_session(context: Context) -> Iterator[Context]:
         context, provider=provider, model=default_model_name(provider, context.model)
     )
     entry = PROVIDERS[provider]
-    llm_timeout(provider)  # a bad setting fails here, before a local server starts
+    llm_deadline(provider)  # a bad setting fails here, before a local server starts
+    from graph.deadline import allow_calls
+
+    allow_calls()  # a Ctrl-C that stopped an earlier session's calls is over
     try:
         chat_model_for(resolved)
         yield resolved
@@ -491,8 +527,12 @@ def is_transient_provider_error(error: BaseException) -> bool:
     import httpx
     import openai
 
+    from graph.deadline import stopping_error
+
     if _lost_local_server(error):
         return False  # the process is gone: a retry would only be refused again
+    if stopping_error(error) is not None:
+        return False  # past its whole-call deadline, or stopped by Ctrl-C
     if isinstance(
         error,
         openai.APITimeoutError
@@ -562,6 +602,13 @@ def describe_provider_error(error: BaseException) -> str | None:
     stopped = _lost_local_server(error)
     if stopped:
         return " ".join(stopped.split())
+    from graph.deadline import LLMDeadlineExceeded, stopping_error
+
+    stopping = stopping_error(error)
+    if isinstance(stopping, LLMDeadlineExceeded):
+        return f"{stopping}; not retried"
+    if stopping is not None:
+        return str(stopping)
     transient = is_transient_provider_error(error)
     if not isinstance(error, openai.APIError) and not transient:
         return None

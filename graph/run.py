@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     from catalog.terminal import terminal_console
 
     console = terminal_console(stderr=args.json)
+    restore = _stop_llm_calls_on_ctrl_c()
     try:
         return dispatch(args, console)
     except KeyboardInterrupt as interrupt:
@@ -71,6 +73,32 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         console.print(f"[bold red]error:[/] {error_text(error, args.db)}", soft_wrap=True)
         return 2
+    finally:
+        restore()
+
+
+def _stop_llm_calls_on_ctrl_c() -> Callable[[], None]:
+    """Make Ctrl-C stop the LLM call in flight as well as the run: the call may be
+    waiting in a worker thread that the main thread's KeyboardInterrupt would otherwise
+    wait for. Returns what puts the previous handler back."""
+    import signal
+    import threading
+
+    previous = signal.getsignal(signal.SIGINT)
+    if (
+        previous is not signal.default_int_handler
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        return lambda: None  # Ctrl-C ignored, or handled by someone else: leave it
+
+    def interrupted(signum: int, frame: Any) -> None:
+        from graph.deadline import stop_calls
+
+        stop_calls()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupted)
+    return lambda: signal.signal(signal.SIGINT, previous)
 
 
 def dispatch(args: argparse.Namespace, console: Console) -> int:

@@ -7,6 +7,7 @@ dropped connections) before answering. Tests use it to drive the CLI in a subpro
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -19,8 +20,22 @@ from typing import Any
 # "ok" is a no-fault slot, so a fault can be aimed at the Nth request; "401" answers
 # like a leaky proxy that echoes the bearer key back in its error body; "text" answers
 # in prose, without the tool call the request forces. "429:<value>" is a 429 whose
-# Retry-After header holds <value> (seconds or an HTTP date).
-FAULTS = ("timeout", "429", "500", "truncated", "non_json", "drop", "401", "text", "ok")
+# Retry-After header holds <value> (seconds or an HTTP date). "trickle" sends the answer
+# one byte per `trickle_interval` (each read arrives well within any read timeout);
+# "endless" streams whitespace chunks without end. Both stop when the client hangs up.
+FAULTS = (
+    "timeout",
+    "429",
+    "500",
+    "truncated",
+    "non_json",
+    "drop",
+    "401",
+    "text",
+    "trickle",
+    "endless",
+    "ok",
+)
 
 
 @dataclass
@@ -29,6 +44,7 @@ class FakeScript:
     delays: dict[str, float] = field(default_factory=dict)
     faults: list[str] = field(default_factory=list)  # consumed one per request, in order
     timeout_sleep: float = 5.0
+    trickle_interval: float = 0.2
     # Prompt text -> seconds: a request whose messages contain the text is held that long
     # before its answer (deterministic, unlike changing `delays` while a run is going).
     holds: dict[str, float] = field(default_factory=dict)
@@ -174,6 +190,18 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
                 completion["choices"][0]["finish_reason"] = "stop"
                 self._send(200, json.dumps(completion).encode())
                 return
+            if fault == "endless":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                self.close_connection = True
+                with contextlib.suppress(OSError):  # the client hung up: done
+                    while True:
+                        self.wfile.write(b"1\r\n \r\n")
+                        self.wfile.flush()
+                        time.sleep(script.trickle_interval)
+                return
             if fault == "non_json":
                 self._send(200, b"<html>gateway error</html>")
                 return
@@ -195,6 +223,18 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
                 if text in prompt:
                     time.sleep(seconds)
             payload = json.dumps(_completion(tool, arguments, body)).encode()
+            if fault == "trickle":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.close_connection = True
+                with contextlib.suppress(OSError):  # the client hung up: done
+                    for byte in payload:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(script.trickle_interval)
+                return
             if fault == "truncated":
                 # Promise the full length, send half, then hang up.
                 self._send(200, payload[: len(payload) // 2], length=len(payload))

@@ -45,6 +45,10 @@ CASES: list[tuple[str, list[str], dict[str, str], str]] = [
         (f"timeout {value}", [], {"SHOPPING_LLM_TIMEOUT": value}, "SHOPPING_LLM_TIMEOUT must")
         for value in ("abc", "-1", "nan", "inf", "0", "1e999")
     ],
+    *[
+        (f"deadline {value}", [], {"SHOPPING_LLM_DEADLINE": value}, "SHOPPING_LLM_DEADLINE must")
+        for value in ("soon", "-5", "nan")
+    ],
     ("busy timeout nan", [], {"SHOPPING_CHECKPOINT_BUSY_TIMEOUT": "nan"}, "BUSY_TIMEOUT must"),
     ("provider env", [], {"SHOPPING_PROVIDER": "nosuch"}, "unknown provider 'nosuch'"),
     ("thread control", ["--thread", "a\x1b[2Jb"], {}, "printable characters"),
