@@ -172,6 +172,8 @@ GOAL = "[link=http://evil.example]click[/link] gift \u202eredro\u202c"
 ACTION = "[/] find \x1b[2J straps"
 ANSWER = "\x1b[2J\x1b[Hcleared [bold]the[/] screen \x1b]0;title\x07"
 REQUEST = "a [/] photo gift [red]now[/]"
+# Thread ids are refused with control characters (test_bad_settings.py), not with markup.
+THREAD = "t[/][link=http://evil.example]x"
 
 
 def hostile_catalog(tmp_path: Path) -> Path:
@@ -229,16 +231,14 @@ def test_hostile_text_through_the_cli_list_and_history(
             REQUEST,
             "--yes",
             "--thread",
-            "t[/]\x1b[2J",
+            THREAD,
             "--catalog",
             str(catalog),
             COLUMNS="400",
         )
         elapsed = time.monotonic() - started
         listing = graph_run_process(url, isolated_data_dir, "--list", COLUMNS="400")
-        history = graph_run_process(
-            url, isolated_data_dir, "--history", "t[/]\x1b[2J", COLUMNS="400"
-        )
+        history = graph_run_process(url, isolated_data_dir, "--history", THREAD, COLUMNS="400")
     for done in (run, listing, history):
         output = done.stdout + done.stderr
         assert done.returncode == 0, output
@@ -249,8 +249,8 @@ def test_hostile_text_through_the_cli_list_and_history(
     assert "\\u202eredro" in run.stdout
     assert "W" * 1000 not in run.stdout  # the 100 KB title is cut for display
     assert elapsed < 30, elapsed
-    assert "t[/]\\x1b[2J" in listing.stdout and "a [/] photo gift" in listing.stdout
-    assert "History of t[/]\\x1b[2J" in history.stdout
+    assert THREAD in listing.stdout and "a [/] photo gift" in listing.stdout
+    assert f"History of {THREAD}" in history.stdout
 
 
 WIDE = {**os.environ, "COLUMNS": "400"}
