@@ -9,16 +9,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from catalog.errors import CatalogError, CatalogQueryError
 from catalog.loaders import FORMATS
 from catalog.models import MAX_LIMIT
 from catalog.paths import catalog_url_from_env, default_index_dir
+from catalog.terminal import (
+    ERROR_DISPLAY_CHARS,
+    terminal_console,
+    terminal_markup,
+    terminal_text,
+)
 
 if TYPE_CHECKING:
     from catalog.backend import CatalogBackend
+    from catalog.models import ProductHit
 
 EXIT_USAGE = 2
 
@@ -86,7 +93,7 @@ def _run(args: argparse.Namespace, out: Console) -> None:
 
         index_dir = args.index_dir or default_index_dir()
         count = load_catalog(args.file, index_dir, args.format)
-        out.print(f"Indexed [bold]{count}[/bold] products into {escape(str(index_dir))}")
+        out.print(f"Indexed [bold]{count}[/bold] products into {terminal_markup(index_dir)}")
         return
     catalog = _open(args)
     if args.command == "categories":
@@ -95,7 +102,7 @@ def _run(args: argparse.Namespace, out: Console) -> None:
             print(json.dumps(names))
         else:
             for name in names:
-                out.print(name, markup=False, highlight=False)
+                out.print(terminal_text(name))
         return
     hits = catalog.search(
         args.query,
@@ -109,7 +116,14 @@ def _run(args: argparse.Namespace, out: Console) -> None:
         # Plain print: rich would wrap long lines and break the JSON.
         print(json.dumps([{**h.product.model_dump(), "score": h.score} for h in hits], indent=1))
         return
-    table = Table(title=f"{len(hits)} result(s) for {args.query!r}")
+    print_hits(out, args.query, hits)
+
+
+def print_hits(out: Console, query: str, hits: list[ProductHit]) -> None:
+    """The search results table. Catalog text and the query are data: shown as Text
+    through catalog.terminal, never read as markup."""
+    title = Text(f"{len(hits)} result(s) for ") + terminal_text(repr(query))
+    table = Table(title=title)
     for column, justify in (
         ("id", "left"),
         ("title", "left"),
@@ -122,9 +136,9 @@ def _run(args: argparse.Namespace, out: Console) -> None:
     for hit in hits:
         p = hit.product
         table.add_row(
-            escape(p.id),
-            escape(p.title),
-            escape(p.category),
+            terminal_text(p.id, 80),
+            terminal_text(p.title),
+            terminal_text(p.category, 80),
             f"${p.price:,.2f}",
             "-" if p.rating is None else f"{p.rating:.1f}",
             f"{hit.score:.2f}",
@@ -134,14 +148,15 @@ def _run(args: argparse.Namespace, out: Console) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    out = Console()
-    err = Console(stderr=True)
+    out = terminal_console()
+    err = terminal_console(stderr=True)
     try:
         _run(args, out)
     except (CatalogError, CatalogQueryError) as exc:
         if args.debug:
             raise
-        err.print(f"[bold red]error:[/bold red] [red]{escape(str(exc))}[/red]", soft_wrap=True)
+        message = terminal_markup(exc, ERROR_DISPLAY_CHARS, keep_newlines=True)
+        err.print(f"[bold red]error:[/bold red] [red]{message}[/red]", soft_wrap=True)
         return EXIT_USAGE
     return 0
 

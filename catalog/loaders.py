@@ -8,6 +8,7 @@ large file can be found without a debugger.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -18,6 +19,7 @@ from pydantic import ValidationError
 
 from catalog.errors import CatalogError
 from catalog.models import Product
+from catalog.paths import check_catalog_file
 
 FORMATS = ("auto", "jsonl", "json", "csv", "dummyjson", "webshop")
 CSV_REQUIRED = ("id", "title", "category", "price")
@@ -47,6 +49,7 @@ def _describe_validation(err: ValidationError) -> str:
 
 
 def _read_text(path: Path) -> str:
+    check_catalog_file(path)
     try:
         # utf-8-sig tolerates the BOM spreadsheet exports like to add.
         return path.read_text(encoding="utf-8-sig")
@@ -69,8 +72,16 @@ def _json_error(path: Path, exc: json.JSONDecodeError, line_offset: int = 0) -> 
     )
 
 
+def _file_lines(text: str) -> list[str]:
+    """The file's lines as an editor numbers them: split at \n, \r\n or \r only.
+    (str.splitlines also splits at U+2028, form feeds and more, which JSON strings and
+    CSV cells may hold, so its line numbers drift from the file's.)"""
+    return io.StringIO(text, newline="").readlines()
+
+
 def _jsonl_records(path: Path, text: str) -> Iterator[Located]:
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, ending in enumerate(_file_lines(text), start=1):
+        line = ending.rstrip("\r\n")
         if not line.strip():
             continue
         try:
@@ -101,7 +112,16 @@ def _json_records(path: Path, document: Any) -> Iterator[Located]:
 
 
 def _csv_records(path: Path, text: str) -> Iterator[Located]:
-    reader = csv.DictReader(text.splitlines(keepends=True), strict=True)
+    # Line numbers pulled from the file while reading the current record, so a record
+    # is named by the line it starts on (a quoted cell may span lines; blank lines skip).
+    pulled: list[int] = []
+
+    def lines() -> Iterator[str]:
+        for number, line in enumerate(_file_lines(text), start=1):
+            pulled.append(number)
+            yield line
+
+    reader = csv.DictReader(lines(), strict=True)
     try:
         header = reader.fieldnames
     except csv.Error as exc:
@@ -117,16 +137,20 @@ def _csv_records(path: Path, text: str) -> Iterator[Located]:
             location="line 1",
         )
     rows = iter(reader)
+    lines_of_file = _file_lines(text)
     while True:
+        pulled.clear()
         try:
             row = next(rows)
         except StopIteration:
             return
         except csv.Error as exc:
             raise CatalogError(
-                f"malformed CSV: {exc}", path=path, location=f"line {reader.line_num}"
+                f"malformed CSV: {exc}",
+                path=path,
+                location=f"line {_record_start(pulled, lines_of_file)}",
             ) from None
-        location = f"line {reader.line_num}"
+        location = f"line {_record_start(pulled, lines_of_file)}"
         if None in row:  # DictReader files surplus cells under the None key
             raise CatalogError(
                 f"expected {len(header)} columns, got {len(header) + len(row[None])}",
@@ -143,6 +167,14 @@ def _csv_records(path: Path, text: str) -> Iterator[Located]:
         if not (record.get("rating") or "").strip():
             record["rating"] = None
         yield location, record
+
+
+def _record_start(pulled: list[int], lines: list[str]) -> int:
+    """The first non-blank line among those read for one CSV record."""
+    for number in pulled:
+        if lines[number - 1].strip():
+            return number
+    return pulled[-1] if pulled else 1
 
 
 def _dummyjson_to_product(record: Any) -> dict[str, Any]:
@@ -243,7 +275,7 @@ def _webshop_to_product(record: Any) -> dict[str, Any]:
 
 
 def _first_json_line(text: str) -> Any:
-    for line in text.splitlines():
+    for line in _file_lines(text):
         if line.strip():
             try:
                 return json.loads(line)
@@ -328,4 +360,7 @@ def load_products(path: Path, format: str = "auto") -> list[Product]:
             )
         first_seen[product.id] = location
         products.append(product)
+    if not products:
+        # An empty catalog can answer no search: say so now, not after a paid plan.
+        raise CatalogError("no products in the file", path=path)
     return products

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 from typing import TypeGuard
+
+from catalog.errors import CatalogError
 
 DATA_DIR_ENV = "SHOPPING_PLANNER_DATA_DIR"
 # postgresql://... selects the PostgreSQL backend (catalog.postgres); unset: embedded tantivy.
@@ -34,8 +37,28 @@ def is_postgres_url(value: object) -> TypeGuard[str]:
 
 
 def redact_url(url: str) -> str:
-    """The URL with its password masked, for error messages."""
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", url)
+    """`url` (or any text holding URLs) with the credentials in each URL masked, for
+    messages: user:password@ keeps the user, a lone token@ is masked whole."""
+    text = re.sub(r"(://[^:/@\s]+):[^@\s/]*@", r"\1:***@", url)
+    return re.sub(r"://[^:/@\s]+@", "://***@", text)
+
+
+def check_catalog_file(path: Path) -> None:
+    """Refuse, before opening it, a catalog path that is not a regular file: reading a
+    device (/dev/zero) never ends and opening a FIFO blocks until a writer comes."""
+    try:
+        mode = os.stat(path).st_mode  # follows symlinks; a loop raises ELOOP
+    except FileNotFoundError:
+        raise CatalogError("file not found", path=path) from None
+    except OSError as exc:
+        raise CatalogError(f"cannot read file: {exc.strerror}", path=path) from None
+    if stat.S_ISDIR(mode):
+        raise CatalogError("is a directory, expected a catalog file", path=path)
+    if not stat.S_ISREG(mode):
+        raise CatalogError(
+            "not a regular file (a device, FIFO or socket); a catalog is read from a file",
+            path=path,
+        )
 
 
 def catalog_url_from_env() -> str | None:

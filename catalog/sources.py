@@ -11,6 +11,7 @@ import hashlib
 from pathlib import Path
 
 from catalog.errors import CatalogError
+from catalog.paths import check_catalog_file
 
 # Version of the stored layout (tantivy schema, PostgreSQL table); a mismatch means rebuild.
 SCHEMA_VERSION = 1
@@ -22,6 +23,7 @@ DEFAULT_MARKER_PREFIX = "default:"
 
 def file_marker(path: Path, format: str = "auto") -> str:
     """Identifies a built index's input: content hash, format and index schema version."""
+    check_catalog_file(Path(path))
     digest = hashlib.sha256()
     try:
         with Path(path).open("rb") as handle:

@@ -3,10 +3,15 @@ inspected and resumed."""
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 import sqlite3
+import threading
+import weakref
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -57,6 +62,8 @@ def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
     configured = os.environ.get("SHOPPING_CHECKPOINT_BUSY_TIMEOUT", "").strip()
     try:
         busy_timeout = float(configured) if configured else 30.0
+        if not (math.isfinite(busy_timeout) and busy_timeout >= 0):
+            raise ValueError(configured)
     except ValueError:
         raise CheckpointStoreError(
             f"SHOPPING_CHECKPOINT_BUSY_TIMEOUT must be a number of seconds, got {configured!r}"
@@ -113,6 +120,9 @@ def open_postgres_checkpointer(url: str, *, max_size: int = 8):  # -> PostgresSa
             conn.execute("SELECT pg_advisory_lock(%s)", (_POSTGRES_SETUP_LOCK,))
             try:
                 saver.setup()
+                # Created here, under the migration lock: concurrent CREATE TABLE IF NOT
+                # EXISTS can collide in PostgreSQL's catalog.
+                conn.execute(_CLAIMS_DDL)
             finally:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (_POSTGRES_SETUP_LOCK,))
     except (psycopg.Error, PoolTimeout) as error:
@@ -136,3 +146,63 @@ def open_checkpointer(url_or_path: str | Path | None = None):  # -> BaseCheckpoi
     if is_postgres_url(target):
         return open_postgres_checkpointer(target.strip())
     return open_sqlite_checkpointer(Path(target).expanduser() if target else None)
+
+
+# --- Thread claims: one run per thread id, even when two processes start it at once ---
+
+# A thread id is claimed by inserting it into this table before the run starts; the
+# primary key makes the insert the atomic test-and-set that a "does it exist?" read is not.
+CLAIMS_TABLE = "shopping_thread_claims"
+_CLAIMS_DDL = (
+    f"CREATE TABLE IF NOT EXISTS {CLAIMS_TABLE} (thread_id TEXT PRIMARY KEY, claimed_at TEXT)"
+)
+# Savers without a database (MemorySaver in tests and Studio): claims held in the process.
+_memory_claims: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+_memory_claims_lock = threading.Lock()
+
+
+def claim_thread(saver: Any, thread_id: str) -> bool:
+    """Claim `thread_id` for a new run: True for the one caller that wins it, False for
+    every other (another process or thread started it first, or it was claimed before)."""
+    now = datetime.now(UTC).isoformat()
+    backend = type(saver).__name__
+    if backend == "SqliteSaver":
+        with saver.lock:
+            try:
+                with saver.conn:  # one transaction: commits, or rolls back on error
+                    saver.conn.execute(_CLAIMS_DDL)
+                    saver.conn.execute(
+                        f"INSERT INTO {CLAIMS_TABLE} VALUES (?, ?)", (thread_id, now)
+                    )
+            except sqlite3.IntegrityError:
+                return False
+        return True
+    if backend == "PostgresSaver":
+        with saver._cursor() as cur:
+            row = cur.execute(
+                f"INSERT INTO {CLAIMS_TABLE} VALUES (%s, %s) "
+                "ON CONFLICT (thread_id) DO NOTHING RETURNING thread_id",
+                (thread_id, now),
+            ).fetchone()
+        return row is not None
+    with _memory_claims_lock:
+        claimed = _memory_claims.setdefault(saver, set())
+        if thread_id in claimed:
+            return False
+        claimed.add(thread_id)
+        return True
+
+
+def release_thread(saver: Any, thread_id: str) -> None:
+    """Give a claim back: the run stopped before it saved anything (a bad setting), so
+    the id may be used again."""
+    backend = type(saver).__name__
+    if backend == "SqliteSaver":
+        with saver.lock, saver.conn:
+            saver.conn.execute(f"DELETE FROM {CLAIMS_TABLE} WHERE thread_id = ?", (thread_id,))
+    elif backend == "PostgresSaver":
+        with saver._cursor() as cur:
+            cur.execute(f"DELETE FROM {CLAIMS_TABLE} WHERE thread_id = %s", (thread_id,))
+    else:
+        with _memory_claims_lock:
+            _memory_claims.get(saver, set()).discard(thread_id)

@@ -87,7 +87,9 @@ class Context:
         if self.tool_mode not in ("direct", "llm"):
             raise ValueError(f"tool_mode must be 'direct' or 'llm', got {self.tool_mode!r}")
         if not 1 <= self.search_limit <= 50:
-            raise ValueError(f"search_limit must be between 1 and 50, got {self.search_limit}")
+            raise ValueError(
+                f"search_limit (--limit) must be between 1 and 50, got {self.search_limit}"
+            )
 
     @classmethod
     def field_names(cls) -> list[str]:

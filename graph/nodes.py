@@ -14,8 +14,10 @@ from graph.constraints import (
     best_per_search,
     candidates_of,
     guard_picks,
+    missing_limit_warning,
     one_pick_per_search,
     plan_warnings,
+    stated_price_limit,
 )
 from graph.context import Context
 from graph.cost import estimate_plan_cost
@@ -25,7 +27,7 @@ from graph.prompts import (
     planner_messages,
     reasoning_messages,
 )
-from graph.providers import chat_model_for, structured_output_method
+from graph.providers import chat_model_for, redact_tree, structured_output_method
 from graph.state import (
     Outcome,
     Plan,
@@ -84,6 +86,9 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         usage = usage + usage_of(raw)
         plan = result.get("parsed")
         if isinstance(plan, Plan):
+            # A key the model echoed (from a prompt, a proxy) is masked before it is
+            # stored in the checkpoint or shown.
+            plan = Plan.model_validate(redact_tree(plan.model_dump()))
             return {
                 "plan": plan,
                 "planner_usage": usage,
@@ -113,6 +118,9 @@ def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             "question": "Run this plan?",
             "plan": state.plan.model_dump(mode="json"),
             "estimate": estimate.model_dump(mode="json"),
+            # Checks done in code (e.g. a price limit the plan dropped): the person
+            # approving must see them.
+            "warnings": list(state.plan_warnings),
         }
     )
     return {"approval": "approved" if is_approval(decision) else "rejected"}
@@ -149,7 +157,7 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             model = chat_model_for(context).bind_tools(
                 [search_products], tool_choice=search_products.name
             )
-            message = model.invoke(executor_tool_messages(step))
+            message = _masked(model.invoke(executor_tool_messages(step)))
             if not getattr(message, "tool_calls", None):
                 return _finish_step(
                     StepResult(
@@ -188,7 +196,8 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         usage=usage_of(reply.get("raw")),
     )
     if not isinstance(parsed, ReasoningAnswer):
-        result.error = f"the model gave no usable answer: {reply.get('parsing_error')}"
+        why = reply.get("parsing_error") or "it answered without the structured reply asked for"
+        result.error = f"the model gave no usable answer: {why}"
         result.answer = raw_text_of(reply.get("raw"))[:300]
     else:
         known = {p.id: p for r in earlier for p in r.products}
@@ -210,8 +219,22 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 def _finish_step(result: StepResult, state: State) -> dict[str, Any]:
-    # One result per step, so the count of results is the index of the next step.
-    return {"step_results": [result]}
+    # One result per step, so the count of results is the index of the next step. Model
+    # text in it (answer, raw output, errors) is stored and shown with secrets masked.
+    return {"step_results": [StepResult.model_validate(redact_tree(result.model_dump()))]}
+
+
+def _masked(message: BaseMessage) -> BaseMessage:
+    """The executor's reply as stored in state: its text and tool-call arguments with
+    secrets masked (the provider's raw payload, which repeats them, is left out)."""
+    if not isinstance(message, AIMessage):
+        return message
+    return AIMessage(
+        content=redact_tree(message.content),
+        tool_calls=[{**call, "args": redact_tree(call["args"])} for call in message.tool_calls],
+        usage_metadata=message.usage_metadata,
+        id=message.id,
+    )
 
 
 def record_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -252,6 +275,9 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         picked = best_per_search(candidates_of(state.plan, results, catalog))
     found = catalog.get(p.id for p in picked)
     outcome = Outcome(budget=state.plan.budget)
+    if missing_limit_warning(state.request, state.plan):
+        # The plan's budget is not what the shopper asked for: say so, never "within budget".
+        outcome.dropped_limit = stated_price_limit(state.request)
     for product in picked:
         record = found.get(product.id)
         if record is None:
@@ -263,12 +289,20 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         outcome.warnings.append(f"not in the catalog: {', '.join(outcome.unknown_ids)}")
     if not outcome.picks:
         outcome.warnings.append("no product could be recommended")
-    if outcome.budget is not None:
+    if outcome.dropped_limit is not None:
+        # within_budget stays None: the plan's budget is not one the shopper set.
+        if outcome.total_price > outcome.dropped_limit:
+            outcome.warnings.append(
+                f"total ${outcome.total_price:,.2f} is over the ${outcome.dropped_limit:,.2f} "
+                "limit the request states"
+            )
+    elif outcome.budget is not None:
         outcome.within_budget = outcome.total_price <= outcome.budget
         if not outcome.within_budget:
             outcome.warnings.append(
                 f"total ${outcome.total_price:,.2f} is over the budget of ${outcome.budget:,.2f}"
             )
+    outcome.warnings.extend(f"plan: {warning}" for warning in state.plan_warnings)
     for result in results:
         if result.error:
             outcome.warnings.append(f"step {result.step} failed: {result.error}")

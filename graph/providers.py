@@ -16,6 +16,7 @@ from __future__ import annotations
 import atexit
 import functools
 import json
+import math
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -51,6 +52,9 @@ OPENAI_PRICES: dict[str, Price] = {
 # Every LLM node retries provider faults this many times in all, with backoff; the
 # clients' own retries are off, so retries never stack.
 LLM_MAX_ATTEMPTS = 3
+# A server's Retry-After is honoured up to this many seconds; asked for longer, the run
+# gives up at once and says how long the server asked for.
+RETRY_AFTER_CAP_S = 20.0
 
 HOW_TO_CONFIGURE = (
     "No LLM provider is configured. Either install the embedded local model "
@@ -78,8 +82,52 @@ def llm_retry_policy() -> RetryPolicy:
         max_attempts=LLM_MAX_ATTEMPTS,
         initial_interval=1.0,
         backoff_factor=2.0,
-        retry_on=is_transient_provider_error,
+        retry_on=retry_provider_error,
     )
+
+
+def retry_after_s(error: BaseException) -> float | None:
+    """Seconds the server asked to wait before a retry (Retry-After as seconds or as an
+    HTTP date, or OpenAI's retry-after-ms), or None if it did not ask."""
+    response = getattr(error, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    milliseconds = headers.get("retry-after-ms")
+    value = headers.get("retry-after")
+    try:
+        if milliseconds is not None:
+            seconds = float(milliseconds) / 1000
+        elif value is None:
+            return None
+        else:
+            try:
+                seconds = float(value)
+            except ValueError:
+                from datetime import UTC, datetime
+                from email.utils import parsedate_to_datetime
+
+                seconds = (parsedate_to_datetime(value) - datetime.now(UTC)).total_seconds()
+    except (TypeError, ValueError, OverflowError):
+        return None  # unreadable: the usual backoff applies
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def retry_provider_error(error: BaseException) -> bool:
+    """The LLM nodes' retry predicate: retry transient faults, first waiting what the
+    server asked for in Retry-After (the policy's own backoff follows). A wait longer
+    than RETRY_AFTER_CAP_S is not retried: the run gives up at once."""
+    if not is_transient_provider_error(error):
+        return False
+    wait = retry_after_s(error)
+    if wait is None:
+        return True
+    if wait > RETRY_AFTER_CAP_S:
+        return False
+    import time
+
+    time.sleep(wait)
+    return True
 
 
 # ---------------------------------------------------------------- the registry
@@ -147,6 +195,7 @@ def _build_openai(model: str, max_output_tokens: int, base_url: str | None) -> B
         max_tokens=max_output_tokens,
         timeout=llm_timeout("openai"),
         stream_usage=True,  # a streamed call (the plan as it is written) reports its usage
+        http_client=_http_client("openai"),
         temperature=0,
         max_retries=0,
     )
@@ -163,6 +212,7 @@ def _build_azure(model: str, max_output_tokens: int, base_url: str | None) -> Ba
         max_tokens=max_output_tokens,
         timeout=llm_timeout("azure"),
         stream_usage=True,  # a streamed call (the plan as it is written) reports its usage
+        http_client=_http_client("azure"),
         temperature=0,
         max_retries=0,
     )
@@ -184,6 +234,7 @@ def _self_hosted(
         # A streamed call (a plan shown as it is written) asks for the usage chunk.
         stream_usage=True,
         timeout=llm_timeout(provider),
+        http_client=_http_client(provider),
         temperature=0,
         max_retries=0,
     )
@@ -350,11 +401,49 @@ def resolve_provider(explicit: str | None = None) -> str:
     raise ProviderConfigError(HOW_TO_CONFIGURE)
 
 
+LLM_TIMEOUT_ENV = "SHOPPING_LLM_TIMEOUT"
+LLM_DEADLINE_ENV = "SHOPPING_LLM_DEADLINE"
+
+
+def _seconds_setting(name: str) -> float | None:
+    """A positive, finite number of seconds from the environment; None when unset."""
+    configured = _env(name)
+    if not configured:
+        return None
+    try:
+        seconds = float(configured)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ProviderConfigError(f"{name} must be a number of seconds above 0, got {configured!r}")
+    return seconds
+
+
 def llm_timeout(provider: str) -> float:
-    configured = _env("SHOPPING_LLM_TIMEOUT")
-    if configured:
-        return float(configured)
-    return provider_entry(provider).timeout_s
+    """Seconds an LLM call may wait for the server between bytes: $SHOPPING_LLM_TIMEOUT,
+    else the provider's default."""
+    configured = _seconds_setting(LLM_TIMEOUT_ENV)
+    return configured if configured is not None else provider_entry(provider).timeout_s
+
+
+# Without SHOPPING_LLM_DEADLINE, a whole call may take this many times the wait allowed
+# between bytes: room for a long answer written steadily, none for one trickled forever.
+DEADLINE_PER_TIMEOUT = 2
+
+
+def llm_deadline(provider: str) -> float:
+    """Seconds a whole LLM call may take, from sending to the last byte:
+    $SHOPPING_LLM_DEADLINE, else DEADLINE_PER_TIMEOUT times llm_timeout. Not retried
+    when exceeded: a server that slow would only be waited for again."""
+    configured = _seconds_setting(LLM_DEADLINE_ENV)
+    return configured if configured is not None else DEADLINE_PER_TIMEOUT * llm_timeout(provider)
+
+
+def _http_client(provider: str) -> Any:
+    """The HTTP client of a provider's chat model: every call under its deadline."""
+    from graph.deadline import deadline_http_client
+
+    return deadline_http_client(llm_deadline(provider))
 
 
 def structured_output_method(provider: str | None) -> StructuredOutputMethod:
@@ -410,7 +499,8 @@ def chat_model_for(context: Context) -> BaseChatModel:
     provider = resolve_provider(context.provider)
     model = default_model_name(provider, context.model)
     entry = PROVIDERS[provider]
-    settings = tuple(_env(name) for name in (*entry.env_vars, "SHOPPING_LLM_TIMEOUT"))
+    tuned = (LLM_TIMEOUT_ENV, LLM_DEADLINE_ENV)
+    settings = tuple(_env(name) for name in (*entry.env_vars, *tuned))
     key = (provider, model, context.max_output_tokens, settings)
     with _chat_models_lock:
         chat_model = _chat_models.get(key)
@@ -434,6 +524,10 @@ def chat_model_session(context: Context) -> Iterator[Context]:
         context, provider=provider, model=default_model_name(provider, context.model)
     )
     entry = PROVIDERS[provider]
+    llm_deadline(provider)  # a bad setting fails here, before a local server starts
+    from graph.deadline import allow_calls
+
+    allow_calls()  # a Ctrl-C that stopped an earlier session's calls is over
     try:
         chat_model_for(resolved)
         yield resolved
@@ -448,8 +542,12 @@ def is_transient_provider_error(error: BaseException) -> bool:
     import httpx
     import openai
 
+    from graph.deadline import stopping_error
+
     if _lost_local_server(error):
         return False  # the process is gone: a retry would only be refused again
+    if stopping_error(error) is not None:
+        return False  # past its whole-call deadline, or stopped by Ctrl-C
     if isinstance(
         error,
         openai.APITimeoutError
@@ -474,17 +572,47 @@ def _is_empty_stream(error: BaseException) -> bool:
 
 # Environment variables whose values must never appear in a message.
 SECRET_ENV_VARS = ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY")
+# Environment variables holding URLs whose credentials (user:password@) must not either.
+SECRET_URL_ENV_VARS = ("OPENAI_BASE_URL", "AZURE_OPENAI_ENDPOINT", "CATALOG_URL", "CHECKPOINT_URL")
+
+
+def _configured_secrets() -> list[str]:
+    from urllib.parse import unquote, urlsplit
+
+    secrets = [value for name in SECRET_ENV_VARS if (value := _env(name))]
+    for name in SECRET_URL_ENV_VARS:
+        url = _env(name)
+        try:
+            parts = urlsplit(url) if url else None
+        except ValueError:
+            parts = None
+        if parts is not None and parts.password:
+            # As written, and percent-decoded (as a client may print it).
+            secrets += [parts.password, unquote(parts.password)]
+    return [secret for secret in secrets if len(secret) >= 6]
 
 
 def redact_secrets(text: str) -> str:
-    """`text` with the configured API keys (and anything shaped like an OpenAI key) masked."""
+    """`text` with the configured API keys, the passwords inside configured URLs, the
+    credentials of any URL in it, and anything shaped like an OpenAI key masked."""
     import re
 
-    for name in SECRET_ENV_VARS:
-        secret = _env(name)
-        if secret and len(secret) >= 6:
-            text = text.replace(secret, "***")
-    return re.sub(r"\bsk-[A-Za-z0-9_\-]{8,}", "sk-***", text)
+    from catalog.paths import redact_url
+
+    for secret in sorted(_configured_secrets(), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return re.sub(r"\bsk-[A-Za-z0-9_\-]{8,}", "sk-***", redact_url(text))
+
+
+def redact_tree(value: Any) -> Any:
+    """`value` (model output as plain data: dicts, lists, strings) with secrets masked."""
+    if isinstance(value, str):
+        return redact_secrets(value)
+    if isinstance(value, dict):
+        return {key: redact_tree(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [redact_tree(item) for item in value]
+    return value
 
 
 def describe_provider_error(error: BaseException) -> str | None:
@@ -494,7 +622,14 @@ def describe_provider_error(error: BaseException) -> str | None:
 
     stopped = _lost_local_server(error)
     if stopped:
-        return " ".join(f"{stopped}; finished steps are saved: --resume THREAD".split())
+        return " ".join(stopped.split())
+    from graph.deadline import LLMDeadlineExceeded, stopping_error
+
+    stopping = stopping_error(error)
+    if isinstance(stopping, LLMDeadlineExceeded):
+        return f"{stopping}; not retried"
+    if stopping is not None:
+        return str(stopping)
     transient = is_transient_provider_error(error)
     if not isinstance(error, openai.APIError) and not transient:
         return None
@@ -520,9 +655,14 @@ def describe_provider_error(error: BaseException) -> str | None:
     request = getattr(error, "request", None)
     if request is not None:
         what += f" [{request.method} {request.url}]"
-    if transient:
+    wait = retry_after_s(error)
+    if transient and wait is not None and wait > RETRY_AFTER_CAP_S:
         what += (
-            f"; gave up after {llm_retry_policy().max_attempts} attempts "
-            "(finished steps are saved: --resume THREAD)"
+            f"; the server asked to wait {wait:,.0f} s before retrying, more than the "
+            f"{RETRY_AFTER_CAP_S:.0f} s this client waits, so it gave up at once"
         )
+    elif transient:
+        # What was saved, and the --resume command, is added by the caller, which
+        # knows the thread (graph.render.error_text).
+        what += f"; gave up after {llm_retry_policy().max_attempts} attempts"
     return " ".join(what.split())

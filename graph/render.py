@@ -8,17 +8,23 @@ catalog or the user, so they are printed escaped: rich would read "[...]" in the
 from __future__ import annotations
 
 import sqlite3
+import traceback
 from pathlib import Path
 from typing import Any
 
 import openai
 from rich.console import Console
-from rich.markup import escape
 from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
 from catalog import CatalogError, CatalogQueryError
+from catalog.terminal import (
+    ERROR_DISPLAY_CHARS,
+    clean_text,
+    terminal_markup,
+    terminal_text,
+)
 from graph.checkpoint import (
     CheckpointStoreError,
     default_checkpoint_path,
@@ -59,7 +65,7 @@ class RunView:
 
     def stream_started(self, values: dict[str, Any]) -> None:
         if not self.thread_shown and not self.quiet:
-            self.console.print(f"[dim]thread[/] [bold]{escape(self.thread_id)}[/]")
+            self.console.print(f"[dim]thread[/] [bold]{terminal_markup(self.thread_id)}[/]")
         self.thread_shown = True
         # A resumed run starts part way: read its saved progress once; updates do the rest.
         if values.get("plan") is not None:
@@ -105,12 +111,14 @@ class RunView:
         total = len(self.step_actions)
         if self.steps_done < total:
             action = self.step_actions[self.steps_done]
-            return Text(f"Step {self.steps_done + 1}/{total}: {action}…")
+            return Text(f"Step {self.steps_done + 1}/{total}: {clean_text(action, 80)}…")
         return Text("Checking the recommendation…")
 
     def resuming(self, status: str) -> None:
         if not self.quiet:
-            self.console.print(f"Resuming thread [bold]{escape(self.thread_id)}[/] ({status}).")
+            self.console.print(
+                f"Resuming thread [bold]{terminal_markup(self.thread_id)}[/] ({status})."
+            )
 
     def plan(self, plan: Plan) -> None:
         self.step_actions = [step.action for step in plan.steps]
@@ -118,18 +126,20 @@ class RunView:
         if self.quiet:
             return
         budget = f"${plan.budget:,.2f}" if plan.budget is not None else "none stated"
-        table = Table(title=Text(f"Plan: {plan.goal}  (budget {budget})"), title_justify="left")
+        title = Text("Plan: ") + terminal_text(plan.goal) + Text(f"  (budget {budget})")
+        table = Table(title=title, title_justify="left")
         table.add_column("#", justify="right")
         table.add_column("kind")
         table.add_column("action")
         table.add_column("query and filters")
         for step in plan.steps:
             detail = f"{step.query!r} ({describe_filters(step)})" if step.is_search else ""
+            # describe_filters quotes the plan's category: all of it is model text.
             table.add_row(
                 str(step.step),
                 "search" if step.is_search else "reason",
-                Text(step.action),
-                Text(detail),
+                terminal_text(step.action),
+                terminal_text(detail),
             )
         self.console.print(table)
 
@@ -140,24 +150,37 @@ class RunView:
         self.console.print(
             f"Estimate: {estimate.llm_calls} more LLM calls, ~{estimate.input_tokens:,} input + "
             f"~{estimate.output_tokens:,} output tokens, {usd} "
-            f"[dim]({escape(estimate.model)}; {estimate.tokenizer})[/]"
+            f"[dim]({terminal_markup(estimate.model)}; {terminal_markup(estimate.tokenizer)})[/]"
         )
+
+    def plan_warnings(self, warnings: tuple[str, ...] | list[str]) -> None:
+        """Checks of the plan against the request, shown before the plan is approved."""
+        if self.quiet:
+            return
+        for warning in warnings:
+            self.console.print(terminal_text(f"! plan: {warning}", style="bold yellow"))
 
     def step(self, result: StepResult) -> None:
         if self.quiet:
             return
         mark = "[red]✗[/]" if result.error else "[green]✓[/]"
         kind = "search" if result.kind == "search" else "reason"
-        line = f"{mark} step {result.step} ({kind}) {escape(result.action)}"
+        line = f"{mark} step {result.step} ({kind}) {terminal_markup(result.action)}"
         if result.kind == "search" and not result.error:
             line += f" — {len(result.products)} found"
         self.console.print(line + f" [dim]{result.latency_s:.1f}s[/]")
         for product in result.products[:3]:
-            self.console.print(Text(f"    {product.id}  {product.title}  ${product.price:,.2f}"))
+            self.console.print(
+                Text("    ")
+                + terminal_text(product.id, 80)
+                + Text("  ")
+                + terminal_text(product.title)
+                + Text(f"  ${product.price:,.2f}")
+            )
         if result.answer:
-            self.console.print(f"    [italic]{escape(result.answer)}[/]")
+            self.console.print(Text("    ") + terminal_text(result.answer, style="italic"))
         for text in ([result.error] if result.error else []) + result.warnings:
-            self.console.print(f"    [yellow]! {escape(text)}[/]")
+            self.console.print(Text("    ") + terminal_text(f"! {text}", style="yellow"))
 
     def rejected(self) -> None:
         if not self.quiet:
@@ -176,15 +199,13 @@ class RunView:
             table.add_column(column, justify="right" if column in ("price", "rating") else "left")
         for pick in outcome.picks:
             rating = f"{pick.rating:.1f}" if pick.rating is not None else "-"
-            table.add_row(Text(pick.id), Text(pick.title), f"${pick.price:,.2f}", rating)
+            table.add_row(
+                terminal_text(pick.id, 80), terminal_text(pick.title), f"${pick.price:,.2f}", rating
+            )
         self.console.print(table)
-        budget = f" of ${outcome.budget:,.2f} budget" if outcome.budget is not None else ""
-        verdict = {True: "[green]within budget[/]", False: "[red]over budget[/]", None: ""}
-        self.console.print(
-            f"Total ${outcome.total_price:,.2f}{budget} {verdict[outcome.within_budget]}"
-        )
+        self.console.print(budget_line(outcome))
         for warning in outcome.warnings:
-            self.console.print(f"[yellow]! {escape(warning)}[/]")
+            self.console.print(terminal_text(f"! {warning}", style="yellow"))
         self.usage(totals, estimate)
 
     def usage(self, totals: UsageTotals, estimate: CostEstimate | None) -> None:
@@ -200,6 +221,27 @@ class RunView:
         self.console.print(f"[dim]{line}[/]")
 
 
+def budget_line(outcome: Outcome) -> str:
+    """The total and how it compares with the budget, worded honestly: when the plan
+    dropped a limit the request states, the plan's budget is not the shopper's, so the
+    total is compared with the stated limit and never called "within budget" in green."""
+    total = f"Total ${outcome.total_price:,.2f}"
+    if outcome.dropped_limit is not None:
+        limit = f"${outcome.dropped_limit:,.2f}"
+        relation = "under" if outcome.total_price <= outcome.dropped_limit else "over"
+        colour = "yellow" if relation == "under" else "red"
+        return (
+            f"{total} [{colour}]({relation} the {limit} limit the request states, which the "
+            "plan dropped: check the picks)[/]"
+        )
+    if outcome.budget is None:
+        return f"{total} (no budget stated)"
+    budget = f" of ${outcome.budget:,.2f} budget"
+    if outcome.within_budget:
+        return f"{total}{budget} [green]within budget[/]"
+    return f"{total}{budget} [red]over budget[/]"
+
+
 def print_threads(console: Console, threads: list[ThreadSummary]) -> None:
     table = Table(title="Recent runs")
     for column in ("thread", "status", "steps", "when", "request"):
@@ -207,11 +249,11 @@ def print_threads(console: Console, threads: list[ThreadSummary]) -> None:
     for item in threads:
         when = (item.updated_at or "")[:19].replace("T", " ")
         table.add_row(
-            Text(item.thread_id),
+            terminal_text(item.thread_id, 80),
             item.status,
             f"{item.steps_done}/{item.steps_total}",
             when,
-            Text(item.request[:60]),
+            terminal_text(item.request, 60),
         )
     console.print(table if threads else "No runs yet.")
 
@@ -245,18 +287,32 @@ def print_stopped_servers(console: Console, servers: list[WarmServer]) -> None:
 
 
 def print_history(console: Console, thread_id: str, entries: list[HistoryEntry]) -> None:
-    table = Table(title=Text(f"History of {thread_id}"))
+    table = Table(title=Text("History of ") + terminal_text(thread_id, 80))
     for column in ("#", "node", "plan step", "result", "when"):
         table.add_column(column)
     for entry in entries:
         table.add_row(
             str(entry.superstep),
-            entry.node,
+            terminal_text(entry.node, 80),
             str(entry.plan_step or ""),
-            Text(entry.summary),
+            terminal_text(entry.summary),
             (entry.created_at or "")[11:19],
         )
     console.print(table)
+
+
+def traceback_text(error: BaseException, *, full: bool) -> str:
+    """The traceback of `error` (the last 4 frames unless `full`), with secrets masked and
+    hidden characters shown, for --debug and for bugs."""
+    frames = None if full else -4
+    text = "".join(traceback.format_exception(error, limit=frames))
+    return clean_text(redact_secrets(text), 200_000, keep_newlines=True) + "\n"
+
+
+def interrupted_text(error: BaseException) -> str:
+    """The line shown after Ctrl-C."""
+    advice = resume_advice(error) or "finished steps are saved; see --list"
+    return f"[yellow]interrupted.[/] {terminal_markup(advice, ERROR_DISPLAY_CHARS)}"
 
 
 def is_expected_error(error: Exception) -> bool:
@@ -283,17 +339,32 @@ def is_expected_error(error: Exception) -> bool:
     )
 
 
-def error_text(error: Exception, db: str | None = None) -> str:
+def resume_advice(error: BaseException) -> str:
+    """What the shopper can do about a run an error stopped: --resume with the real thread
+    id when something is saved, nothing to resume when nothing is, "" if not a run error."""
+    thread_id = getattr(error, "thread_id", None)
+    if thread_id is None:
+        return ""
+    saved = getattr(error, "thread_saved", None)
+    resume = f"--resume {thread_id}"
+    if saved is True:
+        return f"finished steps are saved; continue with {resume}"
+    if saved is False:
+        return "nothing of this run was saved; start it again"
+    return f"if the run was saved (see --list), {resume} continues it"
+
+
+def error_text(error: BaseException, db: str | None = None) -> str:
     """The one message shown for an expected error, with any API key masked."""
+    advice = resume_advice(error)
     if isinstance(error, sqlite3.Error):
         path = Path(db).expanduser() if db else default_checkpoint_path()
         hint = sqlite_error_hint(error, path)
-        advice = f"{hint}; " if hint else ""
-        text = (
-            f"checkpoint database {path}: {error} "
-            f"({advice}finished steps are saved, continue with --resume)"
-        )
+        notes = "; ".join(part for part in (hint, advice) if part)
+        text = f"checkpoint database {path}: {error}" + (f" ({notes})" if notes else "")
     else:
         text = describe_provider_error(error) or str(error)
-    # Markup off for the message itself: a model's output or a URL may hold "[...]".
-    return escape(redact_secrets(text))
+        if advice and "--resume" not in text:
+            text += f" ({advice})"
+    # Shown as data: a model's output or a URL may hold "[...]" or escape sequences.
+    return terminal_markup(redact_secrets(text), ERROR_DISPLAY_CHARS, keep_newlines=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -55,24 +56,52 @@ def main(argv: list[str] | None = None) -> int:
     from dotenv import load_dotenv
 
     load_dotenv()  # .env configures providers; real environment variables win
-    from rich.console import Console
+    from catalog.terminal import terminal_console
 
-    console = Console(stderr=args.json)
+    console = terminal_console(stderr=args.json)
+    restore = _stop_llm_calls_on_ctrl_c()
     try:
         return dispatch(args, console)
-    except KeyboardInterrupt:
-        console.print("[yellow]interrupted.[/] Finished steps are saved; continue with --resume.")
+    except KeyboardInterrupt as interrupt:
+        from graph.render import interrupted_text
+
+        console.print(interrupted_text(interrupt), soft_wrap=True)
         return 130
     except Exception as error:
-        from graph.render import error_text, is_expected_error
+        from graph.render import error_text, is_expected_error, traceback_text
 
         if args.debug or not is_expected_error(error):
-            if args.debug:
-                raise
-            console.print_exception(max_frames=4)
+            # A traceback carries the provider's error body and URLs: masked like a line.
+            sys.stderr.write(traceback_text(error, full=args.debug))
             return 1
         console.print(f"[bold red]error:[/] {error_text(error, args.db)}", soft_wrap=True)
         return 2
+    finally:
+        restore()
+
+
+def _stop_llm_calls_on_ctrl_c() -> Callable[[], None]:
+    """Make Ctrl-C stop the LLM call in flight as well as the run: the call may be
+    waiting in a worker thread that the main thread's KeyboardInterrupt would otherwise
+    wait for. Returns what puts the previous handler back."""
+    import signal
+    import threading
+
+    previous = signal.getsignal(signal.SIGINT)
+    if (
+        previous is not signal.default_int_handler
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        return lambda: None  # Ctrl-C ignored, or handled by someone else: leave it
+
+    def interrupted(signum: int, frame: Any) -> None:
+        from graph.deadline import stop_calls
+
+        stop_calls()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupted)
+    return lambda: signal.signal(signal.SIGINT, previous)
 
 
 def dispatch(args: argparse.Namespace, console: Console) -> int:
@@ -106,7 +135,9 @@ def dispatch(args: argparse.Namespace, console: Console) -> int:
     if not args.request:
         console.print('[bold red]error:[/] give a request, e.g. python -m graph.run "a tent"')
         return 2
-    thread_id = args.thread or session.new_thread_id()
+    # An explicit --thread is checked (even ""): it must be typed back with --resume.
+    thread_id = session.new_thread_id() if args.thread is None else args.thread
+    session.check_thread_id(thread_id)
     view = RunView(console, thread_id, quiet=args.json)
     result = session.start(
         graph,
@@ -132,22 +163,29 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
 
 def approver(args: argparse.Namespace, console: Console, view: RunView) -> Approver:
     """The session's approval callback: show the plan and estimate, then ask (or --yes)."""
+    from catalog.terminal import terminal_markup
 
     def approve(request: ApprovalRequest) -> bool | None:
         if not view.plan_shown:
             view.plan(request.plan)
         view.show_estimate(request.estimate)
+        view.plan_warnings(request.warnings)
         if args.yes:
             return True
+        resume = f"--resume {terminal_markup(view.thread_id, 80)} --yes"
         if not sys.stdin.isatty():
             console.print(
                 "[bold red]error:[/] the plan needs approval, but there is no terminal to ask: "
-                "pass --yes to approve it (the run is saved; --resume THREAD --yes continues it)"
+                f"pass --yes to approve it (the run is saved; {resume} continues it)"
             )
             return None
         from rich.prompt import Confirm
 
-        return Confirm.ask("Run this plan?", default=False, console=console)
+        try:
+            return Confirm.ask("Run this plan?", default=False, console=console)
+        except EOFError:  # Ctrl-D: no answer; the run stays paused at its plan
+            console.print(f"\nno answer given; the run is saved ({resume} continues it)")
+            return None
 
     return approve
 
@@ -175,6 +213,7 @@ def json_report(result: RunResult) -> dict[str, Any]:
         "request": values.get("request"),
         "approval": values.get("approval"),
         "plan": dump(values.get("plan")),
+        "plan_warnings": list(values.get("plan_warnings") or []),
         "estimate": dump(result.estimate),
         "planner_usage": dump(values.get("planner_usage")),
         "usage": asdict(result.totals),

@@ -14,14 +14,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Durability
 
+from graph.checkpoint import claim_thread, release_thread
 from graph.context import Context
 from graph.cost import CostEstimate
 from graph.providers import chat_model_session
 from graph.state import Plan, validate_request
 from graph.threads import error_of, status_of, thread_config
+from graph.tools import get_catalog
 
 # The Context fields a run saves in its checkpoint metadata; a resumed run reuses them.
 RUN_SETTINGS = ("provider", "model", "tool_mode", "catalog", "search_limit")
@@ -37,6 +40,8 @@ class ApprovalRequest:
 
     plan: Plan
     estimate: CostEstimate
+    # Checks of the plan against the request done in code (plan_warnings).
+    warnings: tuple[str, ...] = ()
 
 
 # Returns True to run the plan, False to reject it, None to leave the run paused.
@@ -144,7 +149,10 @@ def run_context(settings: Mapping[str, Any], saved: Mapping[str, Any] | None = N
     """A Context from saved run settings overridden by the explicit ones (None = unset)."""
     merged = {k: v for k, v in (saved or {}).items() if k in RUN_SETTINGS}
     merged.update({k: v for k, v in settings.items() if v is not None})
-    return Context(**{k: v for k, v in merged.items() if k in RUN_SETTINGS and v is not None})
+    try:
+        return Context(**{k: v for k, v in merged.items() if k in RUN_SETTINGS and v is not None})
+    except ValueError as error:  # a setting out of range: one line, before any call
+        raise RunFailed(f"bad setting: {error}") from None
 
 
 def saved_settings(graph: CompiledStateGraph, thread_id: str) -> dict[str, Any]:
@@ -155,6 +163,26 @@ def saved_settings(graph: CompiledStateGraph, thread_id: str) -> dict[str, Any]:
 
 def new_thread_id() -> str:
     return datetime.now().strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:4]
+
+
+MAX_THREAD_ID_CHARS = 200
+
+
+def check_thread_id(thread_id: str) -> str:
+    """A thread id a person can type back (--resume, --history): printable, bounded."""
+    if not thread_id or len(thread_id) > MAX_THREAD_ID_CHARS or not thread_id.isprintable():
+        raise RunFailed(
+            f"a thread id must be 1 to {MAX_THREAD_ID_CHARS} printable characters "
+            "(no control characters or line breaks)"
+        )
+    return thread_id
+
+
+def open_run_catalog(context: Context) -> None:
+    """Open (and on first use index) the run's catalog now, so a bad --catalog fails
+    before the planner call that a paid provider bills, and before any thread is saved."""
+    if context.catalog or context.catalog_url:
+        get_catalog(context.catalog, context.catalog_url)
 
 
 def start(
@@ -168,14 +196,67 @@ def start(
 ) -> RunResult:
     """Start a new run on a fresh thread (refusing one that already holds a run)."""
     request = validate_request(request)  # before any model starts or call is made
-    thread_id = thread_id or new_thread_id()
+    thread_id = check_thread_id(thread_id) if thread_id is not None else new_thread_id()
+    open_run_catalog(context)
     if graph.get_state(thread_config(thread_id)).values:
-        raise RunFailed(
-            f"thread {thread_id!r} already holds a run; use --resume {thread_id} to continue "
-            "it, or choose another --thread"
-        )
+        raise _thread_taken(thread_id)  # early, before a local model server starts
     with chat_model_session(context) as resolved:
-        return drive(graph, thread_id, {"request": request}, resolved, approve, observer)
+        return _start_claimed(graph, thread_id, request, resolved, approve, observer)
+
+
+def _start_claimed(
+    graph: CompiledStateGraph,
+    thread_id: str,
+    request: str,
+    context: Context,
+    approve: Approver,
+    observer: RunObserver | None,
+) -> RunResult:
+    saver = graph.checkpointer if isinstance(graph.checkpointer, BaseCheckpointSaver) else None
+    # The claim is atomic (two processes starting one thread: exactly one wins); the
+    # state check covers threads saved before claims existed.
+    if (saver is not None and not claim_thread(saver, thread_id)) or graph.get_state(
+        thread_config(thread_id)
+    ).values:
+        raise _thread_taken(thread_id)
+    try:
+        return drive(graph, thread_id, {"request": request}, context, approve, observer)
+    except BaseException as error:
+        saved = _saved(graph, thread_id)
+        # Stopped before anything was saved (a bad setting, Ctrl-C at once): no thread is
+        # left behind, and the id may be used again.
+        if saver is not None and saved is False:
+            try:
+                release_thread(saver, thread_id)
+            except Exception:  # the store is failing too (locked, full): keep the error
+                saved = None
+        note_thread(error, thread_id, saved)
+        raise
+
+
+def note_thread(error: BaseException, thread_id: str, saved: bool | None) -> None:
+    """Record on an error escaping a run which thread it was and whether anything of it
+    is saved (None: cannot tell), so the message offers --resume only when it can work."""
+    try:
+        error.thread_id = thread_id  # type: ignore[attr-defined]
+        error.thread_saved = saved  # type: ignore[attr-defined]
+    except AttributeError:  # a built-in error type without a __dict__
+        pass
+
+
+def _thread_taken(thread_id: str) -> RunFailed:
+    return RunFailed(
+        f"thread {thread_id!r} already holds a run (or another process is starting it); "
+        f"use --resume {thread_id} to continue it, or choose another --thread"
+    )
+
+
+def _saved(graph: CompiledStateGraph, thread_id: str) -> bool | None:
+    """Whether the thread holds a saved run; None if the store cannot say (locked)."""
+    try:
+        return bool(graph.get_state(thread_config(thread_id)).values)
+    except Exception:
+        return None  # cannot tell: keep the claim
 
 
 def resumable_status(graph: CompiledStateGraph, thread_id: str) -> str:
@@ -200,8 +281,13 @@ def resume(
     """Continue an unfinished run with its saved settings (explicit `settings` win)."""
     resumable_status(graph, thread_id)
     context = run_context(settings or {}, saved_settings(graph, thread_id))
-    with chat_model_session(context) as resolved:
-        return drive(graph, thread_id, None, resolved, approve, observer)
+    open_run_catalog(context)
+    try:
+        with chat_model_session(context) as resolved:
+            return drive(graph, thread_id, None, resolved, approve, observer)
+    except BaseException as error:
+        note_thread(error, thread_id, True)  # a resumed run was saved before
+        raise
 
 
 def run_thread(
@@ -243,7 +329,8 @@ def drive(
         if paused is None:
             break
         estimate = CostEstimate.model_validate(paused["estimate"])
-        approved = approve(ApprovalRequest(Plan.model_validate(paused["plan"]), estimate))
+        warnings = tuple(paused.get("warnings") or ())
+        approved = approve(ApprovalRequest(Plan.model_validate(paused["plan"]), estimate, warnings))
         if approved is None:
             return RunResult(thread_id, "paused", graph.get_state(config).values, estimate)
         pending = Command(resume={"approved": approved})

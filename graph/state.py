@@ -21,6 +21,39 @@ if TYPE_CHECKING:
 
 MAX_REQUEST_CHARS = 4000
 MAX_PLAN_STEPS = 10
+# Caps on what the model writes, in characters (and items for lists). A model or server
+# gone wrong can send megabytes; a plan or answer over a cap is rejected, never stored or
+# sent on in a prompt. The recorded runs (cassettes/) stay far below: their longest goal
+# is 177 characters, action 111, query 52, answer 432, product id 26, with at most 10
+# features and 4 picked ids. The caps are checked by validators, not `max_length`, so the
+# JSON schema sent to the model is unchanged. A goal or query may restate the whole
+# request, so those two get the request's own limit.
+MODEL_TEXT_CAPS = {
+    "goal": MAX_REQUEST_CHARS,
+    "action": 1000,
+    "query": MAX_REQUEST_CHARS,
+    "category": 200,
+    "feature": 200,
+    "answer": 4000,
+    "product_id": 200,
+}
+MAX_FEATURES = 30
+MAX_PICKED_IDS = 50
+
+
+def _within_cap(name: str, value: str | None) -> str | None:
+    cap = MODEL_TEXT_CAPS[name]
+    if value is not None and len(value) > cap:
+        raise ValueError(f"{name} is {len(value):,} characters long; the cap is {cap:,}")
+    return value
+
+
+def _within_count(name: str, values: list[str], most: int, each: str) -> list[str]:
+    if len(values) > most:
+        raise ValueError(f"{name} has {len(values):,} items; the cap is {most}")
+    for value in values:
+        _within_cap(each, value)
+    return values
 
 
 class RequestError(ValueError):
@@ -118,7 +151,12 @@ class PlanStep(BaseModel):
     def _action_not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("action must describe the step")
-        return value.strip()
+        return _within_cap("action", value.strip()) or ""
+
+    @field_validator("query", "category", mode="before")
+    @classmethod
+    def _text_within_cap(cls, value: Any, info: Any) -> Any:
+        return _within_cap(info.field_name, value) if isinstance(value, str) else value
 
     @field_validator("query")
     @classmethod
@@ -166,6 +204,16 @@ class Plan(BaseModel):
         description=f"Ordered steps, numbered 1..N, at most {MAX_PLAN_STEPS}.",
     )
 
+    @field_validator("goal")
+    @classmethod
+    def _goal_within_cap(cls, value: str) -> str:
+        return _within_cap("goal", value) or ""
+
+    @field_validator("features")
+    @classmethod
+    def _features_within_cap(cls, value: list[str]) -> list[str]:
+        return _within_count("features", value, MAX_FEATURES, "feature")
+
     @model_validator(mode="after")
     def _steps_numbered_in_order(self) -> Plan:
         if not self.steps:
@@ -195,6 +243,16 @@ class ReasoningAnswer(BaseModel):
     product_ids: list[str] = Field(
         description="Ids of the products this step picks, from the candidates shown; [] if none."
     )
+
+    @field_validator("answer")
+    @classmethod
+    def _answer_within_cap(cls, value: str) -> str:
+        return _within_cap("answer", value) or ""
+
+    @field_validator("product_ids")
+    @classmethod
+    def _ids_within_cap(cls, value: list[str]) -> list[str]:
+        return _within_count("product_ids", value, MAX_PICKED_IDS, "product_id")
 
 
 class ProductSummary(BaseModel):
@@ -264,6 +322,9 @@ class Outcome(BaseModel):
     total_price: float = 0.0
     budget: float | None = None
     within_budget: bool | None = None
+    # A price limit the request states but the plan dropped (plan_warnings says so);
+    # within_budget then compares against a budget the shopper never set.
+    dropped_limit: float | None = None
     unknown_ids: list[str] = []
     warnings: list[str] = []
 

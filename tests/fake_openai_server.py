@@ -7,6 +7,7 @@ dropped connections) before answering. Tests use it to drive the CLI in a subpro
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -17,8 +18,24 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 # "ok" is a no-fault slot, so a fault can be aimed at the Nth request; "401" answers
-# like a leaky proxy that echoes the bearer key back in its error body.
-FAULTS = ("timeout", "429", "500", "truncated", "non_json", "drop", "401", "ok")
+# like a leaky proxy that echoes the bearer key back in its error body; "text" answers
+# in prose, without the tool call the request forces. "429:<value>" is a 429 whose
+# Retry-After header holds <value> (seconds or an HTTP date). "trickle" sends the answer
+# one byte per `trickle_interval` (each read arrives well within any read timeout);
+# "endless" streams whitespace chunks without end. Both stop when the client hangs up.
+FAULTS = (
+    "timeout",
+    "429",
+    "500",
+    "truncated",
+    "non_json",
+    "drop",
+    "401",
+    "text",
+    "trickle",
+    "endless",
+    "ok",
+)
 
 
 @dataclass
@@ -27,6 +44,7 @@ class FakeScript:
     delays: dict[str, float] = field(default_factory=dict)
     faults: list[str] = field(default_factory=list)  # consumed one per request, in order
     timeout_sleep: float = 5.0
+    trickle_interval: float = 0.2
     # Prompt text -> seconds: a request whose messages contain the text is held that long
     # before its answer (deterministic, unlike changing `delays` while a run is going).
     holds: dict[str, float] = field(default_factory=dict)
@@ -119,8 +137,16 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: Any) -> None:  # keep test output clean
             pass
 
-        def _send(self, status: int, payload: bytes, length: int | None = None) -> None:
+        def _send(
+            self,
+            status: int,
+            payload: bytes,
+            length: int | None = None,
+            headers: dict[str, str] | None = None,
+        ) -> None:
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(length if length is not None else len(payload)))
             self.end_headers()
@@ -186,9 +212,33 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
                 error = {"error": {"message": f"Incorrect API key provided: {key}"}}
                 self._send(401, json.dumps(error).encode())
                 return
+            if fault and fault.startswith("429:"):
+                error = {"error": {"message": "slow down", "type": "rate_limit"}}
+                retry_after = {"Retry-After": fault.removeprefix("429:")}
+                self._send(429, json.dumps(error).encode(), headers=retry_after)
+                return
             if fault in ("429", "500"):
                 error = {"error": {"message": f"injected {fault}", "type": "fault"}}
                 self._send(int(fault), json.dumps(error).encode())
+                return
+            if fault == "text":
+                completion = _completion("text", {}, body)
+                message = completion["choices"][0]["message"]
+                message["content"], message["tool_calls"] = "I would pick the strap.", None
+                completion["choices"][0]["finish_reason"] = "stop"
+                self._send(200, json.dumps(completion).encode())
+                return
+            if fault == "endless":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                self.close_connection = True
+                with contextlib.suppress(OSError):  # the client hung up: done
+                    while True:
+                        self.wfile.write(b"1\r\n \r\n")
+                        self.wfile.flush()
+                        time.sleep(script.trickle_interval)
                 return
             if fault == "non_json":
                 self._send(200, b"<html>gateway error</html>")
@@ -220,6 +270,18 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
                 self._send_stream(events)
                 return
             payload = json.dumps(completion).encode()
+            if fault == "trickle":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.close_connection = True
+                with contextlib.suppress(OSError):  # the client hung up: done
+                    for byte in payload:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(script.trickle_interval)
+                return
             if fault == "truncated":
                 # Promise the full length, send half, then hang up.
                 self._send(200, payload[: len(payload) // 2], length=len(payload))

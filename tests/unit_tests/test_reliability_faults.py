@@ -23,7 +23,7 @@ from langgraph.checkpoint.memory import MemorySaver
 import graph.builder
 from graph.builder import build_graph
 from graph.context import Context
-from graph.providers import is_transient_provider_error, make_chat_model
+from graph.providers import is_transient_provider_error, make_chat_model, retry_provider_error
 from graph.state import MAX_PLAN_STEPS, PlanningError
 
 PLAN = GIFT_PLAN
@@ -88,7 +88,7 @@ def test_production_retry_policy_is_bounded_with_backoff_and_not_stacked() -> No
     policy = graph.builder.LLM_RETRY
     assert policy.max_attempts == 3
     assert policy.initial_interval > 0 and policy.backoff_factor > 1
-    assert policy.retry_on is is_transient_provider_error
+    assert policy.retry_on is retry_provider_error  # transient faults, honouring Retry-After
     compiled = build_graph()
     for node in ("planner", "executor"):
         assert compiled.builder.nodes[node].retry_policy == policy

@@ -291,11 +291,16 @@ def test_full_disk_mid_run_is_clear_and_keeps_earlier_runs(
         assert run.returncode == 2, run.stdout + run.stderr
         assert "Traceback" not in run.stdout + run.stderr
         one_error_line(run.stdout, str(db), "disk is full")
-        # Completely full: even opening fails, and says why.
+        # Completely full: reading the runs back either works, or fails and says why
+        # (whether opening needs a free page depends on what the failed run left in the
+        # write-ahead log).
         filler_2 = fill(mount, 0, "filler-2")
         code, out = cli(capsys, db, "--list")
-        assert code == 2
-        one_error_line(out, str(db), "disk is full")
+        assert "Traceback" not in out
+        if code == 2:
+            one_error_line(out, str(db), "disk is full")
+        else:
+            assert code == 0 and "saved" in out, out
         filler.unlink()
         filler_2.unlink()
         assert saved_run_is_intact(db)

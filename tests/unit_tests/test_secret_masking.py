@@ -1,0 +1,105 @@
+"""Secrets stay out of every output: --debug tracebacks, provider error lines for a base
+URL holding credentials, and model output that echoes the key (shown, --json, stored).
+Real CLI processes against the fake OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_runs import graph_run_process
+from fake_openai_server import FakeScript, fake_openai_server
+from fakes import STRAP_PICK, STRAP_PLAN
+
+# Not shaped like an OpenAI key, so only masking of the configured value can hide it.
+KEY = "k3y-Secret-Value-0123456789"
+PASSWORD = "pa55-w0rd-XYZ987"
+
+
+def outputs(run: object) -> str:
+    return run.stdout + run.stderr  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("debug", [False, True], ids=["plain", "debug"])
+def test_an_error_body_echoing_the_key_is_masked_with_and_without_debug(
+    debug: bool, small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    fake = FakeScript(replies={"Plan": [dict(STRAP_PLAN)]}, faults=["401"])
+    flags = ["--debug"] if debug else []
+    with fake_openai_server(fake) as url:
+        run = graph_run_process(
+            url,
+            isolated_data_dir,
+            "a photo gift",
+            "--yes",
+            *flags,
+            "--catalog",
+            str(small_catalog_file),
+            OPENAI_API_KEY=KEY,
+        )
+    assert run.returncode in (1, 2)
+    assert "Incorrect API key provided: ***" in outputs(run)
+    assert KEY not in outputs(run)
+    assert ("Traceback" in run.stderr) is debug
+
+
+@pytest.mark.parametrize("fault", ["500", "drop", "401"])
+@pytest.mark.parametrize("debug", [False, True], ids=["plain", "debug"])
+def test_credentials_in_the_base_url_never_appear(
+    fault: str, debug: bool, small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    fake = FakeScript(replies={"Plan": [dict(STRAP_PLAN)]}, faults=[fault] * 3)
+    flags = ["--debug"] if debug else []
+    with fake_openai_server(fake) as url:
+        leaky = url.replace("http://", f"http://shopper:{PASSWORD}@")
+        run = graph_run_process(
+            leaky,
+            isolated_data_dir,
+            "a photo gift",
+            "--yes",
+            *flags,
+            "--catalog",
+            str(small_catalog_file),
+            COLUMNS="400",
+            OPENAI_API_KEY=KEY,
+        )
+    assert run.returncode in (1, 2), outputs(run)
+    assert PASSWORD not in outputs(run) and KEY not in outputs(run)
+    if not debug:
+        assert "error:" in run.stdout
+
+
+def test_a_key_the_model_echoes_is_masked_before_it_is_stored_or_shown(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    plan = json.loads(json.dumps(STRAP_PLAN))
+    plan["goal"] = f"Gift (key {KEY})"
+    plan["features"] = [f"works with {KEY}"]
+    plan["steps"][0]["action"] = f"Find straps for sk-live-ABCDEFGHIJKLMNOP and {KEY}"
+    plan["steps"][1]["action"] = f"Pick one {KEY}"
+    answer = {**STRAP_PICK, "answer": f"The strap; your key is {KEY}", "product_ids": ["strap-1"]}
+    db = isolated_data_dir / "c.sqlite"
+    for flags in ([], ["--json"]):
+        fake = FakeScript(replies={"Plan": [dict(plan)], "ReasoningAnswer": [dict(answer)]})
+        with fake_openai_server(fake) as url:
+            run = graph_run_process(
+                url,
+                isolated_data_dir,
+                "a photo gift",
+                "--yes",
+                *flags,
+                "--db",
+                str(db),
+                "--catalog",
+                str(small_catalog_file),
+                OPENAI_API_KEY=KEY,
+            )
+        assert run.returncode == 0, outputs(run)
+        assert KEY not in outputs(run) and "sk-live-ABCDEFGHIJKLMNOP" not in outputs(run)
+        assert "***" in run.stdout
+    report = json.loads(run.stdout)
+    assert report["plan"]["goal"] == "Gift (key ***)"
+    assert report["step_results"][1]["answer"] == "The strap; your key is ***"
+    for stored in db.parent.glob("c.sqlite*"):
+        assert KEY.encode() not in stored.read_bytes(), stored.name
