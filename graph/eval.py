@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from catalog.terminal import terminal_markup
 from graph.providers import PROVIDERS
 
 if TYPE_CHECKING:
@@ -219,7 +220,8 @@ def run_eval(
             bar.console.print(
                 f"goal {index}: reward {result.reward:.2f}"
                 + (" (target)" if result.exact_success else "")
-                + (f" error: {result.error[:80]}" if result.error else "")
+                # The error quotes model and server text: shown as data, not markup.
+                + (f" error: {terminal_markup(result.error, 80)}" if result.error else "")
             )
             bar.advance(task)
     return Report(

@@ -23,7 +23,8 @@ from catalog.__main__ import print_hits
 from catalog.terminal import DISPLAY_CHARS, clean_text, terminal_console
 from graph.cost import CostEstimate
 from graph.render import RunView, error_text, print_history, print_threads
-from graph.session import RunFailed, UsageTotals
+from graph.run import json_report
+from graph.session import RunFailed, RunResult, UsageTotals
 from graph.state import Outcome, Plan, PlanStep, ProductSummary, StepResult
 from graph.threads import HistoryEntry, ThreadSummary
 
@@ -134,6 +135,10 @@ def render_all(texts: list[str]) -> str:
         score=1.0,
     )
     print_hits(console, d, [hit])
+    # --json is JSON, so already safe as text; it must not crash on any of it either.
+    values = {"request": a, "plan": plan, "plan_warnings": [b], "step_results": []}
+    report = json.dumps(json_report(RunResult(c, "done", values)), indent=2)
+    assert shown_safely(report) and json.loads(report)["plan"]["goal"] == a
     return out.getvalue()
 
 
