@@ -68,6 +68,9 @@ class RunObserver(Protocol):
         """The stream ended, paused or failed."""
 
 
+DRAFT_PARSE_LIMIT = 64_000  # characters of streamed plan JSON worth showing as a draft
+
+
 @dataclass
 class PlanDraft:
     """The plan as far as the planner has written it: the goal once its text is complete,
@@ -86,9 +89,14 @@ class PlanDraft:
         if chunk.id != self._message_id:  # the planner's retry starts a fresh answer
             self._message_id, self._text, self.goal, self.steps = chunk.id, "", None, []
         pieces = [c.get("args") or "" for c in getattr(chunk, "tool_call_chunks", None) or []]
-        if not any(pieces):
+        piece = "".join(pieces)
+        if not piece:
             return False
-        self._text += "".join(pieces)
+        self._text += piece
+        # Parsing the draft again costs its length: only where an item can have ended, and
+        # not past a size no valid plan reaches (the model's fields are capped).
+        if len(self._text) > DRAFT_PARSE_LIMIT or not any(c in piece for c in '",}]'):
+            return False
         try:
             partial = parse_partial_json(self._text)
         except ValueError:

@@ -107,11 +107,16 @@ def _completion(tool: str, arguments: dict[str, Any], body: dict[str, Any]) -> d
     }
 
 
-def _stream_events(completion: dict[str, Any], piece: int = 12) -> list[dict[str, Any]]:
-    """The completion as OpenAI streams it: a role delta, the tool call's arguments in
-    pieces of `piece` characters, the finish, and the usage chunk."""
-    call = completion["choices"][0]["message"]["tool_calls"][0]
-    arguments = call["function"]["arguments"]
+def _stream_events(completion: dict[str, Any], pieces: int = 100) -> list[dict[str, Any]]:
+    """The completion as OpenAI streams it: a role delta, the tool call's arguments (or the
+    text) in about `pieces` deltas of at least 12 characters, the finish, the usage chunk.
+    (A model sends a token per delta; a scripted megabyte reply would take the client
+    minutes to merge delta by delta, which the whole-call deadline bounds, not this fake.)"""
+    message = completion["choices"][0]["message"]
+    text_or_arguments = message.get("content") or ""
+    if message.get("tool_calls"):
+        text_or_arguments = message["tool_calls"][0]["function"]["arguments"]
+    piece = max(12, len(text_or_arguments) // pieces + 1)
     base = {k: completion[k] for k in ("id", "created", "model")}
     base["object"] = "chat.completion.chunk"
 
@@ -119,6 +124,13 @@ def _stream_events(completion: dict[str, Any], piece: int = 12) -> list[dict[str
         return {**base, "choices": [{"index": 0, "delta": value, "finish_reason": finish}]}
 
     events = [delta({"role": "assistant", "content": None})]
+    if not message.get("tool_calls"):  # a prose answer
+        text = message.get("content") or ""
+        events += [delta({"content": text[i : i + piece]}) for i in range(0, len(text), piece)]
+        events.append(delta({}, finish=completion["choices"][0]["finish_reason"]))
+        return [*events, {**base, "choices": [], "usage": completion["usage"]}]
+    call = message["tool_calls"][0]
+    arguments = call["function"]["arguments"]
     for start in range(0, len(arguments), piece):
         function: dict[str, Any] = {"arguments": arguments[start : start + piece]}
         first = {"id": call["id"], "type": "function"} if start == 0 else {}
@@ -128,6 +140,15 @@ def _stream_events(completion: dict[str, Any], piece: int = 12) -> list[dict[str
     events.append(delta({}, finish="tool_calls"))
     events.append({**base, "choices": [], "usage": completion["usage"]})
     return events
+
+
+SSE = {"Content-Type": "text/event-stream"}
+
+
+def _sse_body(events: list[dict[str, Any]]) -> bytes:
+    """Server-sent events, as OpenAI streams a completion (stream: true)."""
+    lines = [*(json.dumps(event) for event in events), "[DONE]"]
+    return "".join(f"data: {line}\n\n" for line in lines).encode()
 
 
 def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
@@ -145,28 +166,13 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
             headers: dict[str, str] | None = None,
         ) -> None:
             self.send_response(status)
-            for name, value in (headers or {}).items():
+            headers = {"Content-Type": "application/json", **(headers or {})}
+            for name, value in headers.items():
                 self.send_header(name, value)
-            self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(length if length is not None else len(payload)))
             self.end_headers()
             self.wfile.write(payload)
             self.wfile.flush()
-
-        def _send_stream(self, events: list[dict[str, Any]], complete: bool = True) -> None:
-            """Server-sent events, as OpenAI streams a completion (stream: true)."""
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Transfer-Encoding", "chunked")
-            self.end_headers()
-            lines = [json.dumps(e) for e in events] + (["[DONE]"] if complete else [])
-            for event in lines:
-                data = f"data: {event}\n\n".encode()
-                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-                self.wfile.flush()
-            if complete:
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
 
         def do_GET(self) -> None:
             self._send(200, json.dumps({"data": [{"id": "fake"}]}).encode())
@@ -226,6 +232,9 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
                 message = completion["choices"][0]["message"]
                 message["content"], message["tool_calls"] = "I would pick the strap.", None
                 completion["choices"][0]["finish_reason"] = "stop"
+                if body.get("stream"):
+                    self._send(200, _sse_body(_stream_events(completion)), headers=SSE)
+                    return
                 self._send(200, json.dumps(completion).encode())
                 return
             if fault == "endless":
@@ -261,18 +270,17 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
                 if text in prompt:
                     time.sleep(seconds)
             completion = _completion(tool, arguments, body)
-            if body.get("stream"):
-                events = _stream_events(completion)
-                if fault == "truncated":  # half the stream, then hang up
-                    self._send_stream(events[: len(events) // 2], complete=False)
-                    self.close_connection = True
-                    return
-                self._send_stream(events)
-                return
-            payload = json.dumps(completion).encode()
+            # A streamed answer is the same completion as events; the faults apply alike.
+            streamed = bool(body.get("stream"))
+            payload = (
+                _sse_body(_stream_events(completion))
+                if streamed
+                else json.dumps(completion).encode()
+            )
+            kind = SSE if streamed else {"Content-Type": "application/json"}
             if fault == "trickle":
                 self.send_response(200)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", kind["Content-Type"])
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()
                 self.close_connection = True
@@ -284,10 +292,10 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
                 return
             if fault == "truncated":
                 # Promise the full length, send half, then hang up.
-                self._send(200, payload[: len(payload) // 2], length=len(payload))
+                self._send(200, payload[: len(payload) // 2], length=len(payload), headers=kind)
                 self.close_connection = True
                 return
-            self._send(200, payload)
+            self._send(200, payload, headers=kind)
 
     return Handler
 
