@@ -8,6 +8,7 @@ import os
 import shutil
 import sqlite3
 import threading
+import time
 import weakref
 from datetime import UTC, datetime
 from pathlib import Path
@@ -89,6 +90,23 @@ CHECKPOINT_URL_ENV = "CHECKPOINT_URL"
 _POSTGRES_SETUP_LOCK = 0x5EA7C4EC  # pg_advisory_lock key: one replica migrates at a time
 
 
+def _take_setup_lock(conn: Any, timeout_s: float = 120.0) -> None:
+    """Take the migration lock by polling, not by waiting inside a statement: a session
+    blocked in pg_advisory_lock holds a snapshot, and the holder's CREATE INDEX
+    CONCURRENTLY waits for every snapshot to end, so several processes opening a fresh
+    database at once would wait on each other for good."""
+    deadline = time.monotonic() + timeout_s
+    while not conn.execute(
+        "SELECT pg_try_advisory_lock(%s) AS taken", (_POSTGRES_SETUP_LOCK,)
+    ).fetchone()["taken"]:
+        if time.monotonic() > deadline:
+            raise CheckpointStoreError(
+                f"another process has been setting up the checkpoint database for over "
+                f"{timeout_s:.0f} s"
+            )
+        time.sleep(0.1)
+
+
 def open_postgres_checkpointer(url: str, *, max_size: int = 8):  # -> PostgresSaver
     """A ``PostgresSaver`` over a connection pool, with the same serializer allowlist as
     SQLite; creates/migrates its tables on first use (serialised across replicas)."""
@@ -117,7 +135,7 @@ def open_postgres_checkpointer(url: str, *, max_size: int = 8):  # -> PostgresSa
         pool.open(wait=True, timeout=15)
         saver = PostgresSaver(pool, serde=serializer())
         with pool.connection() as conn:
-            conn.execute("SELECT pg_advisory_lock(%s)", (_POSTGRES_SETUP_LOCK,))
+            _take_setup_lock(conn)
             try:
                 saver.setup()
                 # Created here, under the migration lock: concurrent CREATE TABLE IF NOT
