@@ -442,6 +442,12 @@ def log_tail(path: Path, lines: int = 20) -> str:
     return "\n".join("    " + line for line in tail) if tail else "    (log is empty)"
 
 
+def stopped_server_line(what: str, log_file: Path) -> str:
+    """`what` happened to a server, with its log's last lines and path, on one line."""
+    last = [line.strip() for line in log_tail(log_file, 3).splitlines()]
+    return f"{what}; last lines of its log: {' | '.join(last)} (log: {log_file})"
+
+
 def _parent_death_signal() -> Any:
     """A preexec_fn that makes Linux SIGTERM the child when this process dies (even by
     SIGKILL, which atexit cannot cover). None elsewhere, or when not on the main thread
@@ -569,11 +575,7 @@ class LocalModelServer:
                 how = f"killed by signal {-code}"
         else:
             how = f"exit code {code}"
-        last = [line.strip() for line in log_tail(self.log_file, 3).splitlines()]
-        report = (
-            f"the local model server stopped ({how}); last lines of its log: "
-            f"{' | '.join(last)} (log: {self.log_file})"
-        )
+        report = stopped_server_line(f"the local model server stopped ({how})", self.log_file)
         if -code in (signal.SIGSEGV, signal.SIGILL, signal.SIGBUS) and self.repack != "off":
             # A crash inside llama.cpp's CPU kernels: the slowest, plainest ones may hold.
             report += f"; if it happens again, try {REPACK_SETTING}=off"

@@ -185,20 +185,25 @@ def _local_model() -> str:
     return _env("LOCAL_MODEL") or local_model.DEFAULT_LOCAL_MODEL
 
 
+def _client_settings(provider: str) -> dict[str, Any]:
+    """What every provider's chat model shares: its timeout and deadline-bound HTTP client,
+    usage on streamed calls (the plan as it is written), temperature 0, and no SDK retries
+    (the graph's retry policy is the one)."""
+    return {
+        "timeout": llm_timeout(provider),
+        "stream_usage": True,
+        "http_client": _http_client(provider),
+        "temperature": 0,
+        "max_retries": 0,
+    }
+
+
 def _build_openai(model: str, max_output_tokens: int, base_url: str | None) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
     if not _env("OPENAI_API_KEY"):
         raise ProviderConfigError("provider openai needs OPENAI_API_KEY (see .env.example)")
-    return ChatOpenAI(
-        model=model,
-        max_tokens=max_output_tokens,
-        timeout=llm_timeout("openai"),
-        stream_usage=True,  # a streamed call (the plan as it is written) reports its usage
-        http_client=_http_client("openai"),
-        temperature=0,
-        max_retries=0,
-    )
+    return ChatOpenAI(model=model, max_tokens=max_output_tokens, **_client_settings("openai"))
 
 
 def _build_azure(model: str, max_output_tokens: int, base_url: str | None) -> BaseChatModel:
@@ -208,13 +213,7 @@ def _build_azure(model: str, max_output_tokens: int, base_url: str | None) -> Ba
     if missing:
         raise ProviderConfigError(f"provider azure needs {', '.join(missing)}")
     return AzureChatOpenAI(
-        azure_deployment=model,
-        max_tokens=max_output_tokens,
-        timeout=llm_timeout("azure"),
-        stream_usage=True,  # a streamed call (the plan as it is written) reports its usage
-        http_client=_http_client("azure"),
-        temperature=0,
-        max_retries=0,
+        azure_deployment=model, max_tokens=max_output_tokens, **_client_settings("azure")
     )
 
 
@@ -231,12 +230,7 @@ def _self_hosted(
         # llama.cpp ignores max_completion_tokens (what max_tokens= sends), so the
         # limit goes in the body under its old name.
         extra_body={"max_tokens": max_output_tokens},
-        # A streamed call (a plan shown as it is written) asks for the usage chunk.
-        stream_usage=True,
-        timeout=llm_timeout(provider),
-        http_client=_http_client(provider),
-        temperature=0,
-        max_retries=0,
+        **_client_settings(provider),
     )
 
 

@@ -40,7 +40,12 @@ from typing import IO, Any
 
 from graph.context import data_dir
 from graph.llama_launcher import IDENTITY_PATH
-from graph.local_model import LocalModelError, LocalModelServer, log_tail, start_local_server
+from graph.local_model import (
+    LocalModelError,
+    LocalModelServer,
+    start_local_server,
+    stopped_server_line,
+)
 
 KEEP_ALIVE_SETTING = "LOCAL_MODEL_KEEP_ALIVE"
 DEFAULT_KEEP_ALIVE_S = 300.0  # Ollama's default keep-alive
@@ -236,11 +241,8 @@ class Lease:
             if time.monotonic() >= deadline:
                 return None
             time.sleep(0.05)
-        last = [line.strip() for line in log_tail(Path(self.server.log_file), 3).splitlines()]
-        return (
-            f"the local model server (pid {self.server.pid}) stopped; last lines of its log: "
-            f"{' | '.join(last)} (log: {self.server.log_file})"
-        )
+        what = f"the local model server (pid {self.server.pid}) stopped"
+        return stopped_server_line(what, Path(self.server.log_file))
 
     def release(self) -> None:
         if self._users is not None:
