@@ -5,6 +5,7 @@ by facts rather than by its arithmetic. No LLM call and no replanning happens he
 from __future__ import annotations
 
 import itertools
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -12,49 +13,26 @@ from rapidfuzz import fuzz
 from rapidfuzz.utils import default_process
 
 from catalog import CatalogBackend, Product
+from graph.limits import limit_warnings, read_limits
 from graph.state import Plan, PlanStep, ProductSummary, StepResult
+from graph.words import product_words, stem
 
 FEATURE_MATCH_THRESHOLD = 85  # the same fuzzy cut-off WebShop scores attributes with
 MAX_GUARD_COMBINATIONS = 20_000
 
-# "$200", "200 dollars", "under 200", "budget of 200 USD", "lower than 50.00 dollars"
-_PRICE_LIMIT = re.compile(
-    r"(?:under|below|less than|lower than|cheaper than|at most|up to|max(?:imum)?|budget"
-    r"(?: of| is)?|within|no more than|<)\s*(?:\$|usd\s*)?\s*(\d[\d,]*(?:\.\d+)?)"
-    r"|\$\s*(\d[\d,]*(?:\.\d+)?)",
-    re.IGNORECASE,
-)
-
 
 def stated_price_limit(request: str) -> float | None:
-    """The price limit a request states, if it states exactly one."""
-    values = {
-        float((a or b).replace(",", ""))
-        for a, b in _PRICE_LIMIT.findall(request)
-        if (a or b).replace(",", "").replace(".", "", 1).isdigit()
-    }
-    return values.pop() if len(values) == 1 else None
+    """The price cap a request states, if it states exactly one (graph/limits.py)."""
+    return read_limits(request).max_price
 
 
 def plan_warnings(request: str, plan: Plan) -> list[str]:
     """Checks of the plan against the request, computed in code and shown with the plan."""
-    warnings = []
-    missing = missing_limit_warning(request, plan)
-    if missing:
-        warnings.append(missing)
-    for step in plan.search_steps:
-        if plan.budget and step.min_price is not None and step.min_price >= plan.budget:
-            # Small models write "under $80" as min_price 80, which excludes everything
-            # the shopper can afford.
-            warnings.append(
-                f"step {step.step}: min_price ${step.min_price:,.2f} is not below the budget "
-                f"${plan.budget:,.2f}; the limit probably belongs in max_price"
-            )
-    return warnings
+    return limit_warnings(request, plan)
 
 
 def missing_limit_warning(request: str, plan: Plan) -> str | None:
-    """Say when the request states a price limit that the plan does not carry."""
+    """Say when the request states a price cap that the plan does not carry at all."""
     limit = stated_price_limit(request)
     if limit is None:
         return None
@@ -62,6 +40,30 @@ def missing_limit_warning(request: str, plan: Plan) -> str | None:
     if any(value is not None and abs(value - limit) < 0.01 for value in carried):
         return None
     return f"the request states a limit of ${limit:,.2f}, but the plan does not carry it"
+
+
+def request_words(request: str, plan: Plan) -> set[str]:
+    """What a recommended product must be about: the request's product words, and the
+    plan's goal and features (the model may have translated the request). Not the plan's
+    queries: a search finds products with its own words, whatever the request asked."""
+    texts = [request, plan.goal, *plan.features]
+    return {stem(w) for t in texts for w in product_words(t.replace("-", " "))}
+
+
+def is_relevant(product: Product, words: set[str]) -> bool:
+    """Whether a product's title, tags, category or description has any of the words: a
+    product that matches none of them is not a pick, however it was found."""
+    text = " ".join([product.title, product.category or "", *product.tags, product.description])
+    found = {stem(w) for w in product_words(text.replace("-", " "))}
+    return not words.isdisjoint(found) or any(
+        _same_root(a, b) for a in words for b in found if a[:3] == b[:3]
+    )
+
+
+def _same_root(a: str, b: str) -> bool:
+    """Words of one root ("photography", "photographer"): a long shared beginning."""
+    shared = len(os.path.commonprefix([a, b]))
+    return shared >= 5 and shared >= 0.8 * min(len(a), len(b))
 
 
 _WORD = re.compile(r"[^\W\d_][\w'-]+")
@@ -214,6 +216,8 @@ def guard_picks(
     for checked, combination in enumerate(itertools.product(*pools)):
         if checked >= MAX_GUARD_COMBINATIONS:
             break
+        if len({c.summary.id for c in combination}) < len(combination):
+            continue  # one product found by two searches is still one product
         cost = sum(c.summary.price for c in combination)
         if plan.budget is not None and cost > plan.budget + 1e-9:
             continue
@@ -238,9 +242,9 @@ def best_per_search(candidates: list[Candidate]) -> list[ProductSummary]:
     """Each search step's best candidate by the code checks: within the limits first,
     then most wanted terms matched, then search rank. Used when no reasoning step picked."""
     best: dict[int, Candidate] = {}
-    for candidate in candidates:
-        current = best.get(candidate.source_step)
-        if current is None or _preference(candidate) < _preference(current):
+    for candidate in sorted(candidates, key=_preference):
+        taken = {c.summary.id for c in best.values()}
+        if candidate.source_step not in best and candidate.summary.id not in taken:
             best[candidate.source_step] = candidate
     return [best[step].summary for step in sorted(best)]
 

@@ -1,0 +1,42 @@
+"""Product words: the words of a request (or a query, a goal, a product's text) that can
+name a product, without fillers, shop names or the words of limits."""
+
+from __future__ import annotations
+
+import re
+
+# Words that carry no product meaning in a request: requests' verbs and fillers, shops,
+# and the words of limits (whose numbers graph/limits.py reads).
+_FILLER = frozenset(
+    """a an the and or but for of to in on at by with without from into onto that this these
+    those it its is are be been am was were i me my we our you your he she they them some any
+    find get buy want wants need needs looking look search locate explore discover identify
+    seek seeking please help show give order purchase shop shopping pick choose select recommend
+    recommendation suggest can could would should will must also just only very really
+    ideally preferably specifically ensure ensuring make sure check verify confirm which who
+    what where when how best good great nice new high quality high-quality top premium
+    amazon online store price priced prices pricing cost costs costing budget total
+    under below less than lower cheaper at most up no more not over above least minimum
+    maximum max min between around about within dollars dollar usd bucks cheap affordable
+    star stars rating rated ratings review reviews customer customers user users score
+    free shipping delivery returns return policy eligible prime options option available
+    has have having while all each every one two three something someone
+    thing things item items product products pair set like likes liked""".split()
+)
+# A word starts at a word boundary, so "16GB" is a size, not the word "gb".
+_REQUEST_WORD = re.compile(r"\b[^\W\d_][\w'&+-]*")
+
+
+def product_words(request: str) -> list[str]:
+    """The request's words that can name a product, in order, each once."""
+    words = [w.lower().strip("'-") for w in _REQUEST_WORD.findall(request)]
+    kept = [w for w in words if len(w) > 1 and w not in _FILLER]
+    return list(dict.fromkeys(kept))
+
+
+def stem(word: str) -> str:
+    """A crude plural-free form, the same on both sides of a comparison."""
+    for suffix in ("es", "s"):
+        if len(word) > 4 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
