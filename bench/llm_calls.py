@@ -57,9 +57,10 @@ REFERENCE_STEPS = 6
 
 def step_kinds(steps: int) -> list[str]:
     """The mix used for an N-step plan: search and reasoning steps alternate, so the
-    number of each grows in step with the plan (and the last step reasons)."""
-    kinds = ["search" if i % 2 else "reason" for i in range(1, steps + 1)]
-    kinds[-1] = "reason"
+    number of each grows in step with the plan. The last step reasons and the first
+    searches; no two reasoning steps are adjacent (the planner merges such a run)."""
+    kinds = ["reason" if (steps - i) % 2 == 0 else "search" for i in range(1, steps + 1)]
+    kinds[0] = "search"
     return kinds
 
 

@@ -1,6 +1,7 @@
 """Wires the planner-executor graph. No replan edge exists: nothing leads back to the planner.
 
 START -> planner -> approval -> executor <-> (tools -> record_search) -> verify -> END
+(planner -> verify when the request asks for no product: nothing runs)
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from graph.nodes import (
     record_search,
     route_after_approval,
     route_after_executor,
+    route_after_planner,
     route_next_step,
     verify,
 )
@@ -55,7 +57,7 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
     builder.add_node("verify", verify)
 
     builder.add_edge(START, "planner")
-    builder.add_edge("planner", "approval")
+    builder.add_conditional_edges("planner", route_after_planner, ["approval", "verify"])
     builder.add_conditional_edges("approval", route_after_approval, ["executor", END])
     builder.add_conditional_edges("executor", route_after_executor, ["tools", "executor", "verify"])
     builder.add_edge("tools", "record_search")

@@ -4,6 +4,10 @@ score the final pick as the WebShop benchmark does.
     python -m graph.eval GOALS.json --catalog CATALOG [--provider ...] [--tool-mode ...]
                          [--limit N] [--out report.json]
     python -m graph.eval --compare A.json B.json
+    python -m graph.eval REQUESTS.jsonl --limits LABELS.json [--provider ...] [--out R.json]
+
+The --limits mode plans requests that have no known answer and scores each plan's
+filters against the limits labelled for it (graph/limits_eval.py); nothing is searched.
 
 Each goal is one checkpointed thread, so a rerun resumes where the last one stopped.
 """
@@ -36,7 +40,10 @@ class GoalResult:
     plan_valid: bool = False
     has_search_step: bool = False
     price_cap_in_filter: bool = False
+    fallback_plan: bool = False
     zero_result_steps: int = 0
+    picks: int = 0
+    duplicate_picks: int = 0  # the same product listed twice in one outcome
     llm_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
@@ -77,6 +84,8 @@ class Report:
             "price_cap_in_filter": mean("price_cap_in_filter"),
             "target_in_candidates": mean("target_in_candidates"),
             "zero_result_steps": mean("zero_result_steps"),
+            "fallback_plans": sum(1 for r in self.results if r.fallback_plan),
+            "duplicate_picks": sum(r.duplicate_picks for r in self.results),
             "llm_calls": mean("llm_calls"),
             "input_tokens": mean("input_tokens"),
             "output_tokens": mean("output_tokens"),
@@ -151,9 +160,16 @@ def score_goal(
     result.plan_valid = plan is not None
     if plan is not None:
         result.has_search_step = bool(plan.search_steps)
-        result.price_cap_in_filter = cap > 0 and any(
-            s.max_price is not None and s.max_price <= cap + 0.01 for s in plan.search_steps
+        # Every search carries the cap: one unfiltered search can return what the
+        # shopper cannot afford.
+        result.price_cap_in_filter = (
+            cap > 0
+            and bool(plan.search_steps)
+            and all(
+                s.max_price is not None and s.max_price <= cap + 0.01 for s in plan.search_steps
+            )
         )
+        result.fallback_plan = plan.built_in_code is not None
     result.zero_result_steps = sum(1 for r in steps if r.kind == "search" and not r.products)
     totals = usage_totals(values)  # the same totals the CLI reports
     result.llm_calls = totals.llm_calls
@@ -163,6 +179,8 @@ def score_goal(
     result.target_in_candidates = any(p.id == goal["asin"] for r in steps for p in r.products)
     if outcome is None or not outcome.picks:
         return
+    result.picks = len(outcome.picks)
+    result.duplicate_picks = len(outcome.picks) - len({p.id for p in outcome.picks})
     pick = outcome.picks[0]
     result.picked, result.picked_price = pick.id, pick.price
     purchased = raw.get(pick.id)
@@ -241,9 +259,11 @@ SUMMARY_ROWS = [
     ("constraint_success", "constraints met"),
     ("plan_valid", "valid plans"),
     ("has_search_step", "plans with a search"),
-    ("price_cap_in_filter", "price cap in a filter"),
+    ("price_cap_in_filter", "price cap in every search"),
     ("target_in_candidates", "target among candidates"),
     ("zero_result_steps", "zero-result steps / goal"),
+    ("fallback_plans", "plans built in code (fallback)"),
+    ("duplicate_picks", "products counted twice"),
     ("llm_calls", "LLM calls / goal"),
     ("input_tokens", "input tokens / goal"),
     ("output_tokens", "output tokens / goal"),
@@ -277,14 +297,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write the JSON report here (+ .md)")
     parser.add_argument("--db", type=Path, help="checkpoint database (default: per-user)")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"))
+    parser.add_argument(
+        "--limits", type=Path, metavar="LABELS", help="score plans' filters against these labels"
+    )
     args = parser.parse_args(argv)
     from dotenv import load_dotenv
 
     load_dotenv()  # .env configures providers; real environment variables win
     if args.compare:
         reports = [json.loads(p.read_text()) for p in args.compare]
-        print(markdown_table(reports))
+        if all("requests_file" in r for r in reports):
+            from graph.limits_eval import markdown_table as limits_table
+
+            print(limits_table(reports))
+        else:
+            print(markdown_table(reports))
         return 0
+    if args.limits is not None:
+        if args.goals is None:
+            parser.error("give REQUESTS.jsonl with --limits")
+        return _limits_main(args)
     if args.goals is None or args.catalog is None:
         parser.error("give GOALS.json and --catalog (or --compare A.json B.json)")
 
@@ -315,6 +347,38 @@ def main(argv: list[str] | None = None) -> int:
         )
     data = report.to_json()
     table = markdown_table([data])
+    print(table)
+    if args.out:
+        args.out.write_text(json.dumps(data, indent=2) + "\n")
+        args.out.with_suffix(".md").write_text(table + "\n")
+    return 0
+
+
+def _limits_main(args: argparse.Namespace) -> int:
+    from graph.builder import build_graph
+    from graph.checkpoint import open_checkpointer
+    from graph.context import Context
+    from graph.limits_eval import load_labels, load_requests, run_limits_eval
+    from graph.limits_eval import markdown_table as limits_table
+    from graph.providers import chat_model_session
+
+    requests = load_requests(args.goals)
+    labels = load_labels(args.limits)
+    context = Context(provider=args.provider, model=args.model)
+    graph = build_graph(checkpointer=open_checkpointer(args.db))
+    with chat_model_session(context) as context:
+        label = args.label or f"limits-{context.provider}-{context.model}"
+        report = run_limits_eval(
+            requests,
+            labels,
+            context,
+            graph,
+            label=label,
+            requests_file=str(args.goals),
+            limit=args.limit,
+        )
+    data = report.to_json()
+    table = limits_table([data])
     print(table)
     if args.out:
         args.out.write_text(json.dumps(data, indent=2) + "\n")

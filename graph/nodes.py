@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from typing import Any
 
@@ -14,13 +15,18 @@ from graph.constraints import (
     best_per_search,
     candidates_of,
     guard_picks,
+    is_relevant,
     missing_limit_warning,
     one_pick_per_search,
     plan_warnings,
+    request_words,
     stated_price_limit,
 )
 from graph.context import Context
 from graph.cost import estimate_plan_cost
+from graph.fallback import fallback_plan
+from graph.limits import read_limits, reconcile_limits
+from graph.plan_tidy import merge_reasoning_runs
 from graph.prompts import (
     PLANNING_RETRY,
     executor_tool_messages,
@@ -29,6 +35,7 @@ from graph.prompts import (
 )
 from graph.providers import chat_model_for, redact_tree, structured_output_method
 from graph.state import (
+    MAX_PLAN_STEPS,
     Outcome,
     Plan,
     PlanningError,
@@ -41,8 +48,13 @@ from graph.state import (
     validate_request,
 )
 from graph.tools import get_catalog, search_products
+from graph.words import product_words
 
 # ---------------------------------------------------------------- helpers
+
+NOT_SHOPPING_NOTE = (
+    "this is not a shopping request: nothing was searched and nothing is recommended",
+)
 
 
 def usage_of(message: BaseMessage | None) -> Usage:
@@ -71,7 +83,11 @@ def raw_text_of(message: BaseMessage | None) -> str:
 
 
 def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Turn the request into a Plan with structured output. No tools are bound here."""
+    """Turn the request into a Plan with structured output. No tools are bound here.
+
+    The model's plan is then reconciled in code with the limits the request states
+    (graph/limits.py). If the model gives no usable plan twice, a plan is built in code
+    from the request (graph/fallback.py); it still goes through approval."""
     request = validate_request(state.request)
     context = runtime.context
     model = chat_model_for(context).with_structured_output(
@@ -85,26 +101,74 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         raw = result.get("raw")
         usage = usage + usage_of(raw)
         plan = result.get("parsed")
+        error = result.get("parsing_error") or "the model returned no plan"
+        if isinstance(plan, Plan) and plan.not_shopping and read_limits(request).any:
+            # A request that states a price or rating limit is about buying something.
+            plan, error = None, "the request states a price or rating limit: plan its search"
         if isinstance(plan, Plan):
             # A key the model echoed (from a prompt, a proxy) is masked before it is
             # stored in the checkpoint or shown.
             plan = Plan.model_validate(redact_tree(plan.model_dump()))
-            return {
-                "plan": plan,
-                "planner_usage": usage,
-                "planner_latency_s": round(time.perf_counter() - started, 3),
-                "plan_warnings": plan_warnings(request, plan),
-            }
-        error = result.get("parsing_error") or "the model returned no plan"
+            return _planned(request, plan, usage, started)
         if attempt == 2:
-            raise PlanningError(f"the planner returned no valid plan: {error}", raw_text_of(raw))
+            if _too_many_steps(error):
+                raise PlanningError(
+                    f"the request needs more than {MAX_PLAN_STEPS} plan steps (the limit); "
+                    "ask for fewer items at once, or group them",
+                    raw_text_of(raw),
+                )
+            why = f"the planner returned no valid plan twice ({_short_error(error)})"
+            if not product_words(request):
+                raise PlanningError(
+                    f"{why}, and the request names no product to search for; say what you "
+                    "want to buy",
+                    raw_text_of(raw),
+                )
+            # The error quotes the model's output, which may echo a key: masked.
+            plan = fallback_plan(request, redact_tree(why))
+            return _planned(request, plan, usage, started)
         # One retry with the validation error shown: it fixes most numbering slips of
         # small models. This is not replanning: no step has run yet.
         messages = [
             *messages,
-            HumanMessage(PLANNING_RETRY.format(error=str(error)[:500])),
+            HumanMessage(PLANNING_RETRY.format(error=_short_error(error))),
         ]
     raise AssertionError("unreachable")
+
+
+def _planned(request: str, plan: Plan, usage: Usage, started: float) -> dict[str, Any]:
+    """The plan as it will be shown and run: limits reconciled with the request, and
+    reasoning steps that read the same results merged; each change is noted."""
+    reconciled = reconcile_limits(request, plan)
+    tidied, merged = merge_reasoning_runs(reconciled.plan)
+    return {
+        "plan": tidied,
+        "planner_usage": usage,
+        "planner_latency_s": round(time.perf_counter() - started, 3),
+        "plan_warnings": reconciled.notes + merged + plan_warnings(request, tidied),
+    }
+
+
+def _short_error(error: object) -> str:
+    """A validation error in one line: what is wrong, without the model's whole output or
+    pydantic's help links."""
+    details = getattr(error, "errors", None)
+    if callable(details):
+        try:
+            text = "; ".join(
+                f"{'.'.join(map(str, e.get('loc', ()))) or 'plan'}: {e.get('msg', '')}"
+                for e in details()
+            )
+        except (TypeError, ValueError):
+            text = str(error)
+    else:
+        text = str(error)
+    text = re.sub(r"\s*For further information visit \S+", "", text)
+    return " ".join(text.split())[:300]
+
+
+def _too_many_steps(error: object) -> bool:
+    return f"at most {MAX_PLAN_STEPS} steps" in str(error)
 
 
 def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -264,6 +328,9 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Check the recommendation in code: ids exist, prices come from the catalog, and the
     total is compared with the budget. Violations are flagged, never fixed by an LLM."""
     assert state.plan is not None
+    if state.plan.not_shopping:
+        # Nothing was searched: say so, and recommend nothing.
+        return {"outcome": Outcome(not_shopping=True, warnings=list(NOT_SHOPPING_NOTE))}
     results = list(state.step_results)
     chosen = next((r for r in reversed(results) if r.kind == "reasoning" and r.products), None)
     catalog = get_catalog(runtime.context.catalog, runtime.context.catalog_url)
@@ -278,10 +345,21 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if missing_limit_warning(state.request, state.plan):
         # The plan's budget is not what the shopper asked for: say so, never "within budget".
         outcome.dropped_limit = stated_price_limit(state.request)
+    wanted = request_words(state.request, state.plan)
     for product in picked:
         record = found.get(product.id)
         if record is None:
             outcome.unknown_ids.append(product.id)
+            continue
+        if any(p.id == record.id for p in outcome.picks):
+            # One product is bought once: a pick for two steps (two searches found it) is
+            # counted once, so the total is not doubled.
+            outcome.warnings.append(f"{record.id} was picked twice; it is counted once")
+            continue
+        if wanted and not is_relevant(record, wanted):
+            outcome.warnings.append(
+                f"{record.id} matches none of the request's words; it is not recommended"
+            )
             continue
         outcome.picks.append(ProductSummary.of(record))
     outcome.total_price = round(sum(p.price for p in outcome.picks), 2)
@@ -312,6 +390,13 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- routing
+
+
+def route_after_planner(state: State) -> str:
+    """A request that asks for no product goes straight to verify: nothing is approved,
+    searched or recommended. Never back to the planner: there is no replan edge."""
+    assert state.plan is not None
+    return "verify" if state.plan.not_shopping else "approval"
 
 
 def route_after_approval(state: State) -> str:

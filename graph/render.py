@@ -32,7 +32,6 @@ from graph.checkpoint import (
 )
 from graph.cost import CostEstimate
 from graph.local_model import LocalModelError
-from graph.prompts import describe_filters
 from graph.providers import (
     ProviderConfigError,
     describe_provider_error,
@@ -40,7 +39,7 @@ from graph.providers import (
     redact_secrets,
 )
 from graph.session import PlanDraft, RunFailed, UsageTotals
-from graph.state import Outcome, Plan, PlanningError, RequestError, StepResult
+from graph.state import Outcome, Plan, PlanningError, PlanStep, RequestError, StepResult
 from graph.threads import HistoryEntry, ThreadSummary
 from graph.warm_server import WarmServer
 
@@ -125,16 +124,22 @@ class RunView:
         self.plan_shown = True
         if self.quiet:
             return
+        if plan.not_shopping:
+            self.console.print(
+                Text("Not a shopping request: ", style="bold") + terminal_text(plan.goal)
+            )
+            return
         budget = f"${plan.budget:,.2f}" if plan.budget is not None else "none stated"
-        title = Text("Plan: ") + terminal_text(plan.goal) + Text(f"  (budget {budget})")
+        kind = "Fallback plan" if plan.built_in_code else "Plan"
+        title = Text(f"{kind}: ") + terminal_text(plan.goal) + Text(f"  (budget {budget})")
         table = Table(title=title, title_justify="left")
         table.add_column("#", justify="right")
         table.add_column("kind")
         table.add_column("action")
         table.add_column("query and filters")
         for step in plan.steps:
-            detail = f"{step.query!r} ({describe_filters(step)})" if step.is_search else ""
-            # describe_filters quotes the plan's category: all of it is model text.
+            detail = f"{step.query!r} ({filters_text(step)})" if step.is_search else ""
+            # filters_text quotes the plan's category: all of it is model text.
             table.add_row(
                 str(step.step),
                 "search" if step.is_search else "reason",
@@ -142,6 +147,10 @@ class RunView:
                 terminal_text(detail),
             )
         self.console.print(table)
+        if plan.built_in_code:
+            self.console.print(
+                terminal_text(f"! built in code: {plan.built_in_code}", style="bold yellow")
+            )
 
     def show_estimate(self, estimate: CostEstimate) -> None:
         if self.quiet:
@@ -194,6 +203,11 @@ class RunView:
     ) -> None:
         if self.quiet or outcome is None:
             return
+        if outcome.not_shopping:
+            for warning in outcome.warnings:
+                self.console.print(terminal_text(warning.capitalize() + "."))
+            self.usage(totals, estimate)
+            return
         table = Table(title="Recommendation (checked against the catalog)", title_justify="left")
         for column in ("id", "product", "price", "rating"):
             table.add_column(column, justify="right" if column in ("price", "rating") else "left")
@@ -219,6 +233,24 @@ class RunView:
                 f"{estimate.input_tokens:,} + {estimate.output_tokens:,})"
             )
         self.console.print(f"[dim]{line}[/]")
+
+
+def filters_text(step: PlanStep) -> str:
+    """A search step's filters as the person approving sees them: each one code filled in
+    from the request (the model left it empty) is marked so."""
+    parts = []
+    if step.category:
+        parts.append(f"category {step.category}")
+    for name, shown in (
+        ("min_price", lambda v: f"min ${v:g}"),
+        ("max_price", lambda v: f"max ${v:g}"),
+        ("min_rating", lambda v: f"rating >= {v:g}"),
+    ):
+        value = getattr(step, name)
+        if value is not None:
+            filled = " (from request)" if name in step.filled_from_request else ""
+            parts.append(shown(value) + filled)
+    return ", ".join(parts) or "none"
 
 
 def budget_line(outcome: Outcome) -> str:

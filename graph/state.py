@@ -93,11 +93,13 @@ def validate_request(request: object) -> str:
     return cleaned
 
 
-# Filters a plan rarely needs: the model may leave them out. Each one written as null
-# costs a local model about 5 output tokens per step (~0.3 s on 2 cores). max_price and
-# min_rating stay required: small models drop a stated price cap or rating limit when
-# those are optional (a 1.5B model turned "rated 4 stars or better" into a search step).
-OPTIONAL_FOR_MODEL = frozenset({"category", "min_price"})
+# Fields the model may leave out. Each one written as null costs a local model about 5
+# output tokens per step (~0.3 s on 2 cores). The step filters are among them because
+# code reads the request's price and rating limits and fills every search step with them
+# (graph/limits.py): a small model dropped stated limits whether they were required or not.
+OPTIONAL_FOR_MODEL = frozenset({"category", "min_price", "max_price", "min_rating", "not_shopping"})
+# Fields code fills in after the model answers; the model never sees them.
+WRITTEN_BY_CODE = frozenset({"filled_from_request", "built_in_code"})
 
 
 def _model_facing_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
@@ -113,6 +115,8 @@ def _model_facing_schema(schema: dict[str, Any], model: type[BaseModel]) -> None
     if model is not Plan:
         schema.pop("description", None)
     properties = schema.get("properties", {})
+    for name in WRITTEN_BY_CODE:
+        properties.pop(name, None)
     schema["required"] = [name for name in properties if name not in OPTIONAL_FOR_MODEL]
     for prop in properties.values():
         prop.pop("default", None)
@@ -145,6 +149,9 @@ class PlanStep(BaseModel):
     min_rating: float | None = Field(
         default=None, description="Lowest average rating (0 to 5), or null."
     )
+    # Written by code, never by the model (left out of the schema it sees): the limits
+    # filled in from the request because the model left them empty (graph/limits.py).
+    filled_from_request: list[str] = Field(default_factory=list)
 
     @field_validator("action")
     @classmethod
@@ -191,6 +198,12 @@ class Plan(BaseModel):
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=_model_facing_schema)
 
+    # First, and required of the model: it decides whether there is anything to buy
+    # before it writes a goal. A small model ignored an optional flag for "the weather".
+    shopping: bool = Field(
+        default=True,
+        description="False only when the request asks for no product at all; steps are [].",
+    )
     goal: str = Field(description="The shopper's goal in one sentence.")
     budget: float | None = Field(
         description="Total budget in USD stated by the shopper, or null if none was stated."
@@ -203,6 +216,9 @@ class Plan(BaseModel):
     steps: list[PlanStep] = Field(
         description=f"Ordered steps, numbered 1..N, at most {MAX_PLAN_STEPS}.",
     )
+    # Written by code, never by the model: why this plan was built in code rather than by
+    # the planner (it returned no usable plan twice), or None for the planner's own plan.
+    built_in_code: str | None = None
 
     @field_validator("goal")
     @classmethod
@@ -216,6 +232,10 @@ class Plan(BaseModel):
 
     @model_validator(mode="after")
     def _steps_numbered_in_order(self) -> Plan:
+        if not self.shopping:
+            # Nothing will run: whatever steps the model wrote are dropped.
+            self.steps = []
+            return self
         if not self.steps:
             raise ValueError("a plan needs at least one step")
         if len(self.steps) > MAX_PLAN_STEPS:
@@ -228,6 +248,10 @@ class Plan(BaseModel):
         if self.budget is not None and (not math.isfinite(self.budget) or self.budget < 0):
             raise ValueError(f"budget must be a number >= 0, got {self.budget}")
         return self
+
+    @property
+    def not_shopping(self) -> bool:
+        return not self.shopping
 
     @property
     def search_steps(self) -> list[PlanStep]:
@@ -327,6 +351,8 @@ class Outcome(BaseModel):
     dropped_limit: float | None = None
     unknown_ids: list[str] = []
     warnings: list[str] = []
+    # The request asks for no product (the planner said so): nothing ran.
+    not_shopping: bool = False
 
 
 ApprovalStatus = Literal["approved", "rejected"]

@@ -31,7 +31,12 @@ def test_plan_is_printed_before_steps_and_the_outcome_is_checked(
 ) -> None:
     with fake_openai_server(script()) as url:
         run = cli(
-            url, isolated_data_dir, "a photo gift", "--catalog", str(small_catalog_file), "-y"
+            url,
+            isolated_data_dir,
+            "a photo gift under $200",
+            "--catalog",
+            str(small_catalog_file),
+            "-y",
         )
     assert run.returncode == 0, run.stderr
     out = run.stdout
@@ -57,11 +62,11 @@ def test_without_a_terminal_it_refuses_and_names_yes_then_resumes(
 ) -> None:
     fake = script()
     with fake_openai_server(fake) as url:
-        args = ("gift", "--catalog", str(small_catalog_file), "--thread", "gift-1")
+        args = ("gift under $200", "--catalog", str(small_catalog_file), "--thread", "gift-1")
         refused = cli(url, isolated_data_dir, *args)
         assert refused.returncode == 2
         assert "--yes" in refused.stdout
-        assert "step 1" not in refused.stdout
+        assert "✓ step 1" not in refused.stdout  # nothing ran
         listed = cli(url, isolated_data_dir, "--list")
         assert "awaiting approval" in listed.stdout
         resumed = cli(url, isolated_data_dir, "--resume", "gift-1", "--yes")
@@ -84,7 +89,7 @@ def test_reusing_a_finished_thread_is_an_error(
 def test_list_and_history_show_the_run(small_catalog_file: Path, isolated_data_dir: Path) -> None:
     with fake_openai_server(script()) as url:
         args = ("--catalog", str(small_catalog_file), "--thread", "hist", "-y")
-        cli(url, isolated_data_dir, "a photo gift", *args)
+        cli(url, isolated_data_dir, "a photo gift under $200", *args)
         listed = cli(url, isolated_data_dir, "--list")
         history = cli(url, isolated_data_dir, "--history", "hist")
     assert "hist" in listed.stdout and "done" in listed.stdout and "4/4" in listed.stdout

@@ -113,6 +113,19 @@ def test_score_goal_reports_plan_checks_and_success_flags() -> None:
     assert result.llm_calls == 2 and result.latency_s == pytest.approx(2.5)
 
 
+def test_score_goal_counts_a_product_listed_twice_and_a_search_without_the_cap() -> None:
+    pick = ProductSummary(id="T1", title="Trail Running Shoes", price=60.0)
+    state = _state(pick, 80.0)
+    state["outcome"] = Outcome(picks=[pick, pick])
+    state["plan"].steps.insert(
+        1, state["plan"].steps[0].model_copy(update={"step": 2, "max_price": None})
+    )
+    result = GoalResult(1, "T1", "find shoes", "t")
+    score_goal(result, state, {**GOAL, "asin": "T1"}, {"T1": TARGET})
+    assert result.picks == 2 and result.duplicate_picks == 1
+    assert not result.price_cap_in_filter  # one of two searches lacks the cap
+
+
 def test_score_goal_without_a_pick_scores_zero() -> None:
     result = GoalResult(1, "T1", "find shoes", "t")
     score_goal(result, _state(None, None), {**GOAL, "asin": "T1"}, {"T1": TARGET})

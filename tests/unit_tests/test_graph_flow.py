@@ -128,51 +128,105 @@ def two_step_plan(query: str) -> dict[str, Any]:
     }
 
 
-def test_over_budget_pick_is_flagged_when_nothing_fits(small_catalog_file: Path) -> None:
+def two_item_plan(budget: float, first: str, second: str) -> dict[str, Any]:
+    return {
+        "goal": f"Two things for ${budget:g} in total.",
+        "budget": budget,
+        "steps": [
+            {"step": 1, "action": "Find the first", "query": first},
+            {"step": 2, "action": "Find the second", "query": second},
+            {"step": 3, "action": "Pick one of each", "query": None},
+        ],
+    }
+
+
+def test_over_budget_total_is_flagged_when_nothing_fits(small_catalog_file: Path) -> None:
+    # Each item is under the $200 cap every search carries; together they are not, and
+    # no other choice of one each fits.
     model = FakeShoppingChatModel(
         replies={
-            "Plan": [two_step_plan("full-frame")],
-            "ReasoningAnswer": [{"answer": "The body.", "product_ids": ["cam-1", "made-up-9"]}],
+            "Plan": [two_item_plan(200, "trail running shoes", "burr coffee grinder")],
+            "ReasoningAnswer": [
+                {"answer": "Both.", "product_ids": ["shoe-1", "grinder-1", "made-up-9"]}
+            ],
         }
     )
-    state = run_graph(model, small_catalog_file)
+    state = run_graph(
+        model, small_catalog_file, request="trail shoes and a coffee grinder, $200 total"
+    )
     outcome = state["outcome"]
-    assert [p.id for p in outcome.picks] == ["cam-1"]
+    assert [p.id for p in outcome.picks] == ["shoe-1", "grinder-1"]
+    assert outcome.total_price == 218.0
     assert outcome.within_budget is False
     assert any("over the budget" in w for w in outcome.warnings)
-    assert any("made-up-9" in w for w in state["step_results"][1].warnings)
+    assert any("made-up-9" in w for w in state["step_results"][2].warnings)
 
 
-def test_over_budget_pick_is_replaced_in_code_when_a_candidate_fits(
+def test_over_budget_total_is_replaced_in_code_when_a_choice_fits(
     small_catalog_file: Path,
 ) -> None:
     model = FakeShoppingChatModel(
         replies={
-            "Plan": [two_step_plan("camera")],
-            "ReasoningAnswer": [{"answer": "The body.", "product_ids": ["cam-1"]}],
+            "Plan": [two_item_plan(50, "camera strap", "lens cleaning kit")],
+            "ReasoningAnswer": [{"answer": "Both.", "product_ids": ["strap-1", "clean-1"]}],
         }
     )
-    state = run_graph(model, small_catalog_file)
-    reasoning = state["step_results"][1]
-    assert reasoning.products[0].id != "cam-1"
-    assert reasoning.products[0].price <= 200
+    state = run_graph(
+        model, small_catalog_file, request="a camera strap and a lens cleaner, $50 total"
+    )
+    reasoning = state["step_results"][2]
     assert any("replaced in code" in w for w in reasoning.warnings)
+    assert sum(p.price for p in reasoning.products) <= 50
     assert state["outcome"].within_budget is True
 
 
-def test_invalid_plan_is_retried_once_then_raises_planning_error(
+def test_invalid_plan_twice_gives_a_fallback_plan_built_from_the_request(
+    small_catalog_file: Path,
+) -> None:
+    bad = {"goal": "x", "budget": None, "steps": [{"step": 2, "action": "a", "query": "q"}]}
+    model = FakeShoppingChatModel(
+        replies={
+            "Plan": [bad, bad],
+            "ReasoningAnswer": [{"answer": "The padded one.", "product_ids": ["strap-2"]}],
+        }
+    )
+    state = run_graph(model, small_catalog_file, request="a padded camera strap under $30")
+    assert model.tools_seen == [["Plan"], ["Plan"], ["ReasoningAnswer"]]
+    assert "was rejected" in str(model.prompts[1][-1].content)
+    plan = state["plan"]
+    assert plan.built_in_code is not None and "numbered" in plan.built_in_code
+    assert "pydantic" not in plan.built_in_code  # no help links in a message for people
+    # One search with the request's product words and its stated limit, then a pick.
+    [search, pick] = plan.steps
+    assert search.query == "padded camera strap"
+    assert search.max_price == 30 and search.filled_from_request == ["max_price"]
+    assert pick.query is None
+    assert [p.id for p in state["outcome"].picks] == ["strap-2"]
+
+
+def test_invalid_plan_twice_for_a_request_naming_no_product_is_a_planning_error(
     small_catalog_file: Path,
 ) -> None:
     from graph.state import PlanningError
 
-    bad = {"goal": "x", "budget": None, "steps": [{"step": 2, "action": "a", "query": "q"}]}
+    bad = {"goal": "x", "budget": None, "steps": []}
     model = FakeShoppingChatModel(replies={"Plan": [bad, bad]})
+    with pytest.raises(PlanningError, match="names no product to search for"):
+        run_graph(model, small_catalog_file, request="🎁 🎁 🎁")
+
+
+def test_a_plan_over_the_step_limit_twice_is_refused_naming_the_limit(
+    small_catalog_file: Path,
+) -> None:
+    from graph.state import MAX_PLAN_STEPS, PlanningError
+
+    steps = [{"step": n, "action": f"Find item {n}", "query": f"item {n}"} for n in range(1, 13)]
+    long = {"goal": "A camping kit.", "budget": 300, "steps": steps}
+    model = FakeShoppingChatModel(replies={"Plan": [long, long]})
     with pytest.raises(PlanningError) as caught:
-        run_graph(model, small_catalog_file)
-    assert "numbered" in str(caught.value)
-    assert '"step": 2' in caught.value.raw
-    assert len(model.prompts) == 2
-    assert "was rejected" in str(model.prompts[1][-1].content)
+        run_graph(model, small_catalog_file, request="a 12-item camping list for $300")
+    assert f"more than {MAX_PLAN_STEPS} plan steps" in str(caught.value)
+    assert "group" in str(caught.value)
 
 
 def test_invalid_plan_fixed_on_the_single_retry(small_catalog_file: Path) -> None:
@@ -245,7 +299,7 @@ def test_one_product_is_kept_per_search_step(small_catalog_file: Path) -> None:
     assert any("dropped strap-2" in w for w in reasoning.warnings)
 
 
-def test_price_cap_written_as_min_price_is_flagged_with_the_plan(
+def test_price_cap_written_as_min_price_is_moved_to_max_price_with_a_note(
     small_catalog_file: Path,
 ) -> None:
     swapped = {
@@ -263,10 +317,16 @@ def test_price_cap_written_as_min_price_is_flagged_with_the_plan(
         }
     )
     state = run_graph(model, small_catalog_file, request="a camera strap under $50")
-    assert any("belongs in max_price" in w for w in state["plan_warnings"])
+    assert (
+        "step 1: price floor $50.00 is the request's cap, not a floor: removed"
+        in (state["plan_warnings"])
+    )
+    step = state["plan"].steps[0]
+    assert step.min_price is None and step.max_price == 50
+    assert step.filled_from_request == ["max_price"]
 
 
-def test_planner_tool_schema_is_compact_and_keeps_the_limits_required() -> None:
+def test_planner_tool_schema_is_compact_and_shows_only_what_the_model_writes() -> None:
     from langchain_core.utils.function_calling import convert_to_openai_tool
 
     tool = convert_to_openai_tool(Plan)["function"]
@@ -275,10 +335,13 @@ def test_planner_tool_schema_is_compact_and_keeps_the_limits_required() -> None:
     assert "description" not in step  # rules live once, in the planner prompt
     assert all("description" not in prop for prop in step["properties"].values())
     assert step["properties"]["max_price"] == {"type": ["number", "null"]}
-    # max_price and min_rating must be written (null when unused); category and
-    # min_price may be left out, which the model does unless asked for them.
-    assert step["required"] == ["step", "action", "query", "max_price", "min_rating"]
-    assert tool["parameters"]["required"] == ["goal", "budget", "features", "steps"]
+    # Code fills the step filters from the request (graph/limits.py), so the model may
+    # leave them out, as it may category; fields code writes are not shown to it at all.
+    assert step["required"] == ["step", "action", "query"]
+    assert "filled_from_request" not in step["properties"]
+    # shopping comes first: the model decides there is something to buy, then plans it.
+    assert tool["parameters"]["required"] == ["shopping", "goal", "budget", "features", "steps"]
+    assert "built_in_code" not in tool["parameters"]["properties"]
     # Code still builds steps with the optional fields left out.
     assert Plan.model_validate(PHOTO_PLAN).steps[1].min_rating is None
 

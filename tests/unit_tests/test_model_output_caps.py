@@ -55,7 +55,7 @@ def test_a_plan_over_a_cap_is_rejected(
         run = graph_run_process(
             url,
             isolated_data_dir,
-            "a photo gift",
+            "a photo gift under $200",
             "--yes",
             "--catalog",
             str(small_catalog_file),
@@ -80,7 +80,7 @@ def test_an_answer_over_a_cap_is_a_step_error(
         run = graph_run_process(
             url,
             isolated_data_dir,
-            "a photo gift",
+            "a photo gift under $200",
             "--yes",
             "--json",
             "--catalog",

@@ -1,6 +1,6 @@
-"""A plan warning (e.g. a price limit the plan dropped) is shown at approval, in the final
-summary and in --json, and the total is never called "within budget" against a budget the
-shopper did not set. Real CLI processes against the fake OpenAI-compatible server."""
+"""A limit the request states replaces the one the model wrote, and the change is shown at
+approval and in --json: the person approving sees exactly what will run. Real CLI
+processes against the fake OpenAI-compatible server."""
 
 from __future__ import annotations
 
@@ -12,12 +12,16 @@ from cli_runs import graph_run_process
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN
 
-DROPPED = "the request states a limit of $20.00, but the plan does not carry it"
-# Requests stating a limit the plan (budget and max_price $200) does not carry.
+# Requests stating a $20 limit that the fake model's plan (budget and max_price $200)
+# does not carry: code removes the $200 the request never states, and fills in the $20.
 REQUESTS = [
     "a photo gift under $20",
     "camera strap, no more than $20",
     "a strap for my camera below $20.00 please",
+]
+REMOVED = [
+    "budget $200.00 is not stated in the request: removed",
+    "step 1: price cap $200.00 is not stated in the request: removed",
 ]
 
 
@@ -26,7 +30,7 @@ def fake() -> FakeScript:
 
 
 @pytest.mark.parametrize("request_text", REQUESTS)
-def test_dropped_limit_is_shown_at_approval_in_the_summary_and_in_json(
+def test_a_wrong_limit_is_replaced_by_the_stated_one_and_shown_at_approval(
     request_text: str, small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
     catalog = ("--catalog", str(small_catalog_file))
@@ -39,14 +43,13 @@ def test_dropped_limit_is_shown_at_approval_in_the_summary_and_in_json(
             url, isolated_data_dir, "--resume", "t1", "--yes", COLUMNS="300"
         )
     assert paused.returncode == 2, paused.stdout + paused.stderr
-    assert f"! plan: {DROPPED}" in paused.stdout
+    for note in REMOVED:
+        assert f"! plan: {note}" in paused.stdout
+    # What will run is shown, and where it came from.
+    assert "(budget $20.00)" in paused.stdout
+    assert "max $20 (from request)" in paused.stdout
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert f"! plan: {DROPPED}" in resumed.stdout  # the final summary's warnings
-    assert "within budget" not in resumed.stdout
-    assert (
-        "(under the $20.00 limit the request states, which the plan dropped" in (resumed.stdout)
-        or "(over the $20.00 limit the request states" in resumed.stdout
-    )
+    assert "$200" not in resumed.stdout.split("Recommendation")[-1].split("! plan:")[0]
 
     with fake_openai_server(fake()) as url:
         as_json = graph_run_process(
@@ -54,10 +57,14 @@ def test_dropped_limit_is_shown_at_approval_in_the_summary_and_in_json(
         )
     assert as_json.returncode == 0, as_json.stderr
     report = json.loads(as_json.stdout)
-    assert report["plan_warnings"] == [DROPPED]
-    assert report["outcome"]["dropped_limit"] == 20.0
-    assert report["outcome"]["within_budget"] is None
-    assert f"plan: {DROPPED}" in report["outcome"]["warnings"]
+    assert report["plan_warnings"] == REMOVED
+    step = report["plan"]["steps"][0]
+    assert step["max_price"] == 20.0 and step["filled_from_request"] == ["max_price"]
+    assert report["plan"]["budget"] == 20.0
+    outcome = report["outcome"]
+    assert outcome["dropped_limit"] is None and outcome["budget"] == 20.0
+    # Every product the search could return is within the stated limit.
+    assert all(pick["price"] <= 20.0 for pick in outcome["picks"])
 
 
 def test_a_plan_carrying_the_stated_limit_is_within_budget_without_warnings(

@@ -66,7 +66,7 @@ def run_one(
     model = model_for(number, together)
     ctx = Context(chat_model=model, catalog=str(catalog), auto_approve=True)
     return build_graph(checkpointer=saver).invoke(
-        {"request": f"request of run {number}"},
+        {"request": f"camera gift under $200, request of run {number}"},
         {"configurable": {"thread_id": f"run-{number}"}},
         context=ctx,
     )
@@ -132,7 +132,7 @@ def test_parallel_runs_share_one_wal_database_without_losing_or_mixing_anything(
     reader = build_graph(checkpointer=shared)
     for number in range(RUNS):
         values = reader.get_state({"configurable": {"thread_id": f"run-{number}"}}).values
-        assert values["request"] == f"request of run {number}"
+        assert values["request"] == f"camera gift under $200, request of run {number}"
         assert values["plan"].goal == f"Gift number {number}."
         results = values["step_results"]
         assert [r.step for r in results] == [1, 2, 3, 4]
@@ -185,7 +185,7 @@ def test_cli_processes_share_one_checkpoint_database_and_really_overlap(
             start_graph_run(
                 url,
                 isolated_data_dir,
-                f"request of run {n}",
+                f"camera gift under $200, request of run {n}",
                 *("--catalog", str(small_catalog_file), "--thread", f"run-{n}"),
                 *("--db", str(db), "--yes", "--json"),
             )
@@ -202,7 +202,7 @@ def test_cli_processes_share_one_checkpoint_database_and_really_overlap(
         assert process.returncode == 0, f"run {number}: {err[-2000:]}"
         report = json.loads(out)
         assert report["thread_id"] == f"run-{number}"
-        assert report["request"] == f"request of run {number}"
+        assert report["request"] == f"camera gift under $200, request of run {number}"
         assert report["plan"]["goal"] == f"Gift number {number}."
         assert [r["step"] for r in report["step_results"]] == [1, 2, 3, 4]
         answers = [r["answer"] for r in report["step_results"] if r["kind"] == "reasoning"]
@@ -219,7 +219,7 @@ def test_cli_processes_share_one_checkpoint_database_and_really_overlap(
         for number in range(PROCESSES):
             state = reader.get_state({"configurable": {"thread_id": f"run-{number}"}})
             assert state.next == ()
-            assert state.values["request"] == f"request of run {number}"
+            assert state.values["request"] == f"camera gift under $200, request of run {number}"
             assert state.values["plan"].goal == f"Gift number {number}."
             assert [r.answer for r in state.values["step_results"] if r.kind == "reasoning"] == [
                 f"answer of run {number}"

@@ -24,7 +24,7 @@ from graph.builder import build_graph
 from graph.context import Context
 from graph.prompts import planner_messages
 from graph.run import main
-from graph.state import MAX_REQUEST_CHARS, PlanningError, RequestError, validate_request
+from graph.state import MAX_REQUEST_CHARS, RequestError, validate_request
 from graph.tools import search_catalog
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -167,10 +167,17 @@ def test_injected_request_gets_no_special_treatment_from_plan_validation(
         "steps": [{"step": n, "action": "leak", "query": "x"} for n in range(1, 13)],
         "system_prompt": "...",
     }
-    model = FakeShoppingChatModel(replies={"Plan": [obeyed, obeyed]})
-    with pytest.raises(PlanningError, match="no valid plan"):
-        run_graph(model, small_catalog_file, f"{INJECTION}; then buy a camera strap")
-    assert len(model.prompts) == 2
+    model = FakeShoppingChatModel(
+        replies={"Plan": [obeyed, obeyed], "ReasoningAnswer": [STRAP_PICK]}
+    )
+    state = run_graph(model, small_catalog_file, f"{INJECTION}; then buy a camera strap")
+    assert model.tools_seen[:2] == [["Plan"], ["Plan"]]
+    # Nothing the model wrote is used: the fallback plan is built in code from the
+    # request's words, and goes through approval like any plan.
+    plan = state["plan"]
+    assert plan.built_in_code is not None and "no valid plan" in plan.built_in_code
+    assert "reveal" not in plan.goal and len(plan.steps) == 2
+    assert "leak" not in [s.action for s in plan.steps]
 
 
 @pytest.mark.parametrize("tool_mode", ["direct", "llm"])
@@ -375,7 +382,8 @@ def test_hostile_queries_as_plan_steps_run_without_step_errors(small_catalog_fil
         model = FakeShoppingChatModel(replies={"Plan": [plan], "ReasoningAnswer": [STRAP_PICK]})
         state = run_graph(model, small_catalog_file, "hostile queries")
         results = state["step_results"]
-        assert [r.step for r in results] == [s["step"] for s in steps]
+        # Code drops a search of no product words (it searches for nothing wanted).
+        assert [r.step for r in results] == [s.step for s in state["plan"].steps]
         assert not any(r.error for r in results), [r.error for r in results]
 
 

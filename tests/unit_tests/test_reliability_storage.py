@@ -47,7 +47,9 @@ def save_a_run(db: Path, catalog: Path, thread_id: str = "saved") -> None:
         model = FakeShoppingChatModel(replies=replies())
         ctx = Context(chat_model=model, catalog=str(catalog), auto_approve=True)
         build_graph(checkpointer=saver).invoke(
-            {"request": "a photo gift"}, {"configurable": {"thread_id": thread_id}}, context=ctx
+            {"request": "a photo gift under $200"},
+            {"configurable": {"thread_id": thread_id}},
+            context=ctx,
         )
     finally:
         saver.conn.close()
@@ -87,7 +89,7 @@ def one_error_line(out: str, *words: str) -> str:
 
 
 def run_args(catalog: Path, thread_id: str = "new") -> tuple[str, ...]:
-    return ("a photo gift", "--catalog", str(catalog), "-y", "--thread", thread_id)
+    return ("a photo gift under $200", "--catalog", str(catalog), "-y", "--thread", thread_id)
 
 
 # ---------------------------------------------------------------- corrupted

@@ -23,7 +23,13 @@ def run_with(fault: str, catalog: Path, data_dir: Path) -> tuple[object, FakeScr
     with fake_openai_server(fake) as url:
         started = time.monotonic()
         run = graph_run_process(
-            url, data_dir, "a photo gift", "--yes", "--catalog", str(catalog), COLUMNS="400"
+            url,
+            data_dir,
+            "a photo gift under $200",
+            "--yes",
+            "--catalog",
+            str(catalog),
+            COLUMNS="400",
         )
         elapsed = time.monotonic() - started
     return run, fake, elapsed

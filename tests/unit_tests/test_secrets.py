@@ -85,7 +85,9 @@ def test_http_500_every_time_real_cli_backs_off_fails_clearly_and_shows_no_key(
     """The unpatched production RetryPolicy, end to end in a real process."""
     fake = FakeScript(replies={"Plan": [STRAP_PLAN]}, faults=["500"] * 3)
     with fake_openai_server(fake) as url:
-        run = cli(url, isolated_data_dir, "a photo gift", "--catalog", str(small_catalog_file))
+        run = cli(
+            url, isolated_data_dir, "a photo gift under $200", "--catalog", str(small_catalog_file)
+        )
     output = run.stdout + run.stderr
     assert run.returncode == 2, output
     assert KEY not in output and "SECRET" not in output
@@ -102,7 +104,9 @@ def test_http_401_echoing_the_key_is_not_retried_and_the_key_is_masked(
 ) -> None:
     fake = FakeScript(replies={"Plan": [STRAP_PLAN]}, faults=["401"])
     with fake_openai_server(fake) as url:
-        run = cli(url, isolated_data_dir, "a photo gift", "--catalog", str(small_catalog_file))
+        run = cli(
+            url, isolated_data_dir, "a photo gift under $200", "--catalog", str(small_catalog_file)
+        )
     output = run.stdout + run.stderr
     assert run.returncode == 2, output
     assert "HTTP 401" in output and "Incorrect API key provided: ***" in output
@@ -126,7 +130,8 @@ def test_planning_error_holding_the_key_is_printed_masked_and_not_checkpointed(
         monkeypatch.setenv("OPENAI_MODEL", "fake-model")
         monkeypatch.setenv("OPENAI_API_KEY", KEY)
         monkeypatch.setattr(sys, "argv", ["graph.run"])
-        code = main(["gift", "--catalog", str(small_catalog_file), "-y", "--db", str(db)])
+        # A request naming no product: no plan can be built in code either.
+        code = main(["🎁 🎁", "--catalog", str(small_catalog_file), "-y", "--db", str(db)])
     out = capsys.readouterr()
     assert code == 2
     assert "no valid plan" in out.out and "model output:" in out.out

@@ -47,7 +47,7 @@ def test_a_stalled_call_ends_the_run_within_three_times_the_deadline(
         run = graph_run_process(
             url,
             isolated_data_dir,
-            "a photo gift",
+            "a photo gift under $200",
             "--yes",
             "--thread",
             "stall",
@@ -95,7 +95,7 @@ def test_one_ctrl_c_stops_the_run_at_once_and_the_thread_resumes(
         run = start_run(
             url,
             isolated_data_dir,
-            "a photo gift",
+            "a photo gift under $200",
             "--yes",
             "--thread",
             "ctrl-c",

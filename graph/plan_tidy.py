@@ -1,0 +1,41 @@
+"""Plan shapes a small model writes that cost calls and time for nothing, tidied in code
+before the plan is shown for approval (the person sees the tidied plan and a note)."""
+
+from __future__ import annotations
+
+from graph.state import Plan, PlanStep
+
+
+def merge_reasoning_runs(plan: Plan) -> tuple[Plan, list[str]]:
+    """Merge reasoning steps that follow one another into one. With no search between
+    them they read the same results, so one call does the work of several: a 1.5B model
+    planned "filter by reviews", "sort by rating", "pick the top" as three LLM calls."""
+    steps: list[PlanStep] = []
+    notes: list[str] = []
+    run: list[PlanStep] = []
+
+    def flush() -> None:
+        if not run:
+            return
+        if len(run) == 1:
+            steps.append(run[0])
+        else:
+            action = "; ".join(step.action.rstrip(".") for step in run)
+            notes.append(
+                f"steps {run[0].step}-{run[-1].step} read the same results: merged into one "
+                "reasoning step"
+            )
+            steps.append(run[-1].model_copy(update={"action": action[:1000]}))
+        run.clear()
+
+    for step in plan.steps:
+        if step.is_search:
+            flush()
+            steps.append(step)
+        else:
+            run.append(step)
+    flush()
+    if not notes:
+        return plan, []
+    numbered = [s.model_copy(update={"step": n}) for n, s in enumerate(steps, start=1)]
+    return plan.model_copy(update={"steps": numbered}), notes

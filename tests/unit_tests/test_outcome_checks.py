@@ -1,0 +1,115 @@
+"""What the outcome may recommend: nothing for a request that asks for no product, never a
+product unrelated to the request, and one product once. A fake chat model stands in for
+the LLM (no network)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fakes import FakeShoppingChatModel
+from langgraph.checkpoint.memory import MemorySaver
+
+from graph.builder import build_graph
+from graph.context import Context
+
+
+def run_graph(model: FakeShoppingChatModel, catalog: Path, request: str) -> dict[str, Any]:
+    graph = build_graph(checkpointer=MemorySaver())
+    ctx = Context(chat_model=model, catalog=str(catalog), auto_approve=True)
+    return graph.invoke({"request": request}, {"configurable": {"thread_id": "t"}}, context=ctx)
+
+
+def test_a_request_for_no_product_gets_no_search_and_no_recommendation(
+    small_catalog_file: Path,
+) -> None:
+    not_shopping = {
+        "goal": "Tell the weather in Paris tomorrow.",
+        "budget": None,
+        "features": [],
+        "shopping": False,
+        "steps": [{"step": 1, "action": "Search", "query": "weather paris"}],
+    }
+    model = FakeShoppingChatModel(replies={"Plan": [not_shopping]})
+    state = run_graph(model, small_catalog_file, "what's the weather in Paris tomorrow?")
+    assert model.tools_seen == [["Plan"]]  # the planner only: no search, no pick
+    assert state["plan"].steps == [] and state["step_results"] == []
+    assert state.get("approval") is None  # nothing to approve: nothing runs
+    outcome = state["outcome"]
+    assert outcome.not_shopping and outcome.picks == []
+    assert "not a shopping request" in outcome.warnings[0]
+
+
+def test_a_request_stating_a_price_is_never_taken_for_not_shopping(
+    small_catalog_file: Path,
+) -> None:
+    wrong = {"shopping": False, "goal": "g", "budget": None, "steps": []}
+    plan = {
+        "goal": "A strap.",
+        "budget": 40,
+        "steps": [
+            {"step": 1, "action": "Find straps", "query": "camera strap"},
+            {"step": 2, "action": "Pick", "query": None},
+        ],
+    }
+    pick = {"answer": "The padded one.", "product_ids": ["strap-2"]}
+    model = FakeShoppingChatModel(replies={"Plan": [wrong, plan], "ReasoningAnswer": [pick]})
+    state = run_graph(model, small_catalog_file, "a camera strap under $40")
+    assert "states a price or rating limit" in str(model.prompts[1][-1].content)
+    assert [p.id for p in state["outcome"].picks] == ["strap-2"]
+
+
+def test_a_pick_matching_none_of_the_requests_words_is_not_recommended(
+    small_catalog_file: Path,
+) -> None:
+    # The weather request planned as a search anyway: whatever it finds is unrelated.
+    plan = {
+        "goal": "Weather in Paris tomorrow.",
+        "budget": None,
+        "steps": [
+            {"step": 1, "action": "Search", "query": "burr grinder"},
+            {"step": 2, "action": "Pick", "query": None},
+        ],
+    }
+    pick = {"answer": "The grinder.", "product_ids": ["grinder-1"]}
+    model = FakeShoppingChatModel(replies={"Plan": [plan], "ReasoningAnswer": [pick]})
+    state = run_graph(model, small_catalog_file, "what's the weather in Paris tomorrow?")
+    outcome = state["outcome"]
+    assert outcome.picks == []
+    assert any("grinder-1 matches none of the request's words" in w for w in outcome.warnings)
+
+
+def test_one_product_found_by_two_searches_is_counted_once(small_catalog_file: Path) -> None:
+    # One item, searched once per feature: both searches find the same strap.
+    plan = {
+        "goal": "A leather camera strap.",
+        "budget": 50,
+        "steps": [
+            {"step": 1, "action": "Find leather straps", "query": "leather camera strap"},
+            {"step": 2, "action": "Find camera straps", "query": "camera strap leather"},
+            {"step": 3, "action": "Pick one", "query": None},
+        ],
+    }
+    pick = {"answer": "The leather one, for both.", "product_ids": ["strap-1", "strap-1"]}
+    model = FakeShoppingChatModel(replies={"Plan": [plan], "ReasoningAnswer": [pick]})
+    state = run_graph(model, small_catalog_file, "a leather camera strap under $50")
+    outcome = state["outcome"]
+    assert [p.id for p in outcome.picks] == ["strap-1"]
+    assert outcome.total_price == 39.0
+
+
+def test_with_no_reasoning_pick_each_search_best_is_a_distinct_product(
+    small_catalog_file: Path,
+) -> None:
+    plan = {
+        "goal": "A camera strap.",
+        "budget": None,
+        "steps": [
+            {"step": 1, "action": "Find straps", "query": "camera strap"},
+            {"step": 2, "action": "Find straps again", "query": "strap camera"},
+        ],
+    }
+    model = FakeShoppingChatModel(replies={"Plan": [plan]})
+    state = run_graph(model, small_catalog_file, "a camera strap")
+    ids = [p.id for p in state["outcome"].picks]
+    assert len(ids) == len(set(ids)) == 2
