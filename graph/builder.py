@@ -1,6 +1,7 @@
 """Wires the planner-executor graph. No replan edge exists: nothing leads back to the planner.
 
 START -> planner -> approval -> executor <-> (tools -> record_search) -> verify -> END
+A person's edit that fails its checks brings the run back to approval, never the planner.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
 
     builder.add_edge(START, "planner")
     builder.add_edge("planner", "approval")
-    builder.add_conditional_edges("approval", route_after_approval, ["executor", END])
+    builder.add_conditional_edges("approval", route_after_approval, ["executor", "approval", END])
     builder.add_conditional_edges("executor", route_after_executor, ["tools", "executor", "verify"])
     builder.add_edge("tools", "record_search")
     builder.add_conditional_edges("record_search", route_next_step, ["executor", "verify"])

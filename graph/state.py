@@ -167,9 +167,15 @@ class PlanStep(BaseModel):
 
     @field_validator("min_price", "max_price", "min_rating")
     @classmethod
-    def _finite(cls, value: float | None) -> float | None:
+    def _finite(cls, value: float | None, info: Any) -> float | None:
         if value is not None and not math.isfinite(value):
             raise ValueError("must be a finite number")
+        # A negative price or a rating off the 0-5 scale filters nothing a shopper means
+        # (a person editing the plan may type one).
+        if value is not None and value < 0:
+            raise ValueError(f"must be a number >= 0, got {value:g}")
+        if info.field_name == "min_rating" and value is not None and value > 5:
+            raise ValueError(f"ratings go from 0 to 5, got {value:g}")
         return value
 
     @property
@@ -331,6 +337,32 @@ class Outcome(BaseModel):
 
 ApprovalStatus = Literal["approved", "rejected"]
 
+# The fields of a plan a person edits at approval, in the order they are shown.
+PLAN_FIELDS = ("goal", "budget", "features")
+STEP_FIELDS = ("action", "query", "category", "min_price", "max_price", "min_rating")
+PlanValue = str | float | list[str] | None
+
+
+class PlanChange(BaseModel):
+    """One difference between the model's plan and a person's edit of it. A step is
+    named by its number in the model's plan (`step`) and in the edit (`new_step`)."""
+
+    kind: Literal["plan", "added", "removed", "changed"]
+    step: int | None = None  # in the model's plan (None: a plan field, or an added step)
+    new_step: int | None = None  # in the edited plan (None: a plan field, a removed step)
+    field: str | None = None  # the plan or step field changed (None: a whole step)
+    before: PlanValue = None
+    after: PlanValue = None
+
+
+class PlanEdit(BaseModel):
+    """A person's edit of the model's plan, made at approval: the plan that runs instead
+    of the model's, what changed, and the code checks (plan_warnings) of the edit."""
+
+    plan: Plan
+    changes: list[PlanChange]
+    warnings: list[str] = []
+
 
 @dataclass(kw_only=True)
 class InputState:
@@ -348,6 +380,10 @@ class State(InputState):
     planner_usage: Usage | None = None  # planner
     planner_latency_s: float | None = None  # planner
     approval: ApprovalStatus | None = None  # approval
+    # approval: a person's edit of the plan, which runs instead of `plan` (kept as the
+    # model wrote it), and why the last edit sent was refused (the run stays paused).
+    plan_edit: PlanEdit | None = None
+    edit_error: str | None = None
     dispatched: SearchDispatch | None = None  # executor: the search awaiting its answer
     # Append-only logs with a reducer, so each step's node adds to them: executor (a
     # reasoning step, or a search whose call failed) and record_search (a search) each
@@ -362,10 +398,21 @@ class State(InputState):
         # loads them back as plain dicts of their fields; nodes get the models again.
         self.plan = _as_model(Plan, self.plan)
         self.planner_usage = _as_model(Usage, self.planner_usage)
+        self.plan_edit = _as_model(PlanEdit, self.plan_edit)
         self.dispatched = _as_model(SearchDispatch, self.dispatched)
         self.outcome = _as_model(Outcome, self.outcome)
         if any(isinstance(r, dict) for r in self.step_results):
             self.step_results = [_as_model(StepResult, r) for r in self.step_results]
+
+    @property
+    def run_plan(self) -> Plan | None:
+        """The plan the executor runs: a person's edit if there is one, else the model's."""
+        return self.plan_edit.plan if self.plan_edit is not None else self.plan
+
+    @property
+    def run_plan_warnings(self) -> list[str]:
+        """The code checks of the plan that runs."""
+        return self.plan_edit.warnings if self.plan_edit is not None else self.plan_warnings
 
     @property
     def next_step(self) -> int:
@@ -391,5 +438,7 @@ STATE_TYPES = [
         Outcome,
         ReasoningAnswer,
         SearchDispatch,
+        PlanChange,
+        PlanEdit,
     )
 ]
