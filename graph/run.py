@@ -193,6 +193,7 @@ def approver(args: argparse.Namespace, console: Console, view: RunView) -> Appro
 def ask_approval(console: Console, view: RunView, request: ApprovalRequest) -> ApprovalDecision:
     """Ask approve, reject or edit until the person approves or rejects. An edit is read
     back, checked and shown with its changes and estimate; an invalid one never runs."""
+    from catalog.terminal import terminal_markup
     from graph.plan_edit import PlanEditError, plan_text, read_plan_text
     from graph.session import ApprovalDecision, review_edit
 
@@ -208,7 +209,8 @@ def ask_approval(console: Console, view: RunView, request: ApprovalRequest) -> A
             saved = edit_in_editor(text)
             plan = read_plan_text(saved, current)
         except EditorError as error:
-            console.print(f"[bold red]error:[/] {error}", soft_wrap=True)
+            # The command comes from $EDITOR: shown as text, never as markup.
+            console.print(f"[bold red]error:[/] {terminal_markup(str(error))}", soft_wrap=True)
         except PlanEditError as error:
             view.edit_problems(error.problems)
             text = saved
