@@ -25,6 +25,7 @@ from graph.state import (
     Plan,
     PlanChange,
     PlanEdit,
+    PlanStep,
     PlanValue,
 )
 
@@ -200,7 +201,8 @@ def edit_of(request: str, model_plan: Plan, plan: Plan) -> PlanEdit | None:
 def plan_changes(before: Plan, after: Plan) -> list[PlanChange]:
     """The differences between two plans: plan fields, then steps added, removed or
     changed field by field. Steps are matched by their action text, the way a person
-    reads a plan; a step whose action was rewritten in place counts as changed."""
+    reads a plan; among steps whose actions differ, a search and a search (or two
+    reasoning steps) in the same place count as one step rewritten in place."""
     changes = [
         PlanChange(
             kind="plan", field=name, before=getattr(before, name), after=getattr(after, name)
@@ -208,33 +210,51 @@ def plan_changes(before: Plan, after: Plan) -> list[PlanChange]:
         for name in PLAN_FIELDS
         if getattr(before, name) != getattr(after, name)
     ]
-    old, new = before.steps, after.steps
-    matcher = difflib.SequenceMatcher(
-        a=[s.action for s in old], b=[s.action for s in new], autojunk=False
-    )
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        paired = (i2 - i1) if tag == "equal" else min(i2 - i1, j2 - j1) if tag == "replace" else 0
-        for offset in range(paired):
-            a, b = old[i1 + offset], new[j1 + offset]
+    for old, new in _matched_steps(before.steps, after.steps):
+        if new is None and old is not None:
+            changes.append(PlanChange(kind="removed", step=old.step, before=old.action))
+        elif old is None and new is not None:
+            changes.append(PlanChange(kind="added", new_step=new.step, after=new.action))
+        elif old is not None and new is not None:
             changes += [
                 PlanChange(
                     kind="changed",
-                    step=a.step,
-                    new_step=b.step,
+                    step=old.step,
+                    new_step=new.step,
                     field=name,
-                    before=getattr(a, name),
-                    after=getattr(b, name),
+                    before=getattr(old, name),
+                    after=getattr(new, name),
                 )
                 for name in STEP_FIELDS
-                if getattr(a, name) != getattr(b, name)
+                if getattr(old, name) != getattr(new, name)
             ]
-        changes += [
-            PlanChange(kind="removed", step=s.step, before=s.action) for s in old[i1 + paired : i2]
-        ]
-        changes += [
-            PlanChange(kind="added", new_step=s.step, after=s.action) for s in new[j1 + paired : j2]
-        ]
     return changes
+
+
+Pair = tuple[PlanStep | None, PlanStep | None]
+
+
+def _matched_steps(old: list[PlanStep], new: list[PlanStep]) -> list[Pair]:
+    """(old, new) pairs in plan order: a step kept (maybe changed), removed or added."""
+    pairs: list[Pair] = []
+    by_action = difflib.SequenceMatcher(
+        a=[s.action for s in old], b=[s.action for s in new], autojunk=False
+    )
+    for tag, i1, i2, j1, j2 in by_action.get_opcodes():
+        if tag == "equal":
+            pairs += zip(old[i1:i2], new[j1:j2], strict=True)
+            continue
+        olds, news = old[i1:i2], new[j1:j2]
+        by_kind = difflib.SequenceMatcher(
+            a=[s.is_search for s in olds], b=[s.is_search for s in news], autojunk=False
+        )
+        for kind_tag, k1, k2, m1, m2 in by_kind.get_opcodes():
+            if kind_tag == "equal":
+                pairs += zip(olds[k1:k2], news[m1:m2], strict=True)
+            else:
+                pairs += [(s, None) for s in olds[k1:k2]]
+                pairs += [(None, s) for s in news[m1:m2]]
+    return pairs
 
 
 def _shown(value: PlanValue) -> str:
