@@ -381,7 +381,8 @@ def drive(
             Plan.model_validate(paused["plan"]),
             estimate,
             tuple(paused.get("warnings") or ()),
-            request=graph.get_state(config).values.get("request", ""),
+            # Cleaned as the planner saw it: an edit is checked against the same text.
+            request=validate_request(graph.get_state(config).values.get("request", "")),
             context=context,
             error=paused.get("error"),
         )
