@@ -96,6 +96,8 @@ class RunView:
             if self._spinner is not None:  # the draft under it gives way to the full table
                 self._spinner.update(Text("Planned."))
             self.plan(change["plan"])
+        if change.get("plan_edit") is not None:  # the steps that run are the person's
+            self.step_actions = [step.action for step in change["plan_edit"].plan.steps]
         for result in change.get("step_results", []):
             self.steps_done += 1
             self.step(result)

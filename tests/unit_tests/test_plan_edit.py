@@ -554,3 +554,17 @@ def test_cli_process_on_a_real_terminal_edits_and_runs_the_edit(
     assert "step 3 (reason) Pick the gift" in output and "step 4" not in output
     assert (tmp_path / "opened").read_text() == "1"
     assert len(fake.calls_for("ReasoningAnswer")) == 1
+
+
+def test_progress_counts_the_steps_of_the_edit_once_approval_records_it() -> None:
+    from rich.console import Console
+
+    from graph.plan_edit import edit_of
+    from graph.render import RunView
+
+    view = RunView(Console(file=io.StringIO()), "t", quiet=True)
+    view.stream_started({"plan": MODEL_PLAN})
+    assert str(view.status_text()) == "Step 1/4: Find camera straps…"
+    edit = edit_of("a gift", MODEL_PLAN, checked_plan(EDITED))
+    view.node_finished("approval", {"approval": "approved", "plan_edit": edit})
+    assert str(view.status_text()) == "Step 1/3: Find camera straps…"
