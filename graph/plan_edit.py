@@ -17,6 +17,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from catalog import CatalogQueryError
+from catalog.validation import check_search_args
 from graph.constraints import plan_warnings
 from graph.state import (
     MAX_PLAN_STEPS,
@@ -149,9 +151,20 @@ def checked_plan(data: object) -> Plan:
     if problems:
         raise PlanEditError(problems)
     try:
-        return Plan.model_validate({**data, "steps": numbered})
+        plan = Plan.model_validate({**data, "steps": numbered})
     except ValidationError as error:
         raise PlanEditError(readable_problems(error)) from None
+    # The checks the catalog makes on a search's filters (a negative price, a rating off
+    # the 0-5 scale, min above max). A model's slip there becomes a failed step, since
+    # nothing replans; a person at the prompt can fix the edit before anything runs.
+    for step in plan.search_steps:
+        try:
+            check_search_args(**step.search_arguments())
+        except CatalogQueryError as error:
+            problems.append(f"step {step.step}: {error}")
+    if problems:
+        raise PlanEditError(problems)
+    return plan
 
 
 def readable_problems(error: ValidationError) -> list[str]:

@@ -381,7 +381,7 @@ def test_resume_with_an_edited_plan_runs_the_edit_and_an_invalid_one_stays_inter
     studio.assert_run_succeeded(thread_id, run["run_id"])
     assert client.threads.get(thread_id)["status"] == "interrupted"
     refused = client.threads.get_state(thread_id)
-    error = "the edited plan was refused: step 1: max_price must be a number >= 0, got -1"
+    error = "the edited plan was refused: step 1: max_price: must be >= 0, got -1.0"
     assert refused["next"] == ["approval"]
     assert refused["values"]["edit_error"] == error
     assert refused["tasks"][0]["interrupts"][0]["value"]["error"] == error

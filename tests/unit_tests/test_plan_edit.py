@@ -115,8 +115,14 @@ def test_invalid_edits_are_refused_with_a_line_naming_the_problem() -> None:
     negative = text.replace("max_price = 200", "max_price = -5")
     eleven = text + "".join(f'\n[[step]]\naction = "Extra step {i}"\n' for i in range(7))
     assert _problems(no_action) == ["step 2: action is missing"]
-    assert _problems(negative) == ["step 1: max_price must be a number >= 0, got -5"]
+    assert _problems(negative) == ["step 1: max_price: must be >= 0, got -5.0"]
     assert _problems(eleven) == ["a plan has at most 10 steps, this one has 11"]
+    # The catalog's own checks of a search's filters, made before anything runs.
+    rating = text.replace('query = "lens cleaning kit"', 'query = "kit"\nmin_rating = 9')
+    assert _problems(rating) == ["step 3: min_rating: must be between 0 and 5, got 9.0"]
+    assert _problems(text.replace("max_price = 200", "max_price = 20\nmin_price = 30")) == [
+        "step 1: min_price: must not exceed max_price, got min_price=30 > max_price=20"
+    ]
     assert _problems(text.replace("budget = 200", 'budget = "lots"')) == ["budget must be a number"]
     assert _problems(text + "\n[[step]]\nacton = 'typo'\n")[-1].startswith(
         "step 5: acton is not a known field"
@@ -352,7 +358,7 @@ INVALID_EDITS = {
     ),
     "a negative price": (
         "text = text.replace('max_price = 200', 'max_price = -20')",
-        "step 1: max_price must be a number >= 0, got -20",
+        "step 1: max_price: must be >= 0, got -20.0",
     ),
     "eleven steps": (
         "text += ''.join(f'[[step]]\\naction = \"More {i}\"\\n' for i in range(7))",
@@ -405,7 +411,7 @@ def test_cli_edit_again_after_an_invalid_edit_starts_from_what_was_written(
     with fake_openai_server(fake) as url:
         code, out = run_cli(capsys, cli_env, url, db, "e\ne\na\n", *args)
     assert code == 0, out
-    assert "step 1: max_price must be a number >= 0, got -1" in out
+    assert "step 1: max_price: must be >= 0, got -1.0" in out
     assert "step 1: max_price 200 -> 30" in out
     assert _search_calls(saved_values(db, "again"))[0] == {"query": "camera strap", "max_price": 30}
 
