@@ -249,7 +249,7 @@ class EditorError(RuntimeError):
     """The editor could not be started or did not save the plan."""
 
 
-MAX_EDIT_BYTES = 1_000_000  # far above any valid plan (its fields are capped)
+MAX_EDIT_CHARS = 1_000_000  # far above any valid plan (its fields are capped)
 
 
 def editor_command() -> list[str] | None:
@@ -296,9 +296,9 @@ def edit_in_editor(text: str) -> str:
         if done.returncode != 0:
             raise EditorError(f"the editor exited with status {done.returncode}; no edit made")
         with open(path, encoding="utf-8", errors="replace") as file:
-            saved = file.read(MAX_EDIT_BYTES + 1)
-        if len(saved) > MAX_EDIT_BYTES:
-            raise EditorError(f"the saved file is over {MAX_EDIT_BYTES:,} characters; no edit made")
+            saved = file.read(MAX_EDIT_CHARS + 1)
+        if len(saved) > MAX_EDIT_CHARS:
+            raise EditorError(f"the saved file is over {MAX_EDIT_CHARS:,} characters; no edit made")
         return saved
     finally:
         os.unlink(path)
