@@ -2,6 +2,7 @@
 
 START -> planner -> approval -> executor <-> (tools -> record_search) -> verify -> END
 (planner -> verify when the request asks for no product: nothing runs)
+A person's edit that fails its checks brings the run back to approval, never the planner.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
 
     builder.add_edge(START, "planner")
     builder.add_conditional_edges("planner", route_after_planner, ["approval", "verify"])
-    builder.add_conditional_edges("approval", route_after_approval, ["executor", END])
+    builder.add_conditional_edges("approval", route_after_approval, ["executor", "approval", END])
     builder.add_conditional_edges("executor", route_after_executor, ["tools", "executor", "verify"])
     builder.add_edge("tools", "record_search")
     builder.add_conditional_edges("record_search", route_next_step, ["executor", "verify"])

@@ -5,7 +5,6 @@ by facts rather than by its arithmetic. No LLM call and no replanning happens he
 from __future__ import annotations
 
 import itertools
-import os
 import re
 from dataclasses import dataclass, field
 
@@ -62,7 +61,9 @@ def is_relevant(product: Product, words: set[str]) -> bool:
 
 def _same_root(a: str, b: str) -> bool:
     """Words of one root ("photography", "photographer"): a long shared beginning."""
-    shared = len(os.path.commonprefix([a, b]))
+    shared = next(
+        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
+    )
     return shared >= 5 and shared >= 0.8 * min(len(a), len(b))
 
 

@@ -221,6 +221,13 @@ def reconcile_limits(request: str, plan: Plan) -> Reconciled:
     if budget is not None and not _stated(budget, stated.prices):
         notes.append(f"budget {_money(budget)} is not stated in the request: removed")
         budget = None
+    if budget is not None and stated.max_price is not None and not _same(budget, stated.max_price):
+        # One cap stated, so the budget can only be that cap ("$400 to $600" once gave
+        # a budget of 400, the floor).
+        notes.append(
+            f"budget {_money(budget)} is not the request's cap: set to {_money(stated.max_price)}"
+        )
+        budget = stated.max_price
     if budget is None and stated.max_price is not None:
         budget = stated.max_price
     cap = stated.max_price if stated.max_price is not None else budget

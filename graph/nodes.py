@@ -26,6 +26,7 @@ from graph.context import Context
 from graph.cost import estimate_plan_cost
 from graph.fallback import fallback_plan
 from graph.limits import read_limits, reconcile_limits
+from graph.plan_edit import HOW_TO_ANSWER, PlanEditError, checked_plan, edit_of
 from graph.plan_tidy import merge_reasoning_runs
 from graph.prompts import (
     PLANNING_RETRY,
@@ -172,22 +173,39 @@ def _too_many_steps(error: object) -> bool:
 
 
 def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Pause with the plan and its cost estimate until a person approves or rejects it."""
+    """Pause with the plan and its cost estimate until a person approves, rejects or
+    edits it. An edit is checked like the model's plan (Plan schema, plan_warnings); one
+    that fails is refused with its reason kept in state, and the run pauses here again."""
     if runtime.context.auto_approve:
         return {"approval": "approved"}
     assert state.plan is not None
     estimate = estimate_plan_cost(state.plan, runtime.context)
-    decision = interrupt(
-        {
-            "question": "Run this plan?",
-            "plan": state.plan.model_dump(mode="json"),
-            "estimate": estimate.model_dump(mode="json"),
-            # Checks done in code (e.g. a price limit the plan dropped): the person
-            # approving must see them.
-            "warnings": list(state.plan_warnings),
-        }
-    )
-    return {"approval": "approved" if is_approval(decision) else "rejected"}
+    payload: dict[str, Any] = {
+        "question": "Run this plan?",
+        "how_to_answer": HOW_TO_ANSWER,
+        "plan": state.plan.model_dump(mode="json"),
+        "estimate": estimate.model_dump(mode="json"),
+        # Checks done in code (e.g. a price limit the plan dropped): the person
+        # approving must see them.
+        "warnings": list(state.plan_warnings),
+    }
+    if state.edit_error:
+        payload["error"] = state.edit_error
+    decision = interrupt(payload)
+    cleared: dict[str, Any] = {"edit_error": None} if state.edit_error else {}
+    if not is_approval(decision):
+        return {"approval": "rejected", **cleared}
+    edited = decision.get("plan") if isinstance(decision, dict) else None
+    if edited is None:
+        return {"approval": "approved", **cleared}
+    try:
+        plan = checked_plan(edited)
+    except PlanEditError as error:
+        # No approval is written: the routing brings the run back here, never to the
+        # planner, and the next answer can fix the edit.
+        return {"edit_error": f"the edited plan was refused: {error}"}
+    edit = edit_of(validate_request(state.request), state.plan, plan)
+    return {"approval": "approved", "plan_edit": edit, **cleared}
 
 
 def is_approval(decision: object) -> bool:
@@ -201,9 +219,9 @@ def is_approval(decision: object) -> bool:
 
 def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Run the next plan step. It sees that step and earlier results, never the request."""
-    assert state.plan is not None
+    assert state.run_plan is not None
     context = runtime.context
-    step = state.plan.steps[state.next_step]
+    step = state.run_plan.steps[state.next_step]
     started = time.perf_counter()
     # Wall clock for a search: record_search may finish it in another process (a resume).
     dispatched_at = time.time()
@@ -249,8 +267,8 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     )
     earlier = list(state.step_results)
     catalog = get_catalog(context.catalog, context.catalog_url)
-    candidates = candidates_of(state.plan, earlier, catalog)
-    reply = model.invoke(reasoning_messages(state.plan, step, earlier, candidates))
+    candidates = candidates_of(state.run_plan, earlier, catalog)
+    reply = model.invoke(reasoning_messages(state.run_plan, step, earlier, candidates))
     parsed = reply.get("parsed")
     result = StepResult(
         step=step.step,
@@ -273,7 +291,7 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         picked, note = one_pick_per_search(picked, candidates)
         if note:
             result.warnings.append(note)
-        picked, note = guard_picks(state.plan, picked, candidates)
+        picked, note = guard_picks(state.run_plan, picked, candidates)
         if note:
             result.warnings.append(note)
         result.answer = parsed.answer
@@ -303,8 +321,8 @@ def _masked(message: BaseMessage) -> BaseMessage:
 
 def record_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Turn the ToolNode's answer for the current search step into a StepResult."""
-    assert state.plan is not None
-    step = state.plan.steps[state.next_step]
+    assert state.run_plan is not None
+    step = state.run_plan.steps[state.next_step]
     tool_message = state.messages[-1]
     result = StepResult(step=step.step, kind="search", action=step.action)
     dispatch = state.dispatched
@@ -327,8 +345,8 @@ def record_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Check the recommendation in code: ids exist, prices come from the catalog, and the
     total is compared with the budget. Violations are flagged, never fixed by an LLM."""
-    assert state.plan is not None
-    if state.plan.not_shopping:
+    assert state.run_plan is not None
+    if state.run_plan.not_shopping:
         # Nothing was searched: say so, and recommend nothing.
         return {"outcome": Outcome(not_shopping=True, warnings=list(NOT_SHOPPING_NOTE))}
     results = list(state.step_results)
@@ -339,13 +357,13 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     else:
         # No reasoning step picked anything: each search's best candidate by the checks
         # computed in code (limits, wanted terms, rank). Still no LLM call.
-        picked = best_per_search(candidates_of(state.plan, results, catalog))
+        picked = best_per_search(candidates_of(state.run_plan, results, catalog))
     found = catalog.get(p.id for p in picked)
-    outcome = Outcome(budget=state.plan.budget)
-    if missing_limit_warning(state.request, state.plan):
+    outcome = Outcome(budget=state.run_plan.budget)
+    if missing_limit_warning(state.request, state.run_plan):
         # The plan's budget is not what the shopper asked for: say so, never "within budget".
         outcome.dropped_limit = stated_price_limit(state.request)
-    wanted = request_words(state.request, state.plan)
+    wanted = request_words(state.request, state.run_plan)
     for product in picked:
         record = found.get(product.id)
         if record is None:
@@ -380,7 +398,7 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             outcome.warnings.append(
                 f"total ${outcome.total_price:,.2f} is over the budget of ${outcome.budget:,.2f}"
             )
-    outcome.warnings.extend(f"plan: {warning}" for warning in state.plan_warnings)
+    outcome.warnings.extend(f"plan: {warning}" for warning in state.run_plan_warnings)
     for result in results:
         if result.error:
             outcome.warnings.append(f"step {result.step} failed: {result.error}")
@@ -400,6 +418,8 @@ def route_after_planner(state: State) -> str:
 
 
 def route_after_approval(state: State) -> str:
+    if state.approval is None:  # an edit was refused: ask again, with the reason
+        return "approval"
     return "executor" if state.approval == "approved" else "__end__"
 
 
@@ -411,5 +431,5 @@ def route_after_executor(state: State) -> str:
 
 
 def route_next_step(state: State) -> str:
-    assert state.plan is not None
-    return "executor" if state.next_step < len(state.plan.steps) else "verify"
+    assert state.run_plan is not None
+    return "executor" if state.next_step < len(state.run_plan.steps) else "verify"

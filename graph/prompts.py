@@ -61,7 +61,8 @@ Earlier results:
 Answer in one sentence and list the ids you pick (one per kind of item wanted)."""
 
 PLANNING_RETRY = """Your previous plan was rejected: {error}
-Return the plan again, fixing that problem."""
+Return the plan again, fixing that problem. A shopping plan has at least one search step \
+and ends with the reasoning step that picks."""
 
 
 # ---------------------------------------------------------------- rendering

@@ -32,14 +32,23 @@ from graph.checkpoint import (
 )
 from graph.cost import CostEstimate
 from graph.local_model import LocalModelError
+from graph.plan_edit import describe_change, plan_that_runs
 from graph.providers import (
     ProviderConfigError,
     describe_provider_error,
     is_transient_provider_error,
     redact_secrets,
 )
-from graph.session import PlanDraft, RunFailed, UsageTotals
-from graph.state import Outcome, Plan, PlanningError, PlanStep, RequestError, StepResult
+from graph.session import EditReview, PlanDraft, RunFailed, UsageTotals
+from graph.state import (
+    Outcome,
+    Plan,
+    PlanChange,
+    PlanningError,
+    PlanStep,
+    RequestError,
+    StepResult,
+)
 from graph.threads import HistoryEntry, ThreadSummary
 from graph.warm_server import WarmServer
 
@@ -67,8 +76,9 @@ class RunView:
             self.console.print(f"[dim]thread[/] [bold]{terminal_markup(self.thread_id)}[/]")
         self.thread_shown = True
         # A resumed run starts part way: read its saved progress once; updates do the rest.
-        if values.get("plan") is not None:
-            self.step_actions = [step.action for step in values["plan"].steps]
+        plan = plan_that_runs(values)
+        if plan is not None:
+            self.step_actions = [step.action for step in plan.steps]
         self.steps_done = len(values.get("step_results") or [])
         if not self.quiet:
             self._spinner = self.console.status("Planning…")
@@ -93,6 +103,8 @@ class RunView:
             if self._spinner is not None:  # the draft under it gives way to the full table
                 self._spinner.update(Text("Planned."))
             self.plan(change["plan"])
+        if change.get("plan_edit") is not None:  # the steps that run are the person's
+            self.step_actions = [step.action for step in change["plan_edit"].plan.steps]
         for result in change.get("step_results", []):
             self.steps_done += 1
             self.step(result)
@@ -119,7 +131,7 @@ class RunView:
                 f"Resuming thread [bold]{terminal_markup(self.thread_id)}[/] ({status})."
             )
 
-    def plan(self, plan: Plan) -> None:
+    def plan(self, plan: Plan, *, edited: bool = False) -> None:
         self.step_actions = [step.action for step in plan.steps]
         self.plan_shown = True
         if self.quiet:
@@ -131,7 +143,8 @@ class RunView:
             return
         budget = f"${plan.budget:,.2f}" if plan.budget is not None else "none stated"
         kind = "Fallback plan" if plan.built_in_code else "Plan"
-        title = Text(f"{kind}: ") + terminal_text(plan.goal) + Text(f"  (budget {budget})")
+        label = f"{kind} (your edit): " if edited else f"{kind}: "
+        title = Text(label) + terminal_text(plan.goal) + Text(f"  (budget {budget})")
         table = Table(title=title, title_justify="left")
         table.add_column("#", justify="right")
         table.add_column("kind")
@@ -168,6 +181,36 @@ class RunView:
             return
         for warning in warnings:
             self.console.print(terminal_text(f"! plan: {warning}", style="bold yellow"))
+
+    def edit_review(self, review: EditReview) -> None:
+        """A person's edit before they approve it: the edited plan, what it changes from
+        the model's plan, its estimate and its code checks."""
+        if review.edit is None:
+            self.plan(review.plan)
+            if not self.quiet:
+                self.console.print("Your edit matches the model's plan.")
+        else:
+            self.plan(review.plan, edited=True)
+            self.plan_changes(review.edit.changes)
+        self.show_estimate(review.estimate)
+        self.plan_warnings(review.warnings)
+
+    def plan_changes(self, changes: list[PlanChange]) -> None:
+        if self.quiet:
+            return
+        self.console.print("Changes from the model's plan:")
+        for change in changes:
+            self.console.print(Text("  ") + terminal_text(describe_change(change)))
+
+    def edit_problems(self, problems: list[str]) -> None:
+        """Why an edited plan cannot run (it is never sent to the graph)."""
+        self.console.print("[bold red]The edited plan cannot run:[/]")
+        for problem in problems:
+            self.console.print(Text("  - ") + terminal_text(problem, ERROR_DISPLAY_CHARS))
+
+    def edit_refused(self, error: str) -> None:
+        """The approval node refused the edit sent last; the run paused here again."""
+        self.console.print(terminal_text(f"! {error}", ERROR_DISPLAY_CHARS, style="bold red"))
 
     def step(self, result: StepResult) -> None:
         if self.quiet:
@@ -331,6 +374,11 @@ def print_history(console: Console, thread_id: str, entries: list[HistoryEntry])
             (entry.created_at or "")[11:19],
         )
     console.print(table)
+    for entry in entries:
+        if entry.details:
+            console.print(Text(f"#{entry.superstep} {entry.node}:", style="bold"))
+        for line in entry.details:
+            console.print(terminal_text(line))
 
 
 def traceback_text(error: BaseException, *, full: bool) -> str:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from graph.render import RunView
-    from graph.session import ApprovalRequest, Approver, RunResult
+    from graph.session import ApprovalDecision, ApprovalRequest, Approver, RunResult
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -165,11 +165,13 @@ def approver(args: argparse.Namespace, console: Console, view: RunView) -> Appro
     """The session's approval callback: show the plan and estimate, then ask (or --yes)."""
     from catalog.terminal import terminal_markup
 
-    def approve(request: ApprovalRequest) -> bool | None:
+    def approve(request: ApprovalRequest) -> bool | ApprovalDecision | None:
         if not view.plan_shown:
             view.plan(request.plan)
         view.show_estimate(request.estimate)
         view.plan_warnings(request.warnings)
+        if request.error:
+            view.edit_refused(request.error)
         if args.yes:
             return True
         resume = f"--resume {terminal_markup(view.thread_id, 80)} --yes"
@@ -179,15 +181,127 @@ def approver(args: argparse.Namespace, console: Console, view: RunView) -> Appro
                 f"pass --yes to approve it (the run is saved; {resume} continues it)"
             )
             return None
-        from rich.prompt import Confirm
-
         try:
-            return Confirm.ask("Run this plan?", default=False, console=console)
+            return ask_approval(console, view, request)
         except EOFError:  # Ctrl-D: no answer; the run stays paused at its plan
             console.print(f"\nno answer given; the run is saved ({resume} continues it)")
             return None
 
     return approve
+
+
+def ask_approval(console: Console, view: RunView, request: ApprovalRequest) -> ApprovalDecision:
+    """Ask approve, reject or edit until the person approves or rejects. An edit is read
+    back, checked and shown with its changes and estimate; an invalid one never runs."""
+    from catalog.terminal import terminal_markup
+    from graph.plan_edit import PlanEditError, plan_text, read_plan_text
+    from graph.session import ApprovalDecision, review_edit
+
+    current = request.plan  # what approving runs: the model's plan or the last valid edit
+    text = plan_text(current)  # what the editor opens: the plan, or a failed edit to fix
+    choice = ask(console, "Run this plan?", ("approve", "reject", "edit"))
+    while True:
+        if choice == "approve":
+            return ApprovalDecision(True, None if current == request.plan else current)
+        if choice == "reject":
+            return ApprovalDecision(False)
+        try:
+            saved = edit_in_editor(text)
+            plan = read_plan_text(saved, current)
+        except EditorError as error:
+            # The command comes from $EDITOR: shown as text, never as markup.
+            console.print(f"[bold red]error:[/] {terminal_markup(str(error))}", soft_wrap=True)
+        except PlanEditError as error:
+            view.edit_problems(error.problems)
+            text = saved
+            choice = ask(console, "Edit it again or reject the plan?", ("edit", "reject"))
+            continue
+        else:
+            if plan is None:
+                console.print("No edit: the plan is unchanged.")
+            else:
+                current = plan
+                view.edit_review(review_edit(request, plan))
+            text = plan_text(current)
+        choice = ask(console, "Run this plan?", ("approve", "reject", "edit"))
+
+
+# Answers accepted beside each choice's name and first letter.
+_SYNONYMS = {"approve": ("y", "yes"), "reject": ("n", "no")}
+
+
+def ask(console: Console, question: str, choices: tuple[str, ...]) -> str:
+    """Ask until the answer names one of `choices` (or its first letter); an empty
+    answer asks again, so Enter alone never runs nor discards a plan. EOFError on Ctrl-D."""
+    from rich.text import Text
+
+    options = ", ".join(f"[{choice[0]}]{choice[1:]}" for choice in choices)
+    prompt = Text(f"{question} {options}: ")  # Text: the brackets are not rich markup
+    while True:
+        answer = console.input(prompt).strip().lower()
+        for choice in choices:
+            if answer in (choice, choice[0], *_SYNONYMS.get(choice, ())):
+                return choice
+        console.print(f"Answer {' or '.join(choices)}.")
+
+
+class EditorError(RuntimeError):
+    """The editor could not be started or did not save the plan."""
+
+
+MAX_EDIT_CHARS = 1_000_000  # far above any valid plan (its fields are capped)
+
+
+def editor_command() -> list[str] | None:
+    """$VISUAL, then $EDITOR (split like a shell would), then nano or vi if installed."""
+    import os
+    import shlex
+    import shutil
+
+    for name in ("VISUAL", "EDITOR"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            try:
+                return shlex.split(value)
+            except ValueError as error:
+                raise EditorError(f"${name} cannot be read as a command: {error}") from None
+    for fallback in ("nano", "vi"):
+        path = shutil.which(fallback)
+        if path:
+            return [path]
+    return None
+
+
+def edit_in_editor(text: str) -> str:
+    """Open `text` in the person's editor in a private temporary file; return what they
+    saved. EditorError when no editor can run or it exits with an error."""
+    import os
+    import subprocess
+    import tempfile
+
+    command = editor_command()
+    if not command:
+        raise EditorError("no editor found: set $VISUAL or $EDITOR (e.g. export EDITOR=nano)")
+    handle, path = tempfile.mkstemp(prefix="shopping-plan-", suffix=".toml")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        try:
+            done = subprocess.run([*command, path], check=False)
+        except OSError as error:
+            raise EditorError(
+                f"cannot start the editor {command[0]!r} ({error.strerror}): "
+                "set $VISUAL or $EDITOR to one that is installed"
+            ) from None
+        if done.returncode != 0:
+            raise EditorError(f"the editor exited with status {done.returncode}; no edit made")
+        with open(path, encoding="utf-8", errors="replace") as file:
+            saved = file.read(MAX_EDIT_CHARS + 1)
+        if len(saved) > MAX_EDIT_CHARS:
+            raise EditorError(f"the saved file is over {MAX_EDIT_CHARS:,} characters; no edit made")
+        return saved
+    finally:
+        os.unlink(path)
 
 
 def report(args: argparse.Namespace, view: RunView, result: RunResult) -> int:
@@ -207,13 +321,23 @@ def json_report(result: RunResult) -> dict[str, Any]:
     def dump(value: Any) -> Any:
         return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
 
+    from graph.plan_edit import describe_change, plan_that_runs
+
     values = result.values
+    edit = values.get("plan_edit")
     return {
         "thread_id": result.thread_id,
         "request": values.get("request"),
         "approval": values.get("approval"),
-        "plan": dump(values.get("plan")),
-        "plan_warnings": list(values.get("plan_warnings") or []),
+        # The plan that ran (a person's edit, if any) and the plan the model wrote.
+        "plan": dump(plan_that_runs(values)),
+        "model_plan": dump(values.get("plan")),
+        "plan_edited": edit is not None,
+        "plan_changes": [
+            {**dump(change), "description": describe_change(change)}
+            for change in (edit.changes if edit is not None else [])
+        ],
+        "plan_warnings": list(edit.warnings if edit else values.get("plan_warnings") or []),
         "estimate": dump(result.estimate),
         "planner_usage": dump(values.get("planner_usage")),
         "usage": asdict(result.totals),

@@ -20,9 +20,10 @@ from langgraph.types import Command, Durability
 
 from graph.checkpoint import claim_thread, release_thread
 from graph.context import Context
-from graph.cost import CostEstimate
+from graph.cost import CostEstimate, estimate_plan_cost
+from graph.plan_edit import edit_of
 from graph.providers import chat_model_session
-from graph.state import Plan, validate_request
+from graph.state import Plan, PlanEdit, validate_request
 from graph.threads import error_of, status_of, thread_config
 from graph.tools import get_catalog
 
@@ -38,14 +39,53 @@ class RunFailed(RuntimeError):
 class ApprovalRequest:
     """What a run paused on: the plan and its cost estimate, before any step runs."""
 
-    plan: Plan
+    plan: Plan  # as the model wrote it
     estimate: CostEstimate
     # Checks of the plan against the request done in code (plan_warnings).
     warnings: tuple[str, ...] = ()
+    # The shopper's request and the run's settings: a person's edit of the plan is
+    # checked against the one and its cost estimated with the other (review_edit).
+    request: str = ""
+    context: Context | None = None
+    # Why the edit last sent was refused; the run paused here again to get another.
+    error: str | None = None
 
 
-# Returns True to run the plan, False to reject it, None to leave the run paused.
-Approver = Callable[[ApprovalRequest], bool | None]
+@dataclass(frozen=True)
+class ApprovalDecision:
+    """A person's answer at approval: run the plan, or `plan` (their edit of it), or not."""
+
+    approved: bool
+    plan: Plan | None = None
+
+
+# Returns True (or an ApprovalDecision) to run the plan, False to reject it, None to
+# leave the run paused.
+Approver = Callable[[ApprovalRequest], bool | ApprovalDecision | None]
+
+
+@dataclass(frozen=True)
+class EditReview:
+    """A person's edit before they approve it: what it changes from the model's plan
+    (None: nothing), the code checks of the edited plan, and its cost estimate."""
+
+    plan: Plan
+    edit: PlanEdit | None
+    estimate: CostEstimate
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return tuple(self.edit.warnings) if self.edit is not None else ()
+
+
+def review_edit(request: ApprovalRequest, plan: Plan) -> EditReview:
+    """Check a person's edit of the paused plan as the run will (no LLM call): what it
+    changes, plan_warnings against the request, and the estimate for the edited plan."""
+    edit = edit_of(request.request, request.plan, plan)
+    if edit is None:
+        return EditReview(request.plan, None, request.estimate)
+    estimate = estimate_plan_cost(plan, request.context or Context())
+    return EditReview(plan, edit, estimate)
 
 
 class RunObserver(Protocol):
@@ -337,11 +377,25 @@ def drive(
         if paused is None:
             break
         estimate = CostEstimate.model_validate(paused["estimate"])
-        warnings = tuple(paused.get("warnings") or ())
-        approved = approve(ApprovalRequest(Plan.model_validate(paused["plan"]), estimate, warnings))
-        if approved is None:
+        asked = ApprovalRequest(
+            Plan.model_validate(paused["plan"]),
+            estimate,
+            tuple(paused.get("warnings") or ()),
+            # Cleaned as the planner saw it: an edit is checked against the same text.
+            request=validate_request(graph.get_state(config).values.get("request", "")),
+            context=context,
+            error=paused.get("error"),
+        )
+        answer = approve(asked)
+        if answer is None:
             return RunResult(thread_id, "paused", graph.get_state(config).values, estimate)
-        pending = Command(resume={"approved": approved})
+        decision = answer if isinstance(answer, ApprovalDecision) else ApprovalDecision(answer)
+        resume: dict[str, Any] = {"approved": decision.approved}
+        if decision.approved and decision.plan is not None:
+            # The edit is sent as plain data and checked again by the approval node.
+            resume["plan"] = decision.plan.model_dump(mode="json")
+            estimate = estimate_plan_cost(decision.plan, context)
+        pending = Command(resume=resume)
     snapshot = graph.get_state(config)
     error = error_of(snapshot)
     if error:

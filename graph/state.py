@@ -1,8 +1,9 @@
 """State and schemas of the planner-executor graph.
 
-Data flows one way: request -> Plan -> StepResults -> Outcome. Each plain state field
-has one writer node, named beside it; the two reducer fields are append-only logs that
-the node finishing a step appends to (see State).
+Data flows one way: request -> Plan -> StepResults -> Outcome. At approval a person may
+edit the Plan once (PlanEdit); the model's plan is kept beside the edit, which runs.
+Each plain state field has one writer node, named beside it; the two reducer fields are
+append-only logs that the node finishing a step appends to (see State).
 """
 
 from __future__ import annotations
@@ -357,6 +358,32 @@ class Outcome(BaseModel):
 
 ApprovalStatus = Literal["approved", "rejected"]
 
+# The fields of a plan a person edits at approval, in the order they are shown.
+PLAN_FIELDS = ("goal", "budget", "features")
+STEP_FIELDS = ("action", "query", "category", "min_price", "max_price", "min_rating")
+PlanValue = str | float | list[str] | None
+
+
+class PlanChange(BaseModel):
+    """One difference between the model's plan and a person's edit of it. A step is
+    named by its number in the model's plan (`step`) and in the edit (`new_step`)."""
+
+    kind: Literal["plan", "added", "removed", "changed"]
+    step: int | None = None  # in the model's plan (None: a plan field, or an added step)
+    new_step: int | None = None  # in the edited plan (None: a plan field, a removed step)
+    field: str | None = None  # the plan or step field changed (None: a whole step)
+    before: PlanValue = None
+    after: PlanValue = None
+
+
+class PlanEdit(BaseModel):
+    """A person's edit of the model's plan, made at approval: the plan that runs instead
+    of the model's, what changed, and the code checks (plan_warnings) of the edit."""
+
+    plan: Plan
+    changes: list[PlanChange]
+    warnings: list[str] = []
+
 
 @dataclass(kw_only=True)
 class InputState:
@@ -374,6 +401,10 @@ class State(InputState):
     planner_usage: Usage | None = None  # planner
     planner_latency_s: float | None = None  # planner
     approval: ApprovalStatus | None = None  # approval
+    # approval: a person's edit of the plan, which runs instead of `plan` (kept as the
+    # model wrote it), and why the last edit sent was refused (the run stays paused).
+    plan_edit: PlanEdit | None = None
+    edit_error: str | None = None
     dispatched: SearchDispatch | None = None  # executor: the search awaiting its answer
     # Append-only logs with a reducer, so each step's node adds to them: executor (a
     # reasoning step, or a search whose call failed) and record_search (a search) each
@@ -388,10 +419,21 @@ class State(InputState):
         # loads them back as plain dicts of their fields; nodes get the models again.
         self.plan = _as_model(Plan, self.plan)
         self.planner_usage = _as_model(Usage, self.planner_usage)
+        self.plan_edit = _as_model(PlanEdit, self.plan_edit)
         self.dispatched = _as_model(SearchDispatch, self.dispatched)
         self.outcome = _as_model(Outcome, self.outcome)
         if any(isinstance(r, dict) for r in self.step_results):
             self.step_results = [_as_model(StepResult, r) for r in self.step_results]
+
+    @property
+    def run_plan(self) -> Plan | None:
+        """The plan the executor runs: a person's edit if there is one, else the model's."""
+        return self.plan_edit.plan if self.plan_edit is not None else self.plan
+
+    @property
+    def run_plan_warnings(self) -> list[str]:
+        """The code checks of the plan that runs."""
+        return self.plan_edit.warnings if self.plan_edit is not None else self.plan_warnings
 
     @property
     def next_step(self) -> int:
@@ -417,5 +459,7 @@ STATE_TYPES = [
         Outcome,
         ReasoningAnswer,
         SearchDispatch,
+        PlanChange,
+        PlanEdit,
     )
 ]

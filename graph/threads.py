@@ -6,14 +6,15 @@ checkpoints LangGraph wrote.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
-from graph.state import Plan, StepResult
+from graph.plan_edit import describe_change, plan_that_runs
+from graph.state import Plan, PlanEdit, PlanStep, StepResult
 
 ThreadStatus = Literal[
     "planning", "awaiting approval", "running", "done", "rejected", "failed", "unknown"
@@ -67,7 +68,7 @@ class ThreadSummary:
 
 def summarize(snapshot: StateSnapshot, thread_id: str) -> ThreadSummary:
     values = snapshot.values or {}
-    plan: Plan | None = values.get("plan")
+    plan = plan_that_runs(values)
     return ThreadSummary(
         thread_id=thread_id,
         request=_get(values, "request", ""),
@@ -129,6 +130,8 @@ class HistoryEntry:
     plan_step: int | None
     summary: str
     created_at: str | None
+    # Lines shown under the history: the model's plan, and a person's edit of it.
+    details: list[str] = field(default_factory=list)
 
 
 def _describe_result(result: StepResult) -> str:
@@ -141,6 +144,18 @@ def _describe_result(result: StepResult) -> str:
         return f"{len(result.products)} found, top: {top.title} (${top.price:,.2f})"
     picked = ", ".join(p.id for p in result.products) or "nothing"
     return f"picked {picked}: {result.answer[:60]}"
+
+
+def _search_of(step: PlanStep) -> str:
+    if not step.is_search:
+        return ""
+    filters = ", ".join(
+        f"{name} {getattr(step, name):g}"
+        for name in ("min_price", "max_price", "min_rating")
+        if getattr(step, name) is not None
+    )
+    category = f", category {step.category!r}" if step.category else ""
+    return f": search {step.query!r}{category}" + (f", {filters}" if filters else "")
 
 
 def thread_history(graph: CompiledStateGraph, thread_id: str) -> list[HistoryEntry]:
@@ -156,6 +171,7 @@ def thread_history(graph: CompiledStateGraph, thread_id: str) -> list[HistoryEnt
         results: list[StepResult] = values.get("step_results") or []
         new_results = results[len(before.get("step_results") or []) :]
         plan_step: int | None = None
+        details: list[str] = []
         if new_results:
             plan_step = new_results[-1].step
             summary = "; ".join(f"step {r.step}: {_describe_result(r)}" for r in new_results)
@@ -169,8 +185,17 @@ def thread_history(graph: CompiledStateGraph, thread_id: str) -> list[HistoryEnt
         elif values.get("plan") is not None and before.get("plan") is None:
             plan: Plan = values["plan"]
             summary = f"plan: {len(plan.steps)} steps, budget {plan.budget}"
+            details = [f"the model's plan: {plan.goal} (budget {plan.budget})"]
+            details += [f"  {step.step}. {step.action}{_search_of(step)}" for step in plan.steps]
+        elif values.get("edit_error") and values.get("edit_error") != before.get("edit_error"):
+            summary = f"edit refused: {values['edit_error']}"
         elif values.get("approval") != before.get("approval"):
             summary = f"plan {values.get('approval')}"
+            edit: PlanEdit | None = values.get("plan_edit")
+            if edit is not None:
+                summary += f", as edited by a person ({len(edit.changes)} changes)"
+                details = ["edited at approval, from the model's plan:"]
+                details += [f"  {describe_change(change)}" for change in edit.changes]
         elif values.get("outcome") is not None and before.get("outcome") is None:
             outcome = values["outcome"]
             summary = f"checked: {len(outcome.picks)} picks, total ${outcome.total_price:,.2f}"
@@ -189,6 +214,7 @@ def thread_history(graph: CompiledStateGraph, thread_id: str) -> list[HistoryEnt
                 plan_step=plan_step,
                 summary=summary,
                 created_at=snapshot.created_at,
+                details=details,
             )
         )
         previous = snapshot

@@ -180,7 +180,7 @@ def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
         "product_ids": [strap, kit],
     }
     # Enough replies for every test in this module, in any order.
-    fake = FakeScript(replies={"Plan": [PLAN] * 4, "ReasoningAnswer": [answer] * 4})
+    fake = FakeScript(replies={"Plan": [PLAN] * 8, "ReasoningAnswer": [answer] * 8})
     data_dir = root / "data"
     workdir = root / "work"
     workdir.mkdir()
@@ -356,3 +356,59 @@ def test_assistant_context_applies_to_its_runs(studio: Studio) -> None:
     searches = [r for r in values["step_results"] if r["kind"] == "search"]
     assert [len(r["products"]) for r in searches] == [2, 2]
     assert values["outcome"]["picks"]
+
+
+def test_resume_with_an_edited_plan_runs_the_edit_and_an_invalid_one_stays_interrupted(
+    studio: Studio,
+) -> None:
+    client = studio.client
+    thread_id, paused = _run_to_interrupt(studio)
+    [interrupt] = paused["tasks"][0]["interrupts"]
+    payload = interrupt["value"]
+    # The interrupt says how to answer, so Studio's resume form shows how to edit.
+    assert '{"approved": true, "plan": {...}}' in payload["how_to_answer"]
+    model_plan = payload["plan"]
+
+    # An invalid edit is refused with a readable error; the thread stays at approval.
+    invalid = json.loads(json.dumps(model_plan))
+    invalid["steps"][0]["max_price"] = -1
+    run = client.runs.create(
+        thread_id,
+        GRAPH_ID,
+        command={"resume": {"approved": True, "plan": invalid}},
+        context={"search_limit": SEARCH_LIMIT},
+    )
+    studio.assert_run_succeeded(thread_id, run["run_id"])
+    assert client.threads.get(thread_id)["status"] == "interrupted"
+    refused = client.threads.get_state(thread_id)
+    error = "the edited plan was refused: step 1: max_price: must be >= 0, got -1.0"
+    assert refused["next"] == ["approval"]
+    assert refused["values"]["edit_error"] == error
+    assert refused["tasks"][0]["interrupts"][0]["value"]["error"] == error
+    assert refused["values"].get("step_results", []) == []
+
+    # The fixed edit: the kit search removed (steps renumber from their order), the pick
+    # rewritten. It runs exactly; the model's plan stays in the state beside it.
+    edited = {
+        **model_plan,
+        "steps": [
+            model_plan["steps"][0],
+            {"step": 3, "action": "Pick the best strap", "query": None},
+        ],
+    }
+    final = _resume(studio, thread_id, {"approved": True, "plan": edited})
+    values = final["values"]
+    assert values["approval"] == "approved" and values["edit_error"] is None
+    results = values["step_results"]
+    assert [(r["step"], r["kind"], r["action"]) for r in results] == [
+        (1, "search", "Find camera straps"),
+        (2, "reasoning", "Pick the best strap"),
+    ]
+    assert [p["id"] for p in results[0]["products"]] == studio.search_ids["camera strap"]
+    assert [s["action"] for s in values["plan"]["steps"]] == [s["action"] for s in PLAN["steps"]]
+    changes = values["plan_edit"]["changes"]
+    assert {"kind": "removed", "step": 2, "before": "Find lens cleaning kits"}.items() <= (
+        changes[0].items()
+    )
+    assert any(c["kind"] == "changed" and c["field"] == "action" for c in changes), changes
+    assert [p["id"] for p in values["outcome"]["picks"]] == [studio.search_ids["camera strap"][0]]

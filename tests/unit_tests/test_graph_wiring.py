@@ -48,3 +48,14 @@ def test_graph_exports_without_a_checkpointer_for_studio() -> None:
 
     assert graph.checkpointer is None
     assert graph.builder.context_schema is Context
+
+
+def test_a_refused_plan_edit_returns_to_approval_not_to_the_planner() -> None:
+    # A person's edit that fails its checks is asked for again at approval; editing is
+    # never a way back to the planner.
+    assert ("approval", "approval") in edges()
+    assert {target for source, target in edges() if source == "approval"} == {
+        "approval",
+        "executor",
+        "__end__",
+    }

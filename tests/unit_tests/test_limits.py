@@ -119,6 +119,14 @@ def test_an_invented_budget_is_removed_and_a_price_range_fills_both_ends() -> No
     assert reconciled.plan.budget == 300
 
 
+def test_a_budget_other_than_the_one_stated_cap_becomes_the_cap() -> None:
+    plan = plan_of(400, {"action": "Find a blender", "query": "blender"}, PICK)
+    reconciled = reconcile_limits("a blender in the $400 to $600 range", plan)
+    assert reconciled.plan.budget == 600
+    assert reconciled.notes == ["budget $400.00 is not the request's cap: set to $600.00"]
+    assert (reconciled.plan.steps[0].min_price, reconciled.plan.steps[0].max_price) == (400, 600)
+
+
 def test_each_items_own_cap_stands_when_the_request_gives_several() -> None:
     plan = plan_of(
         None,
