@@ -164,28 +164,56 @@ def candidates_of(
     return candidates
 
 
+# Two searches that found this many of the same products were looking for one kind of
+# item (a 1.5B model searched once per feature of a single sweater: five searches, each
+# listing the same sweater). One shared product can be chance in a small catalog.
+SAME_ITEM_SHARED_PRODUCTS = 2
+
+
+def item_of_step(candidates: list[Candidate]) -> dict[int, int]:
+    """Each search step's item: steps whose results share SAME_ITEM_SHARED_PRODUCTS or
+    more products look for the same kind of item, and get the number of the first."""
+    found: dict[int, set[str]] = {}
+    for candidate in candidates:
+        found.setdefault(candidate.source_step, set()).add(candidate.summary.id)
+    item: dict[int, int] = {}
+    for step in sorted(found):
+        item[step] = next(
+            (
+                item[earlier]
+                for earlier in sorted(item)
+                if len(found[step] & found[earlier]) >= SAME_ITEM_SHARED_PRODUCTS
+            ),
+            step,
+        )
+    return item
+
+
 def one_pick_per_search(
     picked_ids: list[str], candidates: list[Candidate]
 ) -> tuple[list[str], str | None]:
     """Plans search once per kind of item wanted, so a pick keeps the first product the
-    model named from each search step; the others are dropped with a note."""
+    model named for each item (a search step, or searches that found the same products);
+    the others are dropped with a note."""
     by_id = {c.summary.id: c for c in candidates}
+    item = item_of_step(candidates)
     kept: list[str] = []
     dropped: list[str] = []
-    seen_steps: set[int] = set()
+    seen_items: set[int] = set()
     for product_id in picked_ids:
         step = by_id[product_id].source_step if product_id in by_id else None
-        if step is not None and step in seen_steps:
+        wanted = item.get(step, step) if step is not None else None
+        if wanted is not None and wanted in seen_items:
             dropped.append(product_id)
             continue
-        if step is not None:
-            seen_steps.add(step)
+        if wanted is not None:
+            seen_items.add(wanted)
         kept.append(product_id)
     if not dropped:
         return picked_ids, None
     return kept, (
-        f"kept one product per search step (one search per kind of item): "
-        f"dropped {', '.join(dropped)}"
+        f"kept one product per kind of item (one per search, or per searches that found "
+        f"the same products): dropped {', '.join(dropped)}"
     )
 
 
@@ -240,14 +268,17 @@ def guard_picks(
 
 
 def best_per_search(candidates: list[Candidate]) -> list[ProductSummary]:
-    """Each search step's best candidate by the code checks: within the limits first,
-    then most wanted terms matched, then search rank. Used when no reasoning step picked."""
+    """Each item's best candidate by the code checks (an item: a search step, or searches
+    that found the same products): within the limits first, then most wanted terms
+    matched, then search rank. Used when no reasoning step picked."""
+    item = item_of_step(candidates)
     best: dict[int, Candidate] = {}
     for candidate in sorted(candidates, key=_preference):
+        wanted = item[candidate.source_step]
         taken = {c.summary.id for c in best.values()}
-        if candidate.source_step not in best and candidate.summary.id not in taken:
-            best[candidate.source_step] = candidate
-    return [best[step].summary for step in sorted(best)]
+        if wanted not in best and candidate.summary.id not in taken:
+            best[wanted] = candidate
+    return [best[wanted].summary for wanted in sorted(best)]
 
 
 def _preference(candidate: Candidate) -> tuple[bool, int, int]:

@@ -98,18 +98,41 @@ def test_one_product_found_by_two_searches_is_counted_once(small_catalog_file: P
     assert outcome.total_price == 39.0
 
 
-def test_with_no_reasoning_pick_each_search_best_is_a_distinct_product(
+def test_searches_that_find_the_same_products_are_one_item_with_one_pick(
+    small_catalog_file: Path,
+) -> None:
+    # One sweater searched once per feature: the searches list the same products, so the
+    # plan is for one item and the outcome has one pick, not one per search.
+    plan = {
+        "goal": "A camera strap, padded and leather.",
+        "budget": None,
+        "steps": [
+            {"step": 1, "action": "Find padded straps", "query": "padded camera strap"},
+            {"step": 2, "action": "Find leather straps", "query": "leather camera strap"},
+            {"step": 3, "action": "Pick", "query": None},
+        ],
+    }
+    pick = {"answer": "Both fit.", "product_ids": ["strap-2", "strap-1"]}
+    model = FakeShoppingChatModel(replies={"Plan": [plan], "ReasoningAnswer": [pick]})
+    state = run_graph(model, small_catalog_file, "a padded leather camera strap")
+    assert [p.id for p in state["outcome"].picks] == ["strap-2"]
+    assert any("one product per kind of item" in w for w in state["step_results"][2].warnings)
+
+
+def test_with_no_reasoning_pick_each_item_gets_its_best_distinct_product(
     small_catalog_file: Path,
 ) -> None:
     plan = {
-        "goal": "A camera strap.",
+        "goal": "A camera strap and a coffee grinder.",
         "budget": None,
         "steps": [
             {"step": 1, "action": "Find straps", "query": "camera strap"},
             {"step": 2, "action": "Find straps again", "query": "strap camera"},
+            {"step": 3, "action": "Find grinders", "query": "burr coffee grinder"},
         ],
     }
     model = FakeShoppingChatModel(replies={"Plan": [plan]})
-    state = run_graph(model, small_catalog_file, "a camera strap")
+    state = run_graph(model, small_catalog_file, "a camera strap and a coffee grinder")
     ids = [p.id for p in state["outcome"].picks]
-    assert len(ids) == len(set(ids)) == 2
+    # Two items: the straps (steps 1 and 2 found the same ones) and the grinder.
+    assert len(ids) == len(set(ids)) == 2 and "grinder-1" in ids
