@@ -161,9 +161,15 @@ def run_limits_eval(
 ) -> LimitReport:
     """Plan each labelled request (each on its own checkpointed thread, stopped at the
     approval pause, so nothing is searched) and score the plan's filters."""
+    from dataclasses import replace
+
     from rich.progress import Progress
 
     from graph.session import run_thread, stay_paused
+
+    # Plans only: the run stops at approval whatever the caller's context says, so no
+    # search runs and no reasoning call is made.
+    context = replace(context, auto_approve=False)
 
     selected = [r for r in requests if r["id"] in labels]  # unlabelled ones cannot be scored
     selected = selected[:limit] if limit else selected

@@ -34,7 +34,7 @@ MODEL_TEXT_CAPS = {
     "action": 1000,
     "query": MAX_REQUEST_CHARS,
     "category": 200,
-    "feature": 200,
+    "feature": 500,
     "answer": 4000,
     "product_id": 200,
 }
@@ -239,6 +239,10 @@ class Plan(BaseModel):
             return self
         if not self.steps:
             raise ValueError("a plan needs at least one step")
+        if not any(step.is_search for step in self.steps):
+            # With no query nothing is searched, so nothing can be recommended (a 0.5B
+            # model wrote "Search desks" as a step with query null).
+            raise ValueError("a shopping plan needs at least one search step (a query)")
         if len(self.steps) > MAX_PLAN_STEPS:
             raise ValueError(f"a plan has at most {MAX_PLAN_STEPS} steps, got {len(self.steps)}")
         numbers = [step.step for step in self.steps]

@@ -48,10 +48,10 @@ def test_a_missing_cassette_fails_locally_and_in_ci(
 
 def test_a_replay_that_drops_a_recorded_call_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RECORD", raising=False)
-    # photo-gift recorded two calls (the plan, then the reasoning step); making none
+    # photo-gift recorded three calls (the plan, then two reasoning steps); making none
     # stands for a run that dropped them.
     with (
-        pytest.raises(AssertionError, match=r"photo-gift\.yaml: 2 of 2 recorded interactions"),
+        pytest.raises(AssertionError, match=r"photo-gift\.yaml: 3 of 3 recorded interactions"),
         recorded_context("photo-gift"),
     ):
         pass
