@@ -346,11 +346,7 @@ def main(argv: list[str] | None = None) -> int:
             limit=args.limit,
         )
     data = report.to_json()
-    table = markdown_table([data])
-    print(table)
-    if args.out:
-        args.out.write_text(json.dumps(data, indent=2) + "\n")
-        args.out.with_suffix(".md").write_text(table + "\n")
+    _show_and_save(data, markdown_table([data]), args.out)
     return 0
 
 
@@ -378,12 +374,16 @@ def _limits_main(args: argparse.Namespace) -> int:
             limit=args.limit,
         )
     data = report.to_json()
-    table = limits_table([data])
-    print(table)
-    if args.out:
-        args.out.write_text(json.dumps(data, indent=2) + "\n")
-        args.out.with_suffix(".md").write_text(table + "\n")
+    _show_and_save(data, limits_table([data]), args.out)
     return 0
+
+
+def _show_and_save(data: dict[str, Any], table: str, out: Path | None) -> None:
+    """Print a report's table; with --out, write the report as JSON and the table beside."""
+    print(table)
+    if out:
+        out.write_text(json.dumps(data, indent=2) + "\n")
+        out.with_suffix(".md").write_text(table + "\n")
 
 
 if __name__ == "__main__":

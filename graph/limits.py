@@ -192,12 +192,30 @@ def _single(values: set[float]) -> float | None:
     return next(iter(values)) if len(values) == 1 else None
 
 
-def _same(a: float, b: float) -> bool:
+def same_amount(a: float, b: float) -> bool:
+    """Two limits are the same to the cent (the one comparison every check here uses)."""
     return math.isclose(a, b, abs_tol=0.005)
 
 
 def _stated(value: float, stated: frozenset[float]) -> bool:
-    return any(_same(value, s) for s in stated)
+    return any(same_amount(value, s) for s in stated)
+
+
+# The step filters code reconciles, in the words its notes use.
+LIMIT_LABELS = {
+    "max_price": "price cap",
+    "min_price": "price floor",
+    "min_rating": "minimum rating",
+}
+
+
+def _shown(name: str, value: float) -> str:
+    return f"{value:g} stars" if name == "min_rating" else _money(value)
+
+
+def _allowed(stated: StatedLimits, name: str) -> frozenset[float]:
+    """The values the request states for a filter of this kind."""
+    return stated.ratings if name == "min_rating" else stated.prices
 
 
 @dataclass
@@ -221,7 +239,11 @@ def reconcile_limits(request: str, plan: Plan) -> Reconciled:
     if budget is not None and not _stated(budget, stated.prices):
         notes.append(f"budget {_money(budget)} is not stated in the request: removed")
         budget = None
-    if budget is not None and stated.max_price is not None and not _same(budget, stated.max_price):
+    if (
+        budget is not None
+        and stated.max_price is not None
+        and not same_amount(budget, stated.max_price)
+    ):
         # One cap stated, so the budget can only be that cap ("$400 to $600" once gave
         # a budget of 400, the floor).
         notes.append(
@@ -266,16 +288,13 @@ def _reconcile_step(
     }
     query = query_without_limits(step.query or "")
     filled: list[str] = list(step.filled_from_request)
-    for name, wanted, allowed, label in (
-        ("max_price", cap, stated.prices, "price cap"),
-        ("min_price", stated.min_price, stated.prices, "price floor"),
-        ("min_rating", stated.min_rating, stated.ratings, "minimum rating"),
-    ):
+    wanted_of = {"max_price": cap, "min_price": stated.min_price, "min_rating": stated.min_rating}
+    for name, wanted in wanted_of.items():
         value = values[name]
-        shown = (lambda v: f"{v:g} stars") if name == "min_rating" else _money
-        if value is not None and not _stated(value, allowed):
+        if value is not None and not _stated(value, _allowed(stated, name)):
             notes.append(
-                f"step {step.step}: {label} {shown(value)} is not stated in the request: removed"
+                f"step {step.step}: {LIMIT_LABELS[name]} {_shown(name, value)} is not stated "
+                "in the request: removed"
             )
             value = None
         if (
@@ -287,7 +306,7 @@ def _reconcile_step(
         ):
             # "under $80" written as min_price 80 excludes everything the shopper can afford.
             notes.append(
-                f"step {step.step}: price floor {shown(value)} is the request's cap, not a "
+                f"step {step.step}: price floor {_shown(name, value)} is the request's cap, not a "
                 "floor: removed"
             )
             value = None
@@ -328,32 +347,26 @@ def limit_warnings(request: str, plan: Plan) -> list[str]:
     stated = read_limits(request)
     warnings: list[str] = []
     searches = plan.search_steps
-    for name, value, label in (
-        ("max_price", stated.max_price, "a price cap of"),
-        ("min_price", stated.min_price, "a price floor of"),
-        ("min_rating", stated.min_rating, "a minimum rating of"),
-    ):
+    for name, label in LIMIT_LABELS.items():
+        value = getattr(stated, name)
         if value is None or not searches:
             continue
         missing = [s.step for s in searches if getattr(s, name) is None]
         if missing and not (name == "max_price" and _carried(plan.budget, value)):
-            shown = f"{value:g} stars" if name == "min_rating" else _money(value)
             steps = ", ".join(map(str, missing))
             warnings.append(
-                f"the request states {label} {shown}, but step {steps} does not carry it"
+                f"the request states a {label} of {_shown(name, value)}, but step {steps} "
+                "does not carry it"
             )
     if plan.budget is not None and not _stated(plan.budget, stated.prices):
         warnings.append(f"budget {_money(plan.budget)} is not stated in the request")
     for step in searches:
-        for name, allowed, label in (
-            ("max_price", stated.prices, "price cap"),
-            ("min_price", stated.prices, "price floor"),
-            ("min_rating", stated.ratings, "minimum rating"),
-        ):
+        for name, label in LIMIT_LABELS.items():
             value = getattr(step, name)
-            if value is not None and not _stated(value, allowed):
-                shown = f"{value:g} stars" if name == "min_rating" else _money(value)
-                warnings.append(f"step {step.step}: {label} {shown} is not stated in the request")
+            if value is not None and not _stated(value, _allowed(stated, name)):
+                warnings.append(
+                    f"step {step.step}: {label} {_shown(name, value)} is not stated in the request"
+                )
         if plan.budget and step.min_price is not None and step.min_price >= plan.budget:
             warnings.append(
                 f"step {step.step}: min_price {_money(step.min_price)} is not below the budget "
@@ -363,4 +376,4 @@ def limit_warnings(request: str, plan: Plan) -> list[str]:
 
 
 def _carried(budget: float | None, value: float) -> bool:
-    return budget is not None and _same(budget, value)
+    return budget is not None and same_amount(budget, value)

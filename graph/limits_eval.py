@@ -17,13 +17,13 @@ Per request and limit kind:
 from __future__ import annotations
 
 import json
-import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalog.terminal import terminal_markup
+from graph.limits import LIMIT_LABELS, same_amount
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from graph.context import Context
     from graph.state import Plan
 
-LIMIT_KINDS = ("max_price", "min_price", "min_rating")
+LIMIT_KINDS = tuple(LIMIT_LABELS)  # the step filters a plan is scored on
 
 
 @dataclass
@@ -79,7 +79,7 @@ def load_labels(path: Path) -> dict[str, dict[str, float | None]]:
 
 
 def _same(a: float | None, b: float | None) -> bool:
-    return a is not None and b is not None and math.isclose(a, b, abs_tol=0.005)
+    return a is not None and b is not None and same_amount(a, b)
 
 
 def score_plan(result: LimitResult, plan: Plan) -> None:

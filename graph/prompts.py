@@ -77,16 +77,21 @@ def format_money(value: float | None) -> str:
     return "none stated" if value is None else f"${value:,.2f}"
 
 
-def describe_filters(step: PlanStep) -> str:
+def describe_filters(step: PlanStep, *, mark_filled: bool = False) -> str:
+    """A search step's filters in words. With `mark_filled` (the plan shown for approval),
+    each one code filled in from the request is marked so; prompts leave the mark out."""
     parts = []
     if step.category:
         parts.append(f"category {step.category}")
-    if step.min_price is not None:
-        parts.append(f"min ${step.min_price:g}")
-    if step.max_price is not None:
-        parts.append(f"max ${step.max_price:g}")
-    if step.min_rating is not None:
-        parts.append(f"rating >= {step.min_rating:g}")
+    for name, shown in (
+        ("min_price", lambda v: f"min ${v:g}"),
+        ("max_price", lambda v: f"max ${v:g}"),
+        ("min_rating", lambda v: f"rating >= {v:g}"),
+    ):
+        value = getattr(step, name)
+        if value is not None:
+            filled = mark_filled and name in step.filled_from_request
+            parts.append(shown(value) + (" (from request)" if filled else ""))
     return ", ".join(parts) or "none"
 
 

@@ -33,6 +33,7 @@ from graph.checkpoint import (
 from graph.cost import CostEstimate
 from graph.local_model import LocalModelError
 from graph.plan_edit import describe_change, plan_that_runs
+from graph.prompts import describe_filters
 from graph.providers import (
     ProviderConfigError,
     describe_provider_error,
@@ -45,7 +46,6 @@ from graph.state import (
     Plan,
     PlanChange,
     PlanningError,
-    PlanStep,
     RequestError,
     StepResult,
 )
@@ -151,8 +151,12 @@ class RunView:
         table.add_column("action")
         table.add_column("query and filters")
         for step in plan.steps:
-            detail = f"{step.query!r} ({filters_text(step)})" if step.is_search else ""
-            # filters_text quotes the plan's category: all of it is model text.
+            detail = (
+                f"{step.query!r} ({describe_filters(step, mark_filled=True)})"
+                if step.is_search
+                else ""
+            )
+            # describe_filters quotes the plan's category: all of it is model text.
             table.add_row(
                 str(step.step),
                 "search" if step.is_search else "reason",
@@ -276,24 +280,6 @@ class RunView:
                 f"{estimate.input_tokens:,} + {estimate.output_tokens:,})"
             )
         self.console.print(f"[dim]{line}[/]")
-
-
-def filters_text(step: PlanStep) -> str:
-    """A search step's filters as the person approving sees them: each one code filled in
-    from the request (the model left it empty) is marked so."""
-    parts = []
-    if step.category:
-        parts.append(f"category {step.category}")
-    for name, shown in (
-        ("min_price", lambda v: f"min ${v:g}"),
-        ("max_price", lambda v: f"max ${v:g}"),
-        ("min_rating", lambda v: f"rating >= {v:g}"),
-    ):
-        value = getattr(step, name)
-        if value is not None:
-            filled = " (from request)" if name in step.filled_from_request else ""
-            parts.append(shown(value) + filled)
-    return ", ".join(parts) or "none"
 
 
 def budget_line(outcome: Outcome) -> str:
