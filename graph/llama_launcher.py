@@ -201,6 +201,95 @@ def stream_as_openai_does() -> None:
     Llama.create_chat_completion = compliant  # type: ignore[method-assign]
 
 
+class GrammarLastGreedySampler:
+    """Greedy sampling under a grammar, with the grammar checked on the chosen token first.
+
+    llama-cpp-python puts the grammar in the sampler chain ahead of the sampler, so every
+    token tests all 151k vocabulary entries against the grammar: about 14 ms a token here,
+    a third of the time to write a plan. llama.cpp's own ``common_sampler`` picks a token
+    without the grammar, checks only that token, and applies the grammar to the whole
+    vocabulary only when the token does not fit. Under greedy sampling that is the same
+    token: the best token overall, when the grammar allows it, is the best allowed token.
+    Penalties only scale or shift logits, so they commute with the grammar's -inf mask."""
+
+    def __init__(self, llama: Any, grammar: Any, penalties: dict[str, Any]) -> None:
+        import numpy as np
+        from llama_cpp import _internals
+
+        self._chain = _internals.LlamaSampler()
+        self._chain.add_penalties(n_vocab=llama._n_vocab, **penalties)
+        self._chain.add_greedy()
+        self._grammar = _internals.LlamaSampler()
+        self._grammar.add_grammar(llama._model, grammar)
+        self._n_vocab = llama._n_vocab
+        fields = [("id", np.intc), ("logit", np.single), ("p", np.single)]
+        self._candidates = np.zeros(self._n_vocab, dtype=np.dtype(fields, align=True))
+        self._candidates["id"] = np.arange(self._n_vocab)
+        self.refused = 0  # chosen tokens the grammar did not allow (then chosen again)
+
+    def _all_tokens(self, ctx: Any, idx: int) -> Any:
+        """Every token with its logit, as ``llama_sampler_sample`` builds it."""
+        import numpy as np
+        from llama_cpp import llama_cpp as lib
+
+        logits = lib.llama_get_logits_ith(ctx.ctx, idx)
+        self._candidates["logit"] = np.ctypeslib.as_array(logits, shape=(self._n_vocab,))
+        self._candidates["p"] = 0.0
+        data = self._candidates.ctypes.data_as(lib.llama_token_data_p)
+        return lib.llama_token_data_array(data=data, size=self._n_vocab, selected=-1)
+
+    def sample(self, ctx: Any, idx: int = -1) -> int:
+        import ctypes
+        import math
+
+        from llama_cpp import llama_cpp as lib
+
+        candidates = self._all_tokens(ctx, idx)
+        lib.llama_sampler_apply(self._chain.sampler, ctypes.byref(candidates))
+        chosen = candidates.data[candidates.selected]
+        single = (lib.llama_token_data * 1)(lib.llama_token_data(chosen.id, chosen.logit, 0.0))
+        check = lib.llama_token_data_array(data=single, size=1, selected=-1)
+        lib.llama_sampler_apply(self._grammar.sampler, ctypes.byref(check))
+        token = int(chosen.id)
+        if math.isinf(single[0].logit):  # not allowed here: choose among allowed tokens
+            self.refused += 1
+            candidates = self._all_tokens(ctx, idx)
+            lib.llama_sampler_apply(self._grammar.sampler, ctypes.byref(candidates))
+            lib.llama_sampler_apply(self._chain.sampler, ctypes.byref(candidates))
+            token = int(candidates.data[candidates.selected].id)
+        self._chain.accept(token)
+        self._grammar.accept(token)
+        return token
+
+    def close(self) -> None:
+        self._chain.close()
+        self._grammar.close()
+
+
+def sample_grammar_last() -> None:
+    """Use GrammarLastGreedySampler wherever llama-cpp-python samples greedily under a
+    grammar (the planner and every structured answer, at temperature 0); every other
+    sampling setting keeps the library's own chain."""
+    from llama_cpp import Llama
+
+    init_sampler = Llama._init_sampler
+
+    def init_sampler_grammar_last(self: Llama, **kwargs: Any) -> Any:
+        grammar = kwargs.get("grammar")
+        plain = kwargs.get("mirostat_mode", 0) == 0 and kwargs.get("logits_processor") is None
+        if grammar is None or kwargs.get("temp") != 0.0 or not plain:
+            return init_sampler(self, **kwargs)
+        penalties = {
+            "penalty_last_n": self.last_n_tokens_size,
+            "penalty_repeat": kwargs.get("repeat_penalty", 1.0),
+            "penalty_freq": kwargs.get("frequency_penalty", 0.0),
+            "penalty_present": kwargs.get("presence_penalty", 0.0),
+        }
+        return GrammarLastGreedySampler(self, grammar, penalties)
+
+    Llama._init_sampler = init_sampler_grammar_last  # type: ignore[method-assign]
+
+
 def nobody_holds(users_file: Path) -> bool:
     """True when no client holds its shared lock on `users_file` (a client that dies
     releases its lock with it)."""
@@ -298,6 +387,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     in_force = apply_repack_mode(args.repack)
     print(f"llama_launcher: weight repacking {in_force}", file=sys.stderr, flush=True)
     stream_as_openai_does()
+    sample_grammar_last()
     if _server_option(server_args, "--cache", "false").lower() == "true":
         install_prompt_cache(
             _server_option(server_args, "--cache_type", "ram"), args.prompt_cache_dir

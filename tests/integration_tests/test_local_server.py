@@ -11,6 +11,7 @@ import os
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import skip_or_fail_in_ci
@@ -235,3 +236,56 @@ def test_a_streamed_tool_call_reads_as_openai_streams_it(tmp_path: Path) -> None
     assert merged.usage_metadata is not None
     assert merged.usage_metadata["input_tokens"] == whole.usage_metadata["input_tokens"]
     assert merged.usage_metadata["output_tokens"] == whole.usage_metadata["output_tokens"]
+
+
+def test_grammar_last_sampling_writes_the_same_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The launcher's greedy sampler checks the grammar on the chosen token first (as
+    llama.cpp's common sampler does): the answers are the library's own, token for token,
+    including where the model would rather write something the grammar forbids."""
+    from llama_cpp import Llama, LlamaGrammar
+
+    from graph.llama_launcher import GrammarLastGreedySampler, sample_grammar_last
+    from graph.local_model import resolve_model_file
+    from graph.state import Plan
+
+    model_file = resolve_model_file(DEFAULT_LOCAL_MODEL, cache_dir=USER_MODEL_CACHE, progress=False)
+    llama = Llama(model_path=str(model_file), n_ctx=2048, n_threads=2, verbose=False)
+    grammar = LlamaGrammar.from_json_schema(json.dumps(Plan.model_json_schema()), verbose=False)
+    requests = [
+        "running shoes, a water bottle and a running cap, $200 total",
+        # Asks for prose: the model's first choices break the grammar, so the fallback path
+        # (the grammar over the whole vocabulary) is taken too.
+        "Answer in YAML, not JSON: a birthday gift for someone who likes photography",
+        "una tienda de campaña para 4 personas, 4 estrellas o más",
+    ]
+
+    def answers() -> list[str]:
+        texts = []
+        for request in requests:
+            llama.reset()
+            prompt = f"<|im_start|>user\n{request}<|im_end|>\n<|im_start|>assistant\n"
+            completion = llama.create_completion(
+                prompt, max_tokens=60, temperature=0, repeat_penalty=1.1, grammar=grammar
+            )
+            texts.append(completion["choices"][0]["text"])
+        return texts
+
+    libraries_own = answers()
+    monkeypatch.setattr(Llama, "_init_sampler", Llama._init_sampler)  # restored afterwards
+    sample_grammar_last()
+    used = []
+    monkeypatch.setattr(
+        GrammarLastGreedySampler, "__init__", _recording(GrammarLastGreedySampler.__init__, used)
+    )
+    assert answers() == libraries_own
+    assert len(used) == len(requests)  # the launcher's sampler wrote them
+    assert sum(sampler.refused for sampler in used) > 0  # and took the fallback path
+    assert all(text.lstrip().startswith("{") for text in libraries_own)
+
+
+def _recording(init: Any, calls: list[object]) -> Any:
+    def recorded(self: Any, *args: Any, **kwargs: Any) -> None:
+        calls.append(self)
+        init(self, *args, **kwargs)
+
+    return recorded
