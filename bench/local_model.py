@@ -18,23 +18,30 @@ was complete (streamed plans only), when the plan was, and when the run ended:
 - cold: no server running, the defaults (keep-alive, RAM prompt cache), plan streamed.
 - cold, disk cache: no server running, LOCAL_MODEL_PROMPT_CACHE=disk holding the states an
   earlier server left (one untimed run of another request fills it).
-- warm: a running warm server that has just served another request (untimed): what a
-  second `python -m graph.run` sees.
-
-The figures are in-process: the CLI's own start (imports) comes on top; bench/startup.py
-measures it.
+- warm: a running warm server that has just served another request (untimed), and never
+  this one (its prompt cache shares the planner's prefix, not the request): what a second
+  `python -m graph.run` sees.
+- warm, CLI from Enter: the same, but the request is typed on a terminal: the CLI
+  (`python -m graph.run --yes`) runs on a pseudo-terminal, and the times are from its
+  start until the first plan step, the plan table and the end are on screen. This is what
+  the shopper waits; the other rows are in-process (the CLI's own start comes on top).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import pty
+import re
+import select
 import shutil
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
-from _common import Report, load_average, median
+from _common import REPO_ROOT, Report, load_average, median
 
 # Targets of issue 13 (warm and cold-with-disk) and the earlier ones (today's path).
 WARM_PLAN_TARGET_S = 10.0
@@ -107,6 +114,59 @@ def scenario_run(model: str, request: str, *, stream: bool, **env: str) -> dict[
     }
 
 
+# What the CLI's terminal shows (escape codes removed): a drafted step under the spinner
+# ("  1. Search running shoes"), then the plan table's title ("Plan: …").
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+_FIRST_STEP_ON_SCREEN = re.compile(r"(?m)^\s+1\. \S")
+_PLAN_ON_SCREEN = re.compile(r"[\r\n](Fallback plan|Plan): ")
+
+
+def cli_from_enter(model: str, request: str, **env: str) -> dict[str, Any]:
+    """Run `python -m graph.run --yes REQUEST` on a pseudo-terminal; when did the first
+    step, the plan and the end reach the screen, counted from the process start."""
+    with tempfile.TemporaryDirectory() as scratch:
+        argv = [sys.executable, "-m", "graph.run", "--yes", "--provider", "local", "--model", model]
+        argv += ["--db", str(Path(scratch) / "runs.sqlite"), request]
+        child_env = {**os.environ, **env, "COLUMNS": "120"}
+        started = time.perf_counter()
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: the CLI, its terminal the pty
+            os.chdir(REPO_ROOT)
+            os.execve(argv[0], argv, child_env)
+        screen, marks = "", {}
+        while True:
+            ready, _, _ = select.select([fd], [], [], 300)
+            if not ready:
+                break
+            try:
+                data = os.read(fd, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not data:
+                break
+            screen += _ANSI.sub("", data.decode(errors="replace"))
+            now = time.perf_counter() - started
+            for key, pattern in (
+                ("first_step_s", _FIRST_STEP_ON_SCREEN),
+                ("plan_s", _PLAN_ON_SCREEN),
+            ):
+                if key not in marks and pattern.search(screen):
+                    marks[key] = now
+        _, status = os.waitpid(pid, 0)
+        marks["request_s"] = time.perf_counter() - started
+        os.close(fd)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"the CLI failed on {request!r}:\n{screen[-2000:]}")
+    return {
+        "first_step_s": marks.get("first_step_s"),
+        "plan_s": marks.get("plan_s"),
+        "request_s": marks["request_s"],
+        "plan_json": None,
+        "plan_tokens": None,
+        "llm_calls": None,
+    }
+
+
 def stop_every_server() -> None:
     from graph import providers, warm_server
 
@@ -123,8 +183,14 @@ def scenarios(model: str) -> dict[str, dict[str, Any]]:
     stop_every_server()
     figures["today"] = scenario_run(model, REQUEST, stream=False, **off)
     figures["cold"] = scenario_run(model, REQUEST, stream=True, **warm)
-    scenario_run(model, OTHER_REQUEST, stream=False, **warm)  # the server has been used
+    # Warm: a server that has served another request, and never this one (a server that
+    # had would read the whole prompt from its cache, which a new request never can).
+    stop_every_server()
+    scenario_run(model, OTHER_REQUEST, stream=False, **warm)
     figures["warm"] = scenario_run(model, REQUEST, stream=True, **warm)
+    stop_every_server()
+    scenario_run(model, OTHER_REQUEST, stream=False, **warm)
+    figures["warm, CLI from Enter"] = cli_from_enter(model, REQUEST, **warm)
     stop_every_server()
     from graph.local_model import start_local_server
 
@@ -270,7 +336,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{plan:.1f}",
                 f"{whole:.1f}",
                 f"{whole / today_request:.2f}x",
-                f"{runs[0][name]['plan_tokens']}",
+                f"{runs[0][name]['plan_tokens'] or '-'}",
             ]
         )
     report.table(
@@ -278,14 +344,20 @@ def main(argv: list[str] | None = None) -> int:
         ["scenario", "first step", "plan", "whole request", "vs today", "plan tokens in, out"],
         rows,
     )
-    same = [run[name]["plan_json"] == run["today"]["plan_json"] for run in runs for name in names]
+    same = [
+        run[name]["plan_json"] == run["today"]["plan_json"]
+        for run in runs
+        for name in names
+        if run[name]["plan_json"] is not None  # the CLI row is timed from the screen
+    ]
     report.note(
         f"plans identical to today's (temperature 0): {sum(same)} of {len(same)} "
         "(a prompt prefix read from a cache is evaluated in other batches, which may move "
         "the last bits of a logit)"
     )
-    warm_plan, warm_first = med("warm", "plan_s"), med("warm", "first_step_s")
-    warm_request = med("warm", "request_s")
+    warm_plan, warm_request = med("warm", "plan_s"), med("warm", "request_s")
+    # On screen is what counts for the first step: measured on the CLI, from Enter.
+    warm_first = med("warm, CLI from Enter", "first_step_s")
     report.target(
         "warm plan",
         f"{warm_plan:.1f} s",
@@ -293,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
         warm_plan <= WARM_PLAN_TARGET_S,
     )
     report.target(
-        "warm first step on screen",
+        "warm first step on screen, from Enter (CLI)",
         f"{warm_first:.1f} s",
         f"<= {WARM_FIRST_STEP_TARGET_S:.0f} s",
         warm_first <= WARM_FIRST_STEP_TARGET_S,

@@ -8,6 +8,7 @@ shows progress, an observer.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -114,8 +115,8 @@ DRAFT_PARSE_LIMIT = 64_000  # characters of streamed plan JSON worth showing as 
 @dataclass
 class PlanDraft:
     """The plan as far as the planner has written it: the goal once its text is complete,
-    and the steps that are complete (a step is, once the next one starts or the plan ends).
-    Read from the streamed arguments of the planner's structured-output call."""
+    and the steps that are complete (a step is, once its object is closed). Read from the
+    streamed arguments of the planner's structured-output call."""
 
     goal: str | None = None
     steps: list[dict[str, Any]] = field(default_factory=list)
@@ -143,14 +144,35 @@ class PlanDraft:
             return False
         if not isinstance(partial, dict):
             return False
-        goal = partial.get("goal") if len(partial) > 1 else None  # a later key has begun
+        keys = list(partial)
+        # The goal's text is complete once a later key has begun.
+        goal = partial["goal"] if "goal" in keys[:-1] else None
         steps = partial.get("steps") if isinstance(partial.get("steps"), list) else []
         finished = [s for s in steps[:-1] if isinstance(s, dict)]
+        if steps and isinstance(steps[-1], dict) and _closes_the_last_step(self._text):
+            finished.append(steps[-1])  # shown now, not a few tokens later with the next
         changed = (isinstance(goal, str) and goal != self.goal) or len(finished) > len(self.steps)
         if isinstance(goal, str):
             self.goal = goal
-        self.steps = finished
+        if len(finished) >= len(self.steps):  # once shown, a step stays
+            self.steps = finished
         return changed
+
+
+def _closes_the_last_step(text: str) -> bool:
+    """True when `text` ends where the last step's object is closed: just after it (then
+    closing the steps list and the plan makes whole JSON, as steps is the plan's last
+    field), or after the list or the plan that it ended."""
+    text = text.rstrip()
+    if not text.endswith(("}", "]")):
+        return False
+    for closing in ("]}", "}", ""):
+        try:
+            json.loads(text + closing)
+        except ValueError:
+            continue
+        return True
+    return False
 
 
 @dataclass(frozen=True)

@@ -24,16 +24,25 @@ def chunk(args: str, message_id: str = "m1") -> AIMessageChunk:
     )
 
 
-def test_a_draft_completes_the_goal_then_each_step_once_the_next_begins() -> None:
+def test_a_draft_completes_the_goal_then_each_step_once_its_object_closes() -> None:
     draft = PlanDraft()
-    assert not draft.feed(chunk('{"goal": "A tent'))
+    assert not draft.feed(chunk('{"shopping": true, "goal": "A tent'))
     assert draft.goal is None  # still being written
     assert draft.feed(chunk(' for two", "budget": 200, "steps": [{"step": 1, "action": "Find'))
     assert draft.goal == "A tent for two" and draft.steps == []
-    assert not draft.feed(chunk(' tents", "query": "tent"}'))
+    assert not draft.feed(chunk(' tents", "query": "tent"'))
     assert draft.steps == []  # step 1 may still get more fields
-    assert draft.feed(chunk(', {"step": 2, "action": "Pick"'))
+    assert draft.feed(chunk("}"))
     assert [s["action"] for s in draft.steps] == ["Find tents"]
+    assert not draft.feed(chunk(', {"step": 2, "action": "Pick"'))
+    assert not draft.feed(chunk(', "max_price": 200'))  # a field after the query: still open
+    assert draft.feed(chunk(" }"))
+    assert not draft.feed(chunk("]}"))  # the plan closed: its steps were all shown already
+    assert [s["action"] for s in draft.steps] == ["Find tents", "Pick"]
+    # A provider that sends the last step's end with the plan's still shows that step.
+    draft = PlanDraft()
+    draft.feed(chunk('{"goal": "G", "steps": [{"step": 1, "action": "A", "query": "a"'))
+    assert draft.feed(chunk("}]}")) and [s["action"] for s in draft.steps] == ["A"]
     # A retried planner call is a new message: its draft starts afresh.
     assert draft.feed(chunk('{"goal": "Again", "steps": [', message_id="m2"))
     assert draft.goal == "Again" and draft.steps == []
@@ -86,7 +95,7 @@ def test_the_session_streams_the_plan_to_its_observer_and_keeps_the_usage(
     # Every step reached the observer, in order, before the planner finished.
     plan_steps = [step["action"] for step in GIFT_PLAN["steps"]]
     assert recorder.drafts[0][1] == GIFT_PLAN["goal"]
-    assert recorder.drafts[-1][2] == plan_steps[:-1]  # the last completes with the plan
+    assert recorder.drafts[-1][2] == plan_steps  # each shown as soon as it closed
     assert recorder.plan_done_at is not None
     assert all(at <= recorder.plan_done_at for at, _, _ in recorder.drafts)
     # The streamed answer still reports the planner's tokens (the usage chunk).
