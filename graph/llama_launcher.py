@@ -93,6 +93,28 @@ def apply_repack_mode(mode: str) -> str:
     return mode
 
 
+def keep_one_logits_row() -> None:
+    """Give a model loaded without ``logits_all`` a one-row logits buffer.
+
+    llama-cpp-python allocates ``n_batch x n_vocab`` floats (311 MB for this model) that it
+    never writes without ``logits_all``: sampling reads llama.cpp's own logits. Yet every
+    prompt-cache save copies the rows in use and every load writes the whole buffer, a few
+    hundred ms per request (more the first time, when the pages are first touched). One row
+    keeps the code paths that index the last row working; logprobs, the only reader of the
+    others, are refused without ``logits_all``."""
+    import numpy as np
+    from llama_cpp import Llama
+
+    init = Llama.__init__
+
+    def init_with_one_row(self: Llama, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        if not self._logits_all:
+            self.scores = np.zeros((1, self._n_vocab), dtype=np.single)
+
+    Llama.__init__ = init_with_one_row  # type: ignore[method-assign]
+
+
 def install_prompt_cache(kind: str, directory: Path | None) -> None:
     """Make llama-cpp-python's prompt caches (``--cache true --cache_type ram|disk``) keep
     lean states, and let the disk cache keep an entry it serves.
@@ -388,6 +410,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"llama_launcher: weight repacking {in_force}", file=sys.stderr, flush=True)
     stream_as_openai_does()
     sample_grammar_last()
+    keep_one_logits_row()
     if _server_option(server_args, "--cache", "false").lower() == "true":
         install_prompt_cache(
             _server_option(server_args, "--cache_type", "ram"), args.prompt_cache_dir
