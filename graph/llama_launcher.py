@@ -15,6 +15,12 @@ Everything after ``--`` goes to ``python -m llama_cpp.server`` unchanged. The re
 - ``off``: no extra buffer types at all (llama.cpp's ``--no-repack``): slower, but uses no
   repacked kernel. The fallback when seccomp cannot be used.
 
+It also speeds up the server where llama-cpp-python is slow for this project's calls,
+without changing an answer (``--fast-paths on``, the default; ``off`` runs it as shipped):
+greedy sampling checks the JSON grammar on the chosen token first
+(GrammarLastGreedySampler), and a model loaded without ``logits_all`` keeps a one-row
+logits buffer (keep_one_logits_row).
+
 For a warm server shared by several runs (graph.warm_server) it also takes:
 
 - ``--api-key-file``: the bearer key every request must carry, read from a file only the
@@ -397,6 +403,12 @@ def _server_option(server_args: Sequence[str], name: str, default: str) -> str:
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m graph.llama_launcher")
     parser.add_argument("--repack", choices=REPACK_MODES, default="all")
+    parser.add_argument(
+        "--fast-paths",
+        choices=("on", "off"),
+        default="on",
+        help="off: llama-cpp-python's own sampling and logits buffer, as shipped",
+    )
     parser.add_argument("--api-key-file", type=Path)
     parser.add_argument("--keep-alive", type=float, help="seconds idle before exiting")
     parser.add_argument("--users-file", type=Path)
@@ -409,8 +421,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     in_force = apply_repack_mode(args.repack)
     print(f"llama_launcher: weight repacking {in_force}", file=sys.stderr, flush=True)
     stream_as_openai_does()
-    sample_grammar_last()
-    keep_one_logits_row()
+    if args.fast_paths == "on":
+        sample_grammar_last()
+        keep_one_logits_row()
+    print(f"llama_launcher: fast paths {args.fast_paths}", file=sys.stderr, flush=True)
     if _server_option(server_args, "--cache", "false").lower() == "true":
         install_prompt_cache(
             _server_option(server_args, "--cache_type", "ram"), args.prompt_cache_dir

@@ -101,6 +101,25 @@ def resolve_prompt_cache(setting: str | None = None) -> str:
     return mode
 
 
+FAST_PATHS_SETTING = "LOCAL_MODEL_FAST_PATHS"
+FAST_PATHS_CHOICES = ("on", "off")
+
+
+def resolve_fast_paths(setting: str | None = None) -> str:
+    """Whether the launcher speeds up llama-cpp-python's server (see graph.llama_launcher):
+    ``setting``, else $LOCAL_MODEL_FAST_PATHS, else ``on``. ``off`` runs it as shipped (the
+    grammar tested on every vocabulary entry per token, the full logits buffer): the same
+    answers, slower; for comparisons (bench/local_model.py) or to rule the launcher out."""
+    value = setting if setting is not None else os.environ.get(FAST_PATHS_SETTING, "")
+    mode = value.strip().lower() or "on"
+    if mode not in FAST_PATHS_CHOICES:
+        raise LocalModelError(
+            f"{FAST_PATHS_SETTING}={value!r} is not a choice; use one of: "
+            f"{', '.join(FAST_PATHS_CHOICES)}"
+        )
+    return mode
+
+
 def resolve_repack_mode(setting: str | None = None) -> str:
     """The repack mode for the server (see graph.llama_launcher): ``setting``, else
     $LOCAL_MODEL_REPACK, else ``auto``. ``auto`` keeps llama.cpp's repacked kernels but
@@ -505,6 +524,7 @@ class LocalModelServer:
         chat_format: str | None = None,
         repack: str | None = None,
         prompt_cache: str | None = None,
+        fast_paths: str | None = None,
         extra_args: Sequence[str] = (),
         progress: bool = True,
     ) -> None:
@@ -524,6 +544,7 @@ class LocalModelServer:
         self.chat_format = chat_format
         self.repack = resolve_repack_mode(repack)
         self.prompt_cache = resolve_prompt_cache(prompt_cache)
+        self.fast_paths = resolve_fast_paths(fast_paths)
         self.extra_args = tuple(extra_args)
         self.progress = progress
         self.process: subprocess.Popen[bytes] | None = None
@@ -710,6 +731,8 @@ class LocalModelServer:
             "graph.llama_launcher",
             "--repack",
             self.repack,
+            "--fast-paths",
+            self.fast_paths,
             *(
                 ["--prompt-cache-dir", str(self.prompt_cache_dir())]
                 if self.prompt_cache == "disk"

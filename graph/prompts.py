@@ -14,23 +14,22 @@ see no products; another agent runs your plan one step at a time.
 Rules:
 1. One search step per kind of product wanted. Its query is 2-5 words: the product and \
 its most telling feature, such as "cushioned running shoes"; never prices or numbers.
-2. A total price limit goes in budget, else null. features: up to 4 product features \
-the shopper asks for, 1-3 words each; [] if none. Limits, shipping and reviews are not \
-features.
-3. Code copies the request's price and rating limits into every search, so leave \
-max_price, min_price and min_rating out, unless one item has its own limit.
+2. features: up to 4 product features the shopper asks for, 1-3 words each; [] if \
+none. Limits, shipping and reviews are not features.
+3. Code reads the request's budget and copies its price and rating limits into every \
+search, so leave max_price, min_price and min_rating out, unless one item has its own \
+limit.
 4. The last step is a reasoning step with query null that picks what to buy.
 5. At most {max_steps} steps, numbered from 1: search similar small items together.
 6. shopping is false only if the request asks for no product at all (weather, news, \
 sums); then steps is [].
 
 Example. Request: "cushioned running shoes and wool socks, $150 total, 4+ stars". Plan:
-{{"shopping": true, "goal": "Buy running shoes and socks for $150 or less.", "budget": 150, \
-"features": ["cushioned", "wool"], "steps": [
+{{"shopping": true, "goal": "Buy running shoes and socks for $150 or less.", "steps": [
 {{"step": 1, "action": "Search running shoes", "query": "cushioned running shoes"}},
 {{"step": 2, "action": "Search running socks", "query": "wool running socks"}},
 {{"step": 3, "action": "Pick one pair of shoes and one pair of socks within $150", \
-"query": null}}]}}
+"query": null}}], "features": ["cushioned", "wool"]}}
 """
 
 PLANNER_USER = "Shopping request:\n{request}"

@@ -161,8 +161,8 @@ class PlanDraft:
 
 def _closes_the_last_step(text: str) -> bool:
     """True when `text` ends where the last step's object is closed: just after it (then
-    closing the steps list and the plan makes whole JSON, as steps is the plan's last
-    field), or after the list or the plan that it ended."""
+    closing the steps list and the plan makes whole JSON), or after the list or the plan
+    that it ended. Steps is the only list of objects in a plan."""
     text = text.rstrip()
     if not text.endswith(("}", "]")):
         return False

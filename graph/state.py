@@ -99,8 +99,10 @@ def validate_request(request: object) -> str:
 # code reads the request's price and rating limits and fills every search step with them
 # (graph/limits.py): a small model dropped stated limits whether they were required or not.
 OPTIONAL_FOR_MODEL = frozenset({"category", "min_price", "max_price", "min_rating", "not_shopping"})
-# Fields code fills in after the model answers; the model never sees them.
-WRITTEN_BY_CODE = frozenset({"filled_from_request", "built_in_code"})
+# Fields code fills in after the model answers; the model never sees them. The budget is
+# the request's stated cap, read in code (graph/limits.py), which overrode the model's
+# budget whenever they differed: written by the model it was ~8 tokens of a plan's ~150.
+WRITTEN_BY_CODE = frozenset({"budget", "filled_from_request", "built_in_code"})
 
 
 def _model_facing_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
@@ -206,16 +208,19 @@ class Plan(BaseModel):
         description="False only when the request asks for no product at all; steps are [].",
     )
     goal: str = Field(description="The shopper's goal in one sentence.")
-    budget: float | None = Field(
-        description="Total budget in USD stated by the shopper, or null if none was stated."
+    # Steps come before features so that a streamed plan shows its first step sooner.
+    steps: list[PlanStep] = Field(
+        description=f"Ordered steps, numbered 1..N, at most {MAX_PLAN_STEPS}.",
     )
     features: list[str] = Field(
         default_factory=list,
         description="Features the shopper requires, as short phrases from the request "
         "(e.g. 'waterproof', 'rubber sole'); [] if none.",
     )
-    steps: list[PlanStep] = Field(
-        description=f"Ordered steps, numbered 1..N, at most {MAX_PLAN_STEPS}.",
+    # Written by code (WRITTEN_BY_CODE), or by a person editing the plan.
+    budget: float | None = Field(
+        default=None,
+        description="Total budget in USD stated by the shopper, or null if none was stated.",
     )
     # Written by code, never by the model: why this plan was built in code rather than by
     # the planner (it returned no usable plan twice), or None for the planner's own plan.

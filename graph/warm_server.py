@@ -111,6 +111,7 @@ def fingerprint(server: LocalModelServer) -> str:
         "launcher": hashlib.sha256(Path(graph.llama_launcher.__file__).read_bytes()).hexdigest(),
         "model": [str(model), stat.st_size, stat.st_mtime_ns],
         "repack": server.repack,
+        "fast_paths": server.fast_paths,
         "arguments": server.server_arguments(),
     }
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()

@@ -590,7 +590,10 @@ def test_the_server_starts_through_the_launcher_with_the_repack_mode(
     monkeypatch.setattr(lm, "_missing_server_modules", lambda: [])
     monkeypatch.setenv(lm.REPACK_SETTING, "off")
     cmd = LocalModelServer(tmp_path / "m.gguf", port=1234)._server_command()
-    assert cmd[:6] == [sys.executable, "-m", "graph.llama_launcher", "--repack", "off", "--"]
+    assert cmd[:8] == [
+        *(sys.executable, "-m", "graph.llama_launcher"),
+        *("--repack", "off", "--fast-paths", "on", "--"),
+    ]
     assert cmd[cmd.index("--model") + 1] == str(tmp_path / "m.gguf")
 
 
@@ -650,4 +653,28 @@ def test_prompt_cache_setting_and_arguments(
     assert "--cache" not in off and "--prompt-cache-dir" not in off
     monkeypatch.setenv(lm.PROMPT_CACHE_SETTING, "sometimes")
     with pytest.raises(LocalModelError, match="LOCAL_MODEL_PROMPT_CACHE='sometimes'"):
+        LocalModelServer(model)
+
+
+def test_fast_paths_setting_reaches_the_launcher_and_the_fingerprint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from graph import warm_server
+
+    monkeypatch.setattr(lm, "_missing_server_modules", lambda: [])
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    monkeypatch.delenv(lm.FAST_PATHS_SETTING, raising=False)
+    default = LocalModelServer(model, port=1)
+    assert default.fast_paths == "on"
+    cmd = default._server_command()
+    assert cmd[cmd.index("--fast-paths") + 1] == "on"
+    monkeypatch.setenv(lm.FAST_PATHS_SETTING, " OFF ")
+    as_shipped = LocalModelServer(model, port=1)
+    cmd = as_shipped._server_command()
+    assert cmd[cmd.index("--fast-paths") + 1] == "off"
+    # A warm server started one way is never reused for the other.
+    assert warm_server.fingerprint(as_shipped) != warm_server.fingerprint(default)
+    monkeypatch.setenv(lm.FAST_PATHS_SETTING, "faster")
+    with pytest.raises(LocalModelError, match="LOCAL_MODEL_FAST_PATHS='faster'"):
         LocalModelServer(model)
