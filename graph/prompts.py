@@ -25,11 +25,12 @@ limit.
 sums); then steps is [].
 
 Example. Request: "cushioned running shoes and wool socks, $150 total, 4+ stars". Plan:
-{{"shopping": true, "goal": "Buy running shoes and socks for $150 or less.", "steps": [
+{{"shopping": true, "goal": "Buy running shoes and socks for $150 or less.", \
+"features": ["cushioned", "wool"], "steps": [
 {{"step": 1, "action": "Search running shoes", "query": "cushioned running shoes"}},
 {{"step": 2, "action": "Search running socks", "query": "wool running socks"}},
 {{"step": 3, "action": "Pick one pair of shoes and one pair of socks within $150", \
-"query": null}}], "features": ["cushioned", "wool"]}}
+"query": null}}]}}
 """
 
 PLANNER_USER = "Shopping request:\n{request}"

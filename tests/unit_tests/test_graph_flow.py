@@ -339,9 +339,8 @@ def test_planner_tool_schema_is_compact_and_shows_only_what_the_model_writes() -
     # leave them out, as it may category; fields code writes are not shown to it at all.
     assert step["required"] == ["step", "action", "query"]
     assert "filled_from_request" not in step["properties"]
-    # shopping comes first: the model decides there is something to buy, then plans it;
-    # the steps come before the features, so a streamed plan shows its first step sooner.
-    assert tool["parameters"]["required"] == ["shopping", "goal", "steps", "features"]
+    # shopping comes first: the model decides there is something to buy, then plans it.
+    assert tool["parameters"]["required"] == ["shopping", "goal", "features", "steps"]
     # The budget is read from the request in code, like the step filters.
     assert "budget" not in tool["parameters"]["properties"]
     assert "built_in_code" not in tool["parameters"]["properties"]
