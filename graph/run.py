@@ -8,9 +8,11 @@ is fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -51,12 +53,40 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextlib.contextmanager
+def _collector_paused(freeze: bool) -> Iterator[None]:
+    """Pause the cyclic garbage collector while the CLI imports LangGraph, LangChain and
+    OpenAI: those imports make ~170k objects, which the collector otherwise scans again and
+    again as they pile up, about 0.3 s of a 1.5 s start. With `freeze` (the process is this
+    CLI) what they made, which lives as long as the process, is kept out of later
+    collections too."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        if freeze:
+            gc.freeze()
+        gc.enable()
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from dotenv import load_dotenv
+    # argv None: the real command line, so this process is the CLI (tests pass a list).
+    with _collector_paused(freeze=argv is None):
+        from dotenv import load_dotenv
+
+        from catalog.terminal import terminal_console
+
+        # What dispatch and a run need, imported here once with the collector paused.
+        from graph import builder, checkpoint, render, session, threads, warm_server  # noqa: F401
+
+        if args.request or args.resume:
+            import langchain_openai  # noqa: F401  (the chat model, made when the run starts)
 
     load_dotenv()  # .env configures providers; real environment variables win
-    from catalog.terminal import terminal_console
 
     console = terminal_console(stderr=args.json)
     restore = _stop_llm_calls_on_ctrl_c()
