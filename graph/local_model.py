@@ -79,6 +79,18 @@ def cpu_has_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     return False
 
 
+def _choice(
+    setting: str | None, name: str, choices: tuple[str, ...], default: str, what: str
+) -> str:
+    """``setting``, else the environment variable ``name``, else ``default``; one of
+    ``choices`` (any case, spaces ignored), or an error naming the variable and the choices."""
+    value = setting if setting is not None else os.environ.get(name, "")
+    mode = value.strip().lower() or default
+    if mode not in choices:
+        raise LocalModelError(f"{name}={value!r} is not {what}; use one of: {', '.join(choices)}")
+    return mode
+
+
 PROMPT_CACHE_SETTING = "LOCAL_MODEL_PROMPT_CACHE"
 PROMPT_CACHE_CHOICES = ("ram", "disk", "off")
 DEFAULT_PROMPT_CACHE = "ram"
@@ -91,14 +103,9 @@ def resolve_prompt_cache(setting: str | None = None) -> str:
     $LOCAL_MODEL_PROMPT_CACHE, else the default. ``ram`` keeps the saved states of recent
     prompts in the server, so a planner prompt reuses its prefix even after a reasoning
     call; ``disk`` also keeps them across server restarts; ``off`` keeps only the last."""
-    value = setting if setting is not None else os.environ.get(PROMPT_CACHE_SETTING, "")
-    mode = value.strip().lower() or DEFAULT_PROMPT_CACHE
-    if mode not in PROMPT_CACHE_CHOICES:
-        raise LocalModelError(
-            f"{PROMPT_CACHE_SETTING}={value!r} is not a prompt cache; use one of: "
-            f"{', '.join(PROMPT_CACHE_CHOICES)}"
-        )
-    return mode
+    return _choice(
+        setting, PROMPT_CACHE_SETTING, PROMPT_CACHE_CHOICES, DEFAULT_PROMPT_CACHE, "a prompt cache"
+    )
 
 
 FAST_PATHS_SETTING = "LOCAL_MODEL_FAST_PATHS"
@@ -110,14 +117,7 @@ def resolve_fast_paths(setting: str | None = None) -> str:
     ``setting``, else $LOCAL_MODEL_FAST_PATHS, else ``on``. ``off`` runs it as shipped (the
     grammar tested on every vocabulary entry per token, the full logits buffer): the same
     answers, slower; for comparisons (bench/local_model.py) or to rule the launcher out."""
-    value = setting if setting is not None else os.environ.get(FAST_PATHS_SETTING, "")
-    mode = value.strip().lower() or "on"
-    if mode not in FAST_PATHS_CHOICES:
-        raise LocalModelError(
-            f"{FAST_PATHS_SETTING}={value!r} is not a choice; use one of: "
-            f"{', '.join(FAST_PATHS_CHOICES)}"
-        )
-    return mode
+    return _choice(setting, FAST_PATHS_SETTING, FAST_PATHS_CHOICES, "on", "a choice")
 
 
 def resolve_repack_mode(setting: str | None = None) -> str:
@@ -125,13 +125,7 @@ def resolve_repack_mode(setting: str | None = None) -> str:
     $LOCAL_MODEL_REPACK, else ``auto``. ``auto`` keeps llama.cpp's repacked kernels but
     refuses its AMX ones on a CPU that reports AMX: with GGML_NATIVE they are compiled in
     there, and they crashed the server (a GPF in ldtilecfg) in a micro-VM."""
-    value = setting if setting is not None else os.environ.get(REPACK_SETTING, "")
-    mode = value.strip().lower() or "auto"
-    if mode not in REPACK_CHOICES:
-        raise LocalModelError(
-            f"{REPACK_SETTING}={value!r} is not a repack mode; use one of: "
-            f"{', '.join(REPACK_CHOICES)}"
-        )
+    mode = _choice(setting, REPACK_SETTING, REPACK_CHOICES, "auto", "a repack mode")
     if mode == "auto":
         return "no-amx" if cpu_has_amx() else "all"
     return mode
