@@ -25,10 +25,13 @@ MAX_PLAN_STEPS = 10
 # Caps on what the model writes, in characters (and items for lists). A model or server
 # gone wrong can send megabytes; a plan or answer over a cap is rejected, never stored or
 # sent on in a prompt. The recorded runs (cassettes/) stay far below: their longest goal
-# is 177 characters, action 111, query 52, answer 432, product id 26, with at most 10
-# features and 4 picked ids. The caps are checked by validators, not `max_length`, so the
-# JSON schema sent to the model is unchanged. A goal or query may restate the whole
-# request, so those two get the request's own limit.
+# is 177 characters, action 111, query 52, answer 432, with at most 10 features and 4
+# picked ids. A product id is ~10 characters, but a small model sometimes writes the
+# product's title in its place (113 characters in a recorded run; WebShop titles reach
+# ~200): such an id is unknown and verify drops it, so the cap must not fail the whole
+# answer over it. The caps are checked by validators, not `max_length`, so the JSON schema
+# sent to the model is unchanged. A goal or query may restate the whole request, so those
+# two get the request's own limit.
 MODEL_TEXT_CAPS = {
     "goal": MAX_REQUEST_CHARS,
     "action": 1000,
@@ -36,7 +39,7 @@ MODEL_TEXT_CAPS = {
     "category": 200,
     "feature": 500,
     "answer": 4000,
-    "product_id": 200,
+    "product_id": 1000,
 }
 MAX_FEATURES = 30
 MAX_PICKED_IDS = 50
