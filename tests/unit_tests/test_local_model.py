@@ -632,12 +632,19 @@ def test_no_amx_makes_the_amx_permission_request_fail_and_nothing_else() -> None
     assert get_perm == "0"
 
 
-def test_prompt_cache_setting_and_arguments(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def launchable_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A model file a server command line can be built for (nothing is started)."""
     monkeypatch.setattr(lm, "_missing_server_modules", lambda: [])
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")
+    return model
+
+
+def test_prompt_cache_setting_and_arguments(
+    launchable_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = launchable_model
     monkeypatch.delenv(lm.PROMPT_CACHE_SETTING, raising=False)
     assert lm.resolve_prompt_cache() == lm.DEFAULT_PROMPT_CACHE
     server = LocalModelServer(model, port=1, prompt_cache="disk")
@@ -657,13 +664,11 @@ def test_prompt_cache_setting_and_arguments(
 
 
 def test_fast_paths_setting_reaches_the_launcher_and_the_fingerprint(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    launchable_model: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from graph import warm_server
 
-    monkeypatch.setattr(lm, "_missing_server_modules", lambda: [])
-    model = tmp_path / "m.gguf"
-    model.write_bytes(b"GGUF")
+    model = launchable_model
     monkeypatch.delenv(lm.FAST_PATHS_SETTING, raising=False)
     default = LocalModelServer(model, port=1)
     assert default.fast_paths == "on"
