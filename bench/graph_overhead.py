@@ -7,7 +7,7 @@ An 8-step plan (5 searches, 3 reasoning steps) runs on the shipped catalog with 
 zero-latency fake chat model (tests/fakes.py), tool mode direct, auto-approved:
 
 * graph + MemorySaver
-* graph + SqliteSaver (graph.checkpoint.open_sqlite_checkpointer on a tmp file), with
+* graph + SqliteSaver (graph.runs.checkpoint.open_sqlite_checkpointer on a tmp file), with
   durability "sync" (as the CLI streams: every checkpoint written before the next step)
   and "async" (LangGraph's default)
 * a plain loop: the same planner call, the same catalog searches (search_catalog), the
@@ -68,7 +68,7 @@ def new_model() -> Any:
 
 def run_graph(graph: Any, durability: Any) -> None:
     from graph.context import Context
-    from graph.session import approve_all, drive
+    from graph.runs.session import approve_all, drive
 
     context = Context(chat_model=new_model(), auto_approve=True, tool_mode="direct")
     state = drive(
@@ -79,9 +79,10 @@ def run_graph(graph: Any, durability: Any) -> None:
 
 def run_loop(catalog: Any) -> None:
     """The same model and catalog calls as the graph makes, in a plain loop."""
-    from graph.constraints import candidates_of, guard_picks
+    from graph.caps import validate_request
+    from graph.checks.picks import candidates_of, guard_picks
     from graph.prompts import planner_messages, reasoning_messages
-    from graph.state import Plan, ProductSummary, ReasoningAnswer, StepResult, validate_request
+    from graph.state import Plan, ProductSummary, ReasoningAnswer, StepResult
     from graph.tools import search_catalog
 
     model = new_model()
@@ -123,7 +124,7 @@ def measure(runs: int, warmup: int, directory: Path) -> dict[str, list[float]]:
     from langgraph.checkpoint.memory import MemorySaver
 
     from graph.builder import build_graph
-    from graph.checkpoint import open_sqlite_checkpointer
+    from graph.runs.checkpoint import open_sqlite_checkpointer
     from graph.tools import get_catalog
 
     catalog = get_catalog(None)

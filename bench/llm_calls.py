@@ -154,7 +154,7 @@ def run_graph_mode(steps: int, tool_mode: str, count: Any) -> dict[str, Any]:
 
     from graph.builder import build_graph
     from graph.context import Context
-    from graph.session import approve_all, start
+    from graph.runs.session import approve_all, start
 
     plan = make_plan(steps)
     model = new_model(plan, steps)

@@ -87,8 +87,8 @@ def scenario_run(model: str, request: str, *, stream: bool, **env: str) -> dict[
     """One whole request through the session, with these settings in the environment."""
     from langgraph.checkpoint.memory import MemorySaver
 
-    from graph import session
     from graph.builder import build_graph
+    from graph.runs import session
 
     saved = {name: os.environ.get(name) for name in env}
     os.environ.update(env)
@@ -170,10 +170,12 @@ def cli_from_enter(model: str, request: str, **env: str) -> dict[str, Any]:
 
 
 def stop_every_server() -> None:
-    from graph import providers, warm_server
+    from graph.context import data_dir
+    from graph.providers.local import stop_local_servers
+    from localmodel import warm
 
-    providers.stop_local_servers()
-    warm_server.stop_servers()
+    stop_local_servers()
+    warm.stop_servers(data_dir())
 
 
 def scenarios(model: str) -> dict[str, dict[str, Any]]:
@@ -198,11 +200,14 @@ def scenarios(model: str) -> dict[str, dict[str, Any]]:
     scenario_run(model, OTHER_REQUEST, stream=False, **warm)
     figures["warm, CLI from Enter"] = cli_from_enter(model, REQUEST, **warm)
     stop_every_server()
-    from graph.local_model import start_local_server
+    from graph.context import data_dir
+    from localmodel.server import start_local_server
 
     # States from an earlier bench run could hold this very request's prompt: start empty.
     shutil.rmtree(
-        start_local_server(model, progress=False, prompt_cache="disk").prompt_cache_dir(),
+        start_local_server(
+            model, data_dir=data_dir(), progress=False, prompt_cache="disk"
+        ).prompt_cache_dir(),
         ignore_errors=True,
     )
     scenario_run(model, OTHER_REQUEST, stream=False, **disk)  # leaves states on disk
@@ -225,7 +230,7 @@ def run_request(chat_model: Any, alias: str, *, auto_approve: bool) -> tuple[flo
 
     from graph.builder import build_graph
     from graph.context import Context
-    from graph.session import approve_all, start, stay_paused
+    from graph.runs.session import approve_all, start, stay_paused
 
     graph = build_graph(checkpointer=MemorySaver())
     context = Context(
@@ -239,8 +244,9 @@ def run_request(chat_model: Any, alias: str, *, auto_approve: bool) -> tuple[flo
 
 def measure(model: str, repack: str, runs: int, threads: int | None) -> dict[str, Any]:
     """Start a server with weight-repack mode `repack`, then time `runs` plans and requests."""
-    from graph.local_model import start_local_server
-    from graph.providers import make_chat_model
+    from graph.context import data_dir
+    from graph.providers.registry import make_chat_model
+    from localmodel.server import start_local_server
 
     plans: list[float] = []
     requests: list[float] = []
@@ -248,7 +254,9 @@ def measure(model: str, repack: str, runs: int, threads: int | None) -> dict[str
     plan_tokens: list[tuple[int, int]] = []
     kwargs: dict[str, Any] = {"n_threads": threads} if threads else {}
     # No prompt cache: each plan reads its whole prompt, as on today's path.
-    server = start_local_server(model, progress=False, repack=repack, prompt_cache="off", **kwargs)
+    server = start_local_server(
+        model, data_dir=data_dir(), progress=False, repack=repack, prompt_cache="off", **kwargs
+    )
     started = time.perf_counter()
     with server:
         load_s = time.perf_counter() - started
@@ -313,12 +321,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = parser.parse_args(argv)
 
-    from graph.local_model import DEFAULT_LOCAL_MODEL, cpu_has_amx, resolve_model_file
+    from graph.context import data_dir
+    from localmodel.settings import cpu_has_amx
+    from localmodel.weights import DEFAULT_LOCAL_MODEL, resolve_model_file
 
     model = args.model or DEFAULT_LOCAL_MODEL
     load_before = load_average()
     started = time.perf_counter()
-    resolve_model_file(model, progress=False)
+    resolve_model_file(model, cache_dir=data_dir() / "models", progress=False)
     resolve_s = time.perf_counter() - started
     if args.repack:
         return repack_report(model, args, resolve_s, load_before)

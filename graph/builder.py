@@ -27,7 +27,7 @@ from graph.nodes import (
     route_next_step,
     verify,
 )
-from graph.providers import llm_retry_policy
+from graph.providers.retry import llm_retry_policy
 from graph.state import STATE_TYPES, InputState, State
 from graph.tools import TOOLS, tool_error_message
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from graph.context import Context
 from graph.prompts import executor_tool_messages, reasoning_messages
-from graph.providers import price_per_mtok
+from graph.providers.registry import price_per_mtok
 from graph.state import Plan, ProductSummary, ReasoningAnswer, StepResult
 from graph.tools import search_products
 

@@ -11,7 +11,11 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from graph.constraints import (
+from graph.caps import PlanningError, validate_request
+from graph.checks.edits import HOW_TO_ANSWER, PlanEditError, checked_plan, edit_of
+from graph.checks.fallback import fallback_plan
+from graph.checks.limits import read_limits, reconcile_limits
+from graph.checks.picks import (
     best_per_search,
     candidates_of,
     guard_picks,
@@ -22,34 +26,31 @@ from graph.constraints import (
     request_words,
     stated_price_limit,
 )
+from graph.checks.tidy import merge_reasoning_runs
+from graph.checks.words import product_words
 from graph.context import Context
 from graph.cost import estimate_plan_cost
-from graph.fallback import fallback_plan
-from graph.limits import read_limits, reconcile_limits
-from graph.plan_edit import HOW_TO_ANSWER, PlanEditError, checked_plan, edit_of
-from graph.plan_tidy import merge_reasoning_runs
 from graph.prompts import (
     PLANNING_RETRY,
     executor_tool_messages,
     planner_messages,
     reasoning_messages,
 )
-from graph.providers import chat_model_for, redact_tree, structured_output_method
+from graph.providers.models import chat_model_for
+from graph.providers.registry import structured_output_method
+from graph.providers.secrets import redact_tree
 from graph.state import (
     MAX_PLAN_STEPS,
     Outcome,
     Plan,
-    PlanningError,
     ProductSummary,
     ReasoningAnswer,
     SearchDispatch,
     State,
     StepResult,
     Usage,
-    validate_request,
 )
 from graph.tools import get_catalog, search_products
-from graph.words import product_words
 
 # ---------------------------------------------------------------- helpers
 
@@ -87,8 +88,8 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Turn the request into a Plan with structured output. No tools are bound here.
 
     The model's plan is then reconciled in code with the limits the request states
-    (graph/limits.py). If the model gives no usable plan twice, a plan is built in code
-    from the request (graph/fallback.py); it still goes through approval."""
+    (graph/checks/limits.py). If the model gives no usable plan twice, a plan is built in code
+    from the request (graph/checks/fallback.py); it still goes through approval."""
     request = validate_request(state.request)
     context = runtime.context
     model = chat_model_for(context).with_structured_output(

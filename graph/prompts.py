@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from graph.constraints import Candidate
+from graph.checks.picks import Candidate
 from graph.state import MAX_PLAN_STEPS, Plan, PlanStep, StepResult
 
 PLANNER_SYSTEM = """You plan shopping tasks for a product catalog. You have no tools and \

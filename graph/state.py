@@ -19,123 +19,22 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 if TYPE_CHECKING:
     from catalog import Product
+from graph.caps import (
+    MAX_FEATURES,
+    MAX_PICKED_IDS,
+    model_facing_schema,
+    plan_facing_schema,
+    within_cap,
+    within_count,
+)
 
-MAX_REQUEST_CHARS = 4000
 MAX_PLAN_STEPS = 10
-# Caps on what the model writes, in characters (and items for lists). A model or server
-# gone wrong can send megabytes; a plan or answer over a cap is rejected, never stored or
-# sent on in a prompt. The recorded runs (cassettes/) stay far below: their longest goal
-# is 177 characters, action 111, query 52, answer 432, with at most 10 features and 4
-# picked ids. A product id is ~10 characters, but a small model sometimes writes the
-# product's title in its place (113 characters in a recorded run; WebShop titles reach
-# ~200): such an id is unknown and verify drops it, so the cap must not fail the whole
-# answer over it. The caps are checked by validators, not `max_length`, so the JSON schema
-# sent to the model is unchanged. A goal or query may restate the whole request, so those
-# two get the request's own limit.
-MODEL_TEXT_CAPS = {
-    "goal": MAX_REQUEST_CHARS,
-    "action": 1000,
-    "query": MAX_REQUEST_CHARS,
-    "category": 200,
-    "feature": 500,
-    "answer": 4000,
-    "product_id": 1000,
-}
-MAX_FEATURES = 30
-MAX_PICKED_IDS = 50
-
-
-def _within_cap(name: str, value: str | None) -> str | None:
-    cap = MODEL_TEXT_CAPS[name]
-    if value is not None and len(value) > cap:
-        raise ValueError(f"{name} is {len(value):,} characters long; the cap is {cap:,}")
-    return value
-
-
-def _within_count(name: str, values: list[str], most: int, each: str) -> list[str]:
-    if len(values) > most:
-        raise ValueError(f"{name} has {len(values):,} items; the cap is {most}")
-    for value in values:
-        _within_cap(each, value)
-    return values
-
-
-class RequestError(ValueError):
-    """The shopper's request cannot be planned (empty, too long, ...)."""
-
-
-class PlanningError(RuntimeError):
-    """The planner returned no usable plan; `raw` holds what the model actually said."""
-
-    def __init__(self, message: str, raw: str = "") -> None:
-        super().__init__(message)
-        self.raw = raw
-
-    def __str__(self) -> str:
-        text = super().__str__()
-        return f"{text}\nmodel output: {self.raw[:500]}" if self.raw else text
-
-
-def validate_request(request: object) -> str:
-    """Return the request, cleaned of control characters, or raise RequestError.
-
-    Runs before any LLM call, so a bad request never costs a model round trip.
-    """
-    if not isinstance(request, str):
-        raise RequestError(f"the request must be text, got {type(request).__name__}")
-    # Control characters (NUL, escape sequences) carry no meaning for a shopper and can
-    # confuse terminals and tokenizers; newlines and tabs become plain spaces.
-    cleaned = "".join(ch if ch.isprintable() else " " for ch in request)
-    cleaned = " ".join(cleaned.split())
-    if not cleaned:
-        raise RequestError("the request is empty: say what you want to buy")
-    if len(cleaned) > MAX_REQUEST_CHARS:
-        raise RequestError(
-            f"the request is {len(cleaned):,} characters long; the limit is "
-            f"{MAX_REQUEST_CHARS:,}. Shorten it to the essentials."
-        )
-    return cleaned
-
-
-# Fields the model may leave out. Each one written as null costs a local model about 5
-# output tokens per step (~0.3 s on 2 cores). The step filters are among them because
-# code reads the request's price and rating limits and fills every search step with them
-# (graph/limits.py): a small model dropped stated limits whether they were required or not.
-OPTIONAL_FOR_MODEL = frozenset({"category", "min_price", "max_price", "min_rating", "not_shopping"})
-# Fields code fills in after the model answers; the model never sees them. The budget is
-# the request's stated cap, read in code (graph/limits.py), which overrode the model's
-# budget whenever they differed: written by the model it was ~8 tokens of a plan's ~150.
-WRITTEN_BY_CODE = frozenset({"budget", "filled_from_request", "built_in_code"})
-
-
-def _model_facing_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:
-    """Shape the JSON schema the planner model sees: the shape only, in few tokens.
-
-    The schema is sent with every planner call, so it is kept short: the rules for each
-    field live once, in the planner prompt (graph/prompts.py), so property descriptions
-    are dropped here, and nullable fields are written as a type list rather than anyOf.
-    Every property is required except OPTIONAL_FOR_MODEL, so the model must write each
-    limit (null when unused). Python defaults still apply to code building plans.
-    Of the docstrings, only Plan's is kept: it becomes the tool's description.
-    """
-    if model is not Plan:
-        schema.pop("description", None)
-    properties = schema.get("properties", {})
-    for name in WRITTEN_BY_CODE:
-        properties.pop(name, None)
-    schema["required"] = [name for name in properties if name not in OPTIONAL_FOR_MODEL]
-    for prop in properties.values():
-        prop.pop("default", None)
-        prop.pop("description", None)
-        variants = prop.get("anyOf")
-        if variants and all(set(variant) == {"type"} for variant in variants):
-            prop["type"] = [variant["type"] for variant in prop.pop("anyOf")]
 
 
 class PlanStep(BaseModel):
     """One step of a plan: a catalog search (query set) or a reasoning-only step."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_model_facing_schema)
+    model_config = ConfigDict(extra="forbid", json_schema_extra=model_facing_schema)
 
     step: int = Field(description="1-based position of this step in the plan.")
     action: str = Field(description="Short human description of what this step does.")
@@ -156,7 +55,7 @@ class PlanStep(BaseModel):
         default=None, description="Lowest average rating (0 to 5), or null."
     )
     # Written by code, never by the model (left out of the schema it sees): the limits
-    # filled in from the request because the model left them empty (graph/limits.py).
+    # filled in from the request because the model left them empty (graph/checks/limits.py).
     filled_from_request: list[str] = Field(default_factory=list)
 
     @field_validator("action")
@@ -164,12 +63,12 @@ class PlanStep(BaseModel):
     def _action_not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("action must describe the step")
-        return _within_cap("action", value.strip()) or ""
+        return within_cap("action", value.strip()) or ""
 
     @field_validator("query", "category", mode="before")
     @classmethod
     def _text_within_cap(cls, value: Any, info: Any) -> Any:
-        return _within_cap(info.field_name, value) if isinstance(value, str) else value
+        return within_cap(info.field_name, value) if isinstance(value, str) else value
 
     @field_validator("query")
     @classmethod
@@ -202,7 +101,7 @@ class PlanStep(BaseModel):
 class Plan(BaseModel):
     """The planner's output: a goal and the ordered steps that reach it."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=_model_facing_schema)
+    model_config = ConfigDict(extra="forbid", json_schema_extra=plan_facing_schema)
 
     # First, and required of the model: it decides whether there is anything to buy
     # before it writes a goal. A small model ignored an optional flag for "the weather".
@@ -233,12 +132,12 @@ class Plan(BaseModel):
     @field_validator("goal")
     @classmethod
     def _goal_within_cap(cls, value: str) -> str:
-        return _within_cap("goal", value) or ""
+        return within_cap("goal", value) or ""
 
     @field_validator("features")
     @classmethod
     def _features_within_cap(cls, value: list[str]) -> list[str]:
-        return _within_count("features", value, MAX_FEATURES, "feature")
+        return within_count("features", value, MAX_FEATURES, "feature")
 
     @model_validator(mode="after")
     def _steps_numbered_in_order(self) -> Plan:
@@ -285,12 +184,12 @@ class ReasoningAnswer(BaseModel):
     @field_validator("answer")
     @classmethod
     def _answer_within_cap(cls, value: str) -> str:
-        return _within_cap("answer", value) or ""
+        return within_cap("answer", value) or ""
 
     @field_validator("product_ids")
     @classmethod
     def _ids_within_cap(cls, value: list[str]) -> list[str]:
-        return _within_count("product_ids", value, MAX_PICKED_IDS, "product_id")
+        return within_count("product_ids", value, MAX_PICKED_IDS, "product_id")
 
 
 class ProductSummary(BaseModel):
@@ -371,9 +270,8 @@ class Outcome(BaseModel):
 
 ApprovalStatus = Literal["approved", "rejected"]
 
+
 # The fields of a plan a person edits at approval, in the order they are shown.
-PLAN_FIELDS = ("goal", "budget", "features")
-STEP_FIELDS = ("action", "query", "category", "min_price", "max_price", "min_rating")
 PlanValue = str | float | list[str] | None
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from graph.run import main
+from graph.cli.main import main
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

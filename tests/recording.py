@@ -27,7 +27,7 @@ import pytest
 import vcr
 
 from graph.context import Context
-from graph.providers import make_chat_model
+from graph.providers.registry import make_chat_model
 
 CASSETTES = Path(__file__).resolve().parents[1] / "cassettes"
 RECORDED_MODEL = "qwen2.5-coder-1.5b"
@@ -118,9 +118,10 @@ def _chat_model(model: str) -> Iterator[Any]:
     if running:
         yield make_chat_model("local", model, max_output_tokens=MAX_OUTPUT_TOKENS, base_url=running)
         return
-    from graph.local_model import start_local_server
+    from graph.context import data_dir
+    from localmodel.server import start_local_server
 
-    with start_local_server(model) as server:
+    with start_local_server(model, data_dir=data_dir()) as server:
         yield make_chat_model(
             "local",
             server.model_alias,

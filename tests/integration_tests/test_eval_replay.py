@@ -17,8 +17,8 @@ from conftest import shared_file
 from recording import CASSETTES, recorded_context, recording
 
 from graph.builder import build_graph
-from graph.checkpoint import open_sqlite_checkpointer
-from graph.eval import load_goals, markdown_table, run_eval
+from graph.evals.webshop import load_goals, markdown_table, run_eval
+from graph.runs.checkpoint import open_sqlite_checkpointer
 
 CASSETTE = "eval-webshop-dev"
 RECORDED_REPORT = CASSETTES / f"{CASSETTE}.report.json"

@@ -17,8 +17,8 @@ from conftest import shared_file
 from recording import CASSETTES, recorded_context, recording
 
 from graph.builder import build_graph
-from graph.checkpoint import open_sqlite_checkpointer
-from graph.limits_eval import load_labels, load_requests, markdown_table, run_limits_eval
+from graph.evals.limits import load_labels, load_requests, markdown_table, run_limits_eval
+from graph.runs.checkpoint import open_sqlite_checkpointer
 
 CASSETTE = "eval-deepshop-limits"
 RECORDED_REPORT = CASSETTES / f"{CASSETTE}.report.json"

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from conftest import skip_or_fail_in_ci
 
-from graph.local_model import data_dir, local_extra_installed
+from graph.context import data_dir
+from localmodel.weights import local_extra_installed
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 # Captured before the autouse fixture isolates the data dir, so the assembled model is

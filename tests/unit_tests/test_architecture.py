@@ -1,8 +1,9 @@
 """The import contracts in pyproject.toml ([tool.importlinter]) hold, and they can fail.
 
 `.ci/run` runs `lint-imports`; these tests run the same checker, then break a copy of the
-tree on purpose to prove that a `catalog -> graph` import or the old
-`catalog.postgres -> catalog.store` cycle is caught, naming the offending import.
+tree on purpose to prove that each contract catches the import it exists for (a
+`catalog -> graph` or `localmodel -> graph` import, the old `catalog.postgres ->
+catalog.store` cycle, a check reaching a provider, ...), naming the offending import.
 """
 
 from __future__ import annotations
@@ -16,7 +17,15 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-OUR_CONTRACTS = ("catalog-is-plain", "catalog-layers", "graph-layers")
+OUR_CONTRACTS = (
+    "catalog-is-plain",
+    "localmodel-is-plain",
+    "catalog-layers",
+    "localmodel-layers",
+    "graph-layers",
+    "providers-layers",
+)
+PACKAGES = ("catalog", "localmodel", "graph")
 
 
 def lint_imports(root: Path, *contracts: str) -> subprocess.CompletedProcess[str]:
@@ -52,7 +61,7 @@ def test_import_contracts_hold() -> None:
 
 def copy_tree(tmp_path: Path) -> Path:
     root = tmp_path / "tree"
-    for package in ("catalog", "graph"):
+    for package in PACKAGES:
         shutil.copytree(
             REPO / package, root / package, ignore=shutil.ignore_patterns("__pycache__", "data")
         )
@@ -96,22 +105,58 @@ def add_line(path: Path, line: str) -> None:
             "catalog.postgres -> catalog.index",
         ),
         (
-            "graph/nodes.py",
-            "from graph.run import main  # deliberate: nodes must not import the CLI",
-            "graph-layers",
-            "graph.nodes -> graph.run",
+            "localmodel/server.py",
+            "from graph.context import data_dir  # deliberate: its folder is an argument",
+            "localmodel-is-plain",
+            "localmodel.server -> graph.context",
         ),
         (
-            "graph/providers.py",
-            "from graph.builder import LLM_RETRY  # deliberate: the old providers cycle",
+            "localmodel/weights.py",
+            "import langchain_core.messages  # deliberate: localmodel stays free of LangChain",
+            "localmodel-is-plain",
+            "localmodel.weights -> langchain_core (l.",
+        ),
+        (
+            "localmodel/launcher.py",
+            "from localmodel.server import LocalModelServer  # deliberate: child imports parent",
+            "localmodel-layers",
+            "localmodel.launcher -> localmodel.server",
+        ),
+        (
+            "graph/nodes.py",
+            "from graph.cli.main import main  # deliberate: nodes must not import the CLI",
             "graph-layers",
-            "graph.providers -> graph.builder",
+            "graph.nodes -> graph.cli.main",
+        ),
+        (
+            "graph/providers/registry.py",
+            "from graph.builder import build_graph  # deliberate: the old providers cycle",
+            "graph-layers",
+            "graph.providers.registry -> graph.builder",
         ),
         (
             "graph/cost.py",
             "from graph.nodes import planner  # deliberate: the old nodes <-> cost cycle",
             "graph-layers",
             "graph.cost -> graph.nodes",
+        ),
+        (
+            "graph/checks/limits.py",
+            "from graph.providers.registry import PROVIDERS  # deliberate: checks need no LLM",
+            "graph-layers",
+            "graph.checks.limits -> graph.providers.registry",
+        ),
+        (
+            "graph/evals/webshop.py",
+            "from graph.cli.render import RunView  # deliberate: the two front ends stay apart",
+            "graph-layers",
+            "graph.evals.webshop -> graph.cli.render",
+        ),
+        (
+            "graph/providers/secrets.py",
+            "from graph.providers.registry import PROVIDERS  # deliberate: masking stays small",
+            "providers-layers",
+            "graph.providers.secrets -> graph.providers.registry",
         ),
     ],
 )
@@ -134,7 +179,12 @@ def test_the_copy_is_what_gets_checked(tmp_path: Path) -> None:
     """PYTHONPATH and cwd point lint-imports at the copy, not at an installed project."""
     root = copy_tree(tmp_path)
     probe = subprocess.run(
-        [sys.executable, "-c", "import catalog, graph; print(catalog.__file__, graph.__file__)"],
+        [
+            sys.executable,
+            "-c",
+            "import catalog, graph, localmodel; "
+            "print(catalog.__file__, localmodel.__file__, graph.__file__)",
+        ],
         cwd=root,
         env={**os.environ, "PYTHONPATH": str(root)},
         capture_output=True,
@@ -142,7 +192,4 @@ def test_the_copy_is_what_gets_checked(tmp_path: Path) -> None:
         timeout=60,
         check=True,
     )
-    assert probe.stdout.split() == [
-        str(root / "catalog" / "__init__.py"),
-        str(root / "graph" / "__init__.py"),
-    ]
+    assert probe.stdout.split() == [str(root / package / "__init__.py") for package in PACKAGES]

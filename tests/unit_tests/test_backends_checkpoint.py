@@ -24,9 +24,9 @@ from fakes import STRAP_PICK, STRAP_PLAN, FakeShoppingChatModel
 from langgraph.types import Command
 
 from graph.builder import build_graph
-from graph.checkpoint import open_checkpointer
 from graph.context import Context
-from graph.threads import list_threads, recent_thread_ids, thread_config, thread_history
+from graph.runs.checkpoint import open_checkpointer
+from graph.runs.threads import list_threads, recent_thread_ids, thread_config, thread_history
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -77,7 +77,7 @@ def test_open_checkpointer_selects_the_backend(
     saver = open_checkpointer(store)
     expected = "PostgresSaver" if store.startswith("postgres") else "SqliteSaver"
     assert type(saver).__name__ == expected
-    # The allowlist serializer is the one graph/checkpoint.py configures for SQLite.
+    # The allowlist serializer is the one graph/runs/checkpoint.py configures for SQLite.
     assert getattr(saver.serde, "_allowed_msgpack_modules", None) == getattr(
         open_checkpointer(str(tmp_path / "x.sqlite")).serde, "_allowed_msgpack_modules", None
     )
@@ -168,9 +168,9 @@ sys.path.insert(0, {tests!r})
 from fakes import FakeShoppingChatModel, STRAP_PICK, STRAP_PLAN
 from langgraph.types import Command
 from graph.builder import build_graph
-from graph.checkpoint import open_checkpointer
+from graph.runs.checkpoint import open_checkpointer
 from graph.context import Context
-from graph.threads import thread_config
+from graph.runs.threads import thread_config
 store, thread, catalog, step = sys.argv[1:5]
 model = FakeShoppingChatModel(replies={{"Plan": [{plan}], "ReasoningAnswer": [{answer}]}})
 graph = build_graph(checkpointer=open_checkpointer(store))

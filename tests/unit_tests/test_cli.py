@@ -108,7 +108,7 @@ def test_empty_request_is_refused_before_any_call(isolated_data_dir: Path) -> No
 def _step_results_saved(db: Path, thread_id: str) -> int:
     """How many step results the latest checkpoint holds, read with the real saver."""
     from graph.builder import build_graph
-    from graph.checkpoint import open_sqlite_checkpointer
+    from graph.runs.checkpoint import open_sqlite_checkpointer
 
     saver = open_sqlite_checkpointer(db)
     try:
@@ -199,7 +199,7 @@ def test_console_script_is_the_same_cli(capsys: Any, monkeypatch: Any) -> None:
     scripts = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     module, _, name = scripts["shopping-planner"].partition(":")
     entry = getattr(importlib.import_module(module), name)
-    from graph.run import main
+    from graph.cli.main import main
 
     assert entry is main
     monkeypatch.setattr(sys, "argv", ["/usr/bin/shopping-planner", "--help"])

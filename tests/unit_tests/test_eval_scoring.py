@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from conftest import shared_file
 
-from graph.eval import GoalResult, markdown_table, raw_products, score_goal
+from graph.evals.webshop import GoalResult, markdown_table, raw_products, score_goal
+from graph.evals.webshop_reward import name_nouns, webshop_reward
 from graph.state import Outcome, Plan, ProductSummary, StepResult
-from graph.webshop_reward import name_nouns, webshop_reward
 
 TARGET = {
     "name": "Trail Running Shoes with Rubber Sole",

@@ -207,7 +207,7 @@ def test_invalid_plan_twice_gives_a_fallback_plan_built_from_the_request(
 def test_invalid_plan_twice_for_a_request_naming_no_product_is_a_planning_error(
     small_catalog_file: Path,
 ) -> None:
-    from graph.state import PlanningError
+    from graph.caps import PlanningError
 
     bad = {"goal": "x", "budget": None, "steps": []}
     model = FakeShoppingChatModel(replies={"Plan": [bad, bad]})
@@ -218,7 +218,8 @@ def test_invalid_plan_twice_for_a_request_naming_no_product_is_a_planning_error(
 def test_a_plan_over_the_step_limit_twice_is_refused_naming_the_limit(
     small_catalog_file: Path,
 ) -> None:
-    from graph.state import MAX_PLAN_STEPS, PlanningError
+    from graph.caps import PlanningError
+    from graph.state import MAX_PLAN_STEPS
 
     steps = [{"step": n, "action": f"Find item {n}", "query": f"item {n}"} for n in range(1, 13)]
     long = {"goal": "A camping kit.", "budget": 300, "steps": steps}
@@ -335,7 +336,7 @@ def test_planner_tool_schema_is_compact_and_shows_only_what_the_model_writes() -
     assert "description" not in step  # rules live once, in the planner prompt
     assert all("description" not in prop for prop in step["properties"].values())
     assert step["properties"]["max_price"] == {"type": ["number", "null"]}
-    # Code fills the step filters from the request (graph/limits.py), so the model may
+    # Code fills the step filters from the request (graph/checks/limits.py), so the model may
     # leave them out, as it may category; fields code writes are not shown to it at all.
     assert step["required"] == ["step", "action", "query"]
     assert "filled_from_request" not in step["properties"]

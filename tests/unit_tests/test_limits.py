@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from conftest import shared_file
 
-from graph.limits import limit_warnings, read_limits, reconcile_limits
+from graph.checks.limits import limit_warnings, read_limits, reconcile_limits
 from graph.state import Plan
 
 # (request, max_price, min_price, min_rating): the forms people write limits in, and

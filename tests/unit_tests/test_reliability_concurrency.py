@@ -19,8 +19,8 @@ from langchain_core.messages import BaseMessage
 
 from catalog import Catalog, Product, load_catalog
 from graph.builder import build_graph
-from graph.checkpoint import open_sqlite_checkpointer
 from graph.context import Context
+from graph.runs.checkpoint import open_sqlite_checkpointer
 from graph.tools import search_catalog
 
 RUNS = 8

@@ -22,9 +22,11 @@ from langgraph.checkpoint.memory import MemorySaver
 
 import graph.builder
 from graph.builder import build_graph
+from graph.caps import PlanningError
 from graph.context import Context
-from graph.providers import is_transient_provider_error, make_chat_model, retry_provider_error
-from graph.state import MAX_PLAN_STEPS, PlanningError
+from graph.providers.registry import make_chat_model
+from graph.providers.retry import is_transient_provider_error, retry_provider_error
+from graph.state import MAX_PLAN_STEPS
 
 PLAN = GIFT_PLAN
 ANSWERS = GIFT_ANSWERS
@@ -320,10 +322,10 @@ def test_search_exception_becomes_a_step_error_and_the_run_continues(
 def test_invalid_filters_in_a_plan_are_a_tool_error_and_the_next_step_runs(
     filters: dict[str, float], message: str, small_catalog_file: Path, monkeypatch: Any
 ) -> None:
-    # Code removes limits the request does not state (graph/limits.py); a plan that skips
+    # Code removes limits the request does not state (graph/checks/limits.py); a plan that skips
     # that (a person's edit, an API caller) still meets the tool's own checks.
     from graph import nodes
-    from graph.limits import Reconciled
+    from graph.checks.limits import Reconciled
 
     monkeypatch.setattr(nodes, "reconcile_limits", lambda request, plan: Reconciled(plan))
     plan = {

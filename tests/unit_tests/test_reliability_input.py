@@ -21,10 +21,10 @@ from langgraph.checkpoint.memory import MemorySaver
 
 from catalog import Catalog, CatalogError, CatalogQueryError, load_products, open_catalog
 from graph.builder import build_graph
+from graph.caps import MAX_REQUEST_CHARS, RequestError, validate_request
+from graph.cli.main import main
 from graph.context import Context
 from graph.prompts import planner_messages
-from graph.run import main
-from graph.state import MAX_REQUEST_CHARS, RequestError, validate_request
 from graph.tools import search_catalog
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")

@@ -23,8 +23,8 @@ from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN, FakeShoppingChatModel
 
 from graph.builder import build_graph
-from graph.checkpoint import CheckpointStoreError, open_sqlite_checkpointer
 from graph.context import Context
+from graph.runs.checkpoint import CheckpointStoreError, open_sqlite_checkpointer
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

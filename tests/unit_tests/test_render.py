@@ -6,10 +6,11 @@ import io
 
 from rich.console import Console
 
-from graph.render import RunView, print_threads
-from graph.session import UsageTotals
+from graph.cli.render import RunView
+from graph.cli.report import print_threads
+from graph.runs.session import UsageTotals
+from graph.runs.threads import ThreadSummary
 from graph.state import Outcome, Plan, ProductSummary, StepResult
-from graph.threads import ThreadSummary
 
 # "[/]" with nothing open makes rich raise MarkupError if it reads the text as markup.
 HOSTILE = "[/] [bold red]not markup[/bold red] [link=http://x]"

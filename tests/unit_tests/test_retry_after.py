@@ -12,7 +12,7 @@ from cli_runs import graph_run_process
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN
 
-from graph.providers import RETRY_AFTER_CAP_S
+from graph.providers.retry import RETRY_AFTER_CAP_S
 
 
 def run_with(fault: str, catalog: Path, data_dir: Path) -> tuple[object, FakeScript, float]:

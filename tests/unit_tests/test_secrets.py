@@ -14,22 +14,22 @@ from cli_runs import graph_run_process
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PLAN
 
-from graph.render import error_text
-from graph.run import main
-from graph.session import RunFailed
-from graph.state import PlanningError
+from graph.caps import PlanningError
+from graph.cli.errors import error_text
+from graph.cli.main import main
+from graph.runs.session import RunFailed
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-SECRET-0123456789abcdefXYZ"
 # Variables every OS sets; documenting them in .env.example would only confuse.
-# Not user settings: the OS's own, and API_KEY, which graph/llama_launcher.py sets in the
+# Not user settings: the OS's own, and API_KEY, which localmodel/launcher.py sets in the
 # model server's own environment from the key file (llama-cpp-python reads it there).
 SYSTEM_VARIABLES = {"HOME", "XDG_DATA_HOME", "PATH", "API_KEY"}
 ENV_READS = [
     r"os\.environ\.get\(\s*[\"']([A-Z][A-Z0-9_]+)[\"']",
     r"os\.environ\[\s*[\"']([A-Z][A-Z0-9_]+)[\"']\s*\]",
     r"os\.getenv\(\s*[\"']([A-Z][A-Z0-9_]+)[\"']",
-    r"\b_env\(\s*[\"']([A-Z][A-Z0-9_]+)[\"']",
+    r"\b_?env\(\s*[\"']([A-Z][A-Z0-9_]+)[\"']",
     # Names kept in constants, e.g. DATA_DIR_ENV = "SHOPPING_PLANNER_DATA_DIR".
     r"\b[A-Z_]*ENV[A-Z_]*\s*=\s*[\"']([A-Z][A-Z0-9_]+)[\"']",
 ]
@@ -37,7 +37,7 @@ ENV_READS = [
 
 def variables_read_by_the_code() -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
-    for package in ("graph", "catalog", "scripts"):
+    for package in ("graph", "catalog", "localmodel", "scripts"):
         for path in sorted((REPO_ROOT / package).rglob("*.py")):
             text = path.read_text(encoding="utf-8")
             for pattern in ENV_READS:

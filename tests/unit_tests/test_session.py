@@ -10,13 +10,13 @@ from fake_openai_server import FakeScript, fake_openai_server
 from fakes import GIFT_ANSWERS, GIFT_PLAN, FakeShoppingChatModel
 from langgraph.checkpoint.memory import MemorySaver
 
-from graph import session
 from graph.builder import build_graph
-from graph.checkpoint import open_sqlite_checkpointer
+from graph.cli.main import main
 from graph.context import Context
-from graph.eval import run_eval
-from graph.run import main
-from graph.session import ApprovalRequest
+from graph.evals.webshop import run_eval
+from graph.runs import session
+from graph.runs.approval import ApprovalRequest
+from graph.runs.checkpoint import open_sqlite_checkpointer
 
 
 def gift_model() -> FakeShoppingChatModel:

@@ -16,8 +16,8 @@ from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN
 
 from graph.builder import build_graph
-from graph.checkpoint import open_checkpointer
-from graph.threads import thread_config
+from graph.runs.checkpoint import open_checkpointer
+from graph.runs.threads import thread_config
 
 DEADLINE_S = 2.0
 

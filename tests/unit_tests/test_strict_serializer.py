@@ -28,7 +28,7 @@ logging.getLogger().addHandler(Collect())
 logging.getLogger().setLevel(logging.WARNING)
 
 from fakes import GIFT_ANSWERS, GIFT_PLAN, FakeShoppingChatModel
-from graph import session
+from graph.runs import session
 from graph.builder import build_graph
 from graph.context import Context
 from graph.state import Outcome, Plan, StepResult
@@ -37,7 +37,7 @@ def saver():
     if sys.argv[1] == "memory":
         from langgraph.checkpoint.memory import MemorySaver
         return MemorySaver()
-    from graph.checkpoint import open_sqlite_checkpointer
+    from graph.runs.checkpoint import open_sqlite_checkpointer
     return open_sqlite_checkpointer(Path(sys.argv[2]))
 
 store = saver()

@@ -16,8 +16,8 @@ from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN
 
 from graph.builder import build_graph
-from graph.checkpoint import claim_thread, open_checkpointer, release_thread
-from graph.threads import thread_config, thread_history
+from graph.runs.checkpoint import claim_thread, open_checkpointer, release_thread
+from graph.runs.threads import thread_config, thread_history
 
 RACERS = 4
 

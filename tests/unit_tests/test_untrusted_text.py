@@ -21,12 +21,13 @@ from hypothesis import strategies as st
 from catalog import Product, ProductHit
 from catalog.__main__ import print_hits
 from catalog.terminal import DISPLAY_CHARS, clean_text, terminal_console
+from graph.cli.errors import error_text
+from graph.cli.render import RunView
+from graph.cli.report import json_report, print_history, print_threads
 from graph.cost import CostEstimate
-from graph.render import RunView, error_text, print_history, print_threads
-from graph.run import json_report
-from graph.session import RunFailed, RunResult, UsageTotals
+from graph.runs.session import RunFailed, RunResult, UsageTotals
+from graph.runs.threads import HistoryEntry, ThreadSummary
 from graph.state import Outcome, Plan, PlanStep, ProductSummary, StepResult
-from graph.threads import HistoryEntry, ThreadSummary
 
 # Pieces the red team used: markup that crashes or hides links, screen-clearing and
 # title-setting escapes, bidi overrides and isolates, a lone surrogate, line separators.

@@ -1,4 +1,4 @@
-"""graph.warm_server without a model: settings, private files, identity checks, keep-alive.
+"""localmodel.warm without a model: settings, private files, identity checks, keep-alive.
 
 The live tests (tests/integration_tests/test_local_server.py) start the real server and
 reuse it from another process."""
@@ -21,9 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from graph import warm_server
-from graph.llama_launcher import KeepAlive, nobody_holds
-from graph.local_model import LocalModelError
+from catalog.paths import data_dir
+from localmodel import warm as warm_server
+from localmodel.errors import LocalModelError
+from localmodel.launcher import KeepAlive, nobody_holds
 
 
 @pytest.mark.parametrize(
@@ -41,7 +42,7 @@ def test_a_bad_keep_alive_is_named(text: str) -> None:
 
 
 def test_server_files_are_private_to_their_owner() -> None:
-    directory = warm_server.servers_dir()
+    directory = warm_server.servers_dir(data_dir())
     key = directory / "k.key"
     warm_server._write_private(key, "secret")
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
@@ -76,7 +77,7 @@ def identity_server(answer: dict[str, object], key: str) -> Iterator[int]:
 
 
 def record(port: int, fingerprint: str, key: str) -> warm_server._Files:
-    files = warm_server._Files.for_fingerprint(fingerprint)
+    files = warm_server._Files.for_fingerprint(data_dir(), fingerprint)
     state = warm_server.WarmServer(
         base_url=f"http://127.0.0.1:{port}/v1",
         api_key=key,
@@ -100,7 +101,7 @@ def test_a_server_that_answers_as_ours_is_reused() -> None:
         files = record(port, fingerprint, "key-1")
         found = warm_server._read_running(files, fingerprint)
         assert found is not None and found.port == port
-        assert [s.port for s in warm_server.running_servers()] == [port]
+        assert [s.port for s in warm_server.running_servers(data_dir())] == [port]
 
 
 @pytest.mark.parametrize(
@@ -125,7 +126,7 @@ def test_a_stale_or_foreign_server_is_never_reused(case: str) -> None:
         if case == "nothing listens":
             files.state.write_text(files.state.read_text().replace(str(port), "9"))
         assert warm_server._read_running(files, fingerprint) is None
-        assert warm_server.running_servers() == []
+        assert warm_server.running_servers(data_dir()) == []
 
 
 def test_idle_time_counts_only_once_every_client_has_left(tmp_path: Path) -> None:
@@ -150,7 +151,7 @@ def test_an_idle_server_removes_its_files_and_stops(tmp_path: Path) -> None:
     key.write_text("k")
     code = (
         "from pathlib import Path; import sys, time\n"
-        "from graph.llama_launcher import KeepAlive\n"
+        "from localmodel.launcher import KeepAlive\n"
         "KeepAlive(0.3, None, [Path(p) for p in sys.argv[1:]]).watch(poll_s=0.05)\n"
         "time.sleep(30)\n"
     )

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from catalog.terminal import terminal_markup
-from graph.limits import LIMIT_LABELS, same_amount
+from graph.checks.limits import LIMIT_LABELS, same_amount
 
 if TYPE_CHECKING:
     from langgraph.graph.state import CompiledStateGraph
@@ -165,7 +165,7 @@ def run_limits_eval(
 
     from rich.progress import Progress
 
-    from graph.session import run_thread, stay_paused
+    from graph.runs.session import run_thread, stay_paused
 
     # Plans only: the run stops at approval whatever the caller's context says, so no
     # search runs and no reasoning call is made.

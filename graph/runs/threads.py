@@ -13,7 +13,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
-from graph.plan_edit import describe_change, plan_that_runs
+from graph.checks.edits import describe_change, plan_that_runs
 from graph.state import Plan, PlanEdit, PlanStep, StepResult
 
 ThreadStatus = Literal[

@@ -1,11 +1,11 @@
 """A warm embedded model server, shared by runs and processes (as Ollama keeps a model warm).
 
-The first run starts llama-cpp-python's server detached, through graph.llama_launcher, and
+The first run starts llama-cpp-python's server detached, through localmodel.launcher, and
 later runs, in this process or another, reuse it while it is up for the same model file and
 settings. It exits by itself once no run has used it for ``LOCAL_MODEL_KEEP_ALIVE`` (default
 5 minutes; 0 means one server per run, stopped when the run ends).
 
-Files, in ``<data dir>/servers/`` (mode 0700), per server fingerprint ``F``:
+Files, in ``<data_dir>/servers/`` (mode 0700), per server fingerprint ``F``:
 
 - ``F.json``: pid, port, model alias and fingerprint of the running server;
 - ``F.key``: its random API key (mode 0600): the server answers no request without it, so
@@ -38,11 +38,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
-from graph.context import data_dir
-from graph.llama_launcher import IDENTITY_PATH
-from graph.local_model import (
-    LocalModelError,
+from localmodel import launcher
+from localmodel.errors import LocalModelError
+from localmodel.launcher import IDENTITY_PATH
+from localmodel.server import (
     LocalModelServer,
+    LocalServer,
     start_local_server,
     stopped_server_line,
 )
@@ -85,8 +86,8 @@ class WarmServer:
     reused: bool = False
 
 
-def servers_dir() -> Path:
-    path = data_dir() / "servers"
+def servers_dir(data_dir: Path) -> Path:
+    path = data_dir / "servers"
     path.mkdir(parents=True, exist_ok=True)
     path.chmod(0o700)
     return path
@@ -101,14 +102,12 @@ def _version(distribution: str) -> str:
 
 def fingerprint(server: LocalModelServer) -> str:
     """A hash of everything that must match for a running server to be reused."""
-    import graph.llama_launcher
-
     model = server.model_file.resolve()
     stat = model.stat()
     identity = {
         "shopping-planner": _version("shopping-planner"),
         "llama-cpp-python": _version("llama-cpp-python"),
-        "launcher": hashlib.sha256(Path(graph.llama_launcher.__file__).read_bytes()).hexdigest(),
+        "launcher": hashlib.sha256(Path(launcher.__file__).read_bytes()).hexdigest(),
         "model": [str(model), stat.st_size, stat.st_mtime_ns],
         "repack": server.repack,
         "fast_paths": server.fast_paths,
@@ -178,12 +177,13 @@ class _Files:
         self.users = stem.with_suffix(".users")
 
     @classmethod
-    def for_fingerprint(cls, fingerprint: str) -> _Files:
-        return cls(servers_dir() / fingerprint[:24])
+    def for_fingerprint(cls, data_dir: Path, fingerprint: str) -> _Files:
+        return cls(servers_dir(data_dir) / fingerprint[:24])
 
     @classmethod
-    def all(cls) -> list[_Files]:
-        return [cls(state.with_suffix("")) for state in sorted(servers_dir().glob("*.json"))]
+    def all(cls, data_dir: Path) -> list[_Files]:
+        states = sorted(servers_dir(data_dir).glob("*.json"))
+        return [cls(state.with_suffix("")) for state in states]
 
     def clear(self) -> None:
         for path in (self.state, self.key):
@@ -251,12 +251,15 @@ class Lease:
             self._users = None
 
 
-def acquire(model: str | None = None, *, progress: bool = True, **server_kwargs: Any) -> Lease:
-    """Reuse the warm server for `model` and these settings, or start one detached."""
+def acquire(
+    model: str | None = None, *, data_dir: Path, progress: bool = True, **server_kwargs: Any
+) -> Lease:
+    """Reuse the warm server for `model` and these settings, or start one detached; its
+    files live in `data_dir`."""
     keep_alive = keep_alive_seconds()
-    server = start_local_server(model, progress=progress, **server_kwargs)
+    server = start_local_server(model, data_dir=data_dir, progress=progress, **server_kwargs)
     identity = fingerprint(server)
-    files = _Files.for_fingerprint(identity)
+    files = _Files.for_fingerprint(data_dir, identity)
     with _exclusive(files.lock):
         # The shared lock comes first: a server that sees a client never exits under it.
         users = open(files.users, "ab")  # noqa: SIM115 - held for the lease's lifetime
@@ -272,6 +275,14 @@ def acquire(model: str | None = None, *, progress: bool = True, **server_kwargs:
             users.close()
             raise
         return Lease(warm, users, started=server)
+
+
+def open_server(model: str | None = None, *, data_dir: Path) -> LocalServer:
+    """A server for `model`: a lease on the warm one while LOCAL_MODEL_KEEP_ALIVE is above 0,
+    else one started for this process alone, stopped when it is released."""
+    if keep_alive_seconds() > 0:
+        return acquire(model, data_dir=data_dir)
+    return start_local_server(model, data_dir=data_dir).__enter__()
 
 
 def _start_detached(
@@ -308,15 +319,17 @@ def _start_detached(
     return warm
 
 
-def running_servers() -> list[WarmServer]:
-    """This user's warm servers that are up and answer as ours."""
-    return [server for files in _Files.all() if (server := _read_running(files)) is not None]
+def running_servers(data_dir: Path) -> list[WarmServer]:
+    """The warm servers of `data_dir` that are up and answer as ours."""
+    return [
+        server for files in _Files.all(data_dir) if (server := _read_running(files)) is not None
+    ]
 
 
-def stop_servers(timeout_s: float = 10.0) -> list[WarmServer]:
-    """Stop every warm server of this user; returns those that were running."""
+def stop_servers(data_dir: Path, timeout_s: float = 10.0) -> list[WarmServer]:
+    """Stop every warm server of `data_dir`; returns those that were running."""
     stopped = []
-    for files in _Files.all():
+    for files in _Files.all(data_dir):
         with _exclusive(files.lock):
             server = _read_running(files)
             if server is not None:

@@ -1,7 +1,7 @@
 """Starts llama-cpp-python's own OpenAI-compatible server, with the llama.cpp weight-repacking
 choice that its command line does not expose.
 
-    python -m graph.llama_launcher --repack no-amx -- --model m.gguf --port 8000 ...
+    python -m localmodel.launcher --repack no-amx -- --model m.gguf --port 8000 ...
 
 Everything after ``--`` goes to ``python -m llama_cpp.server`` unchanged. The repack modes:
 
@@ -21,7 +21,7 @@ greedy sampling checks the JSON grammar on the chosen token first
 (GrammarLastGreedySampler), and a model loaded without ``logits_all`` keeps a one-row
 logits buffer (keep_one_logits_row).
 
-For a warm server shared by several runs (graph.warm_server) it also takes:
+For a warm server shared by several runs (localmodel.warm) it also takes:
 
 - ``--api-key-file``: the bearer key every request must carry, read from a file only the
   user can read (never on the command line, where any local user could see it);
@@ -401,7 +401,7 @@ def _server_option(server_args: Sequence[str], name: str, default: str) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m graph.llama_launcher")
+    parser = argparse.ArgumentParser(prog="python -m localmodel.launcher")
     parser.add_argument("--repack", choices=REPACK_MODES, default="all")
     parser.add_argument(
         "--fast-paths",

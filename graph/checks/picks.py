@@ -12,16 +12,16 @@ from rapidfuzz import fuzz
 from rapidfuzz.utils import default_process
 
 from catalog import CatalogBackend, Product
-from graph.limits import limit_warnings, read_limits
+from graph.checks.limits import limit_warnings, read_limits
+from graph.checks.words import product_words, stem
 from graph.state import Plan, PlanStep, ProductSummary, StepResult
-from graph.words import product_words, stem
 
 FEATURE_MATCH_THRESHOLD = 85  # the same fuzzy cut-off WebShop scores attributes with
 MAX_GUARD_COMBINATIONS = 20_000
 
 
 def stated_price_limit(request: str) -> float | None:
-    """The price cap a request states, if it states exactly one (graph/limits.py)."""
+    """The price cap a request states, if it states exactly one (graph/checks/limits.py)."""
     return read_limits(request).max_price
 
 

@@ -19,8 +19,8 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from graph.checks.words import product_words
 from graph.state import Plan, PlanStep
-from graph.words import product_words
 
 _NUMBER = r"(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)"
 # A price: "$40", "$ 40", "40 dollars", "40 USD", "USD 40", "40 bucks", "40$".

@@ -19,17 +19,18 @@ from pydantic import ValidationError
 
 from catalog import CatalogQueryError
 from catalog.validation import check_search_args
-from graph.constraints import plan_warnings
+from graph.checks.picks import plan_warnings
 from graph.state import (
     MAX_PLAN_STEPS,
-    PLAN_FIELDS,
-    STEP_FIELDS,
     Plan,
     PlanChange,
     PlanEdit,
     PlanStep,
     PlanValue,
 )
+
+PLAN_FIELDS = ("goal", "budget", "features")
+STEP_FIELDS = ("action", "query", "category", "min_price", "max_price", "min_rating")
 
 
 class PlanEditError(ValueError):

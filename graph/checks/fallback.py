@@ -7,16 +7,17 @@ replan: no step has run when it is built.
 
 from __future__ import annotations
 
-from graph.limits import read_limits
-from graph.state import Plan, PlanningError, PlanStep
-from graph.words import product_words
+from graph.caps import PlanningError
+from graph.checks.limits import read_limits
+from graph.checks.words import product_words
+from graph.state import Plan, PlanStep
 
 MAX_QUERY_WORDS = 12
 
 
 def fallback_plan(request: str, why: str) -> Plan:
     """One search for the request's product words, then a pick. The planner node carries
-    the request's stated limits into it, as into any plan (graph/limits.py). Raises
+    the request's stated limits into it, as into any plan (graph/checks/limits.py). Raises
     PlanningError when the request names nothing to search for."""
     # All the request's product words: the catalog ranks by how many a product matches,
     # and the product's name may come after its features ("slim fit men's henleys").

@@ -7,50 +7,26 @@ catalog or the user, so they are printed escaped: rich would read "[...]" in the
 
 from __future__ import annotations
 
-import sqlite3
-import traceback
-from pathlib import Path
 from typing import Any
 
-import openai
 from rich.console import Console
 from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
-from catalog import CatalogError, CatalogQueryError
 from catalog.terminal import (
     ERROR_DISPLAY_CHARS,
     clean_text,
     terminal_markup,
     terminal_text,
 )
-from graph.checkpoint import (
-    CheckpointStoreError,
-    default_checkpoint_path,
-    sqlite_error_hint,
-)
+from graph.checks.edits import describe_change, plan_that_runs
 from graph.cost import CostEstimate
-from graph.local_model import LocalModelError
-from graph.plan_edit import describe_change, plan_that_runs
 from graph.prompts import describe_filters
-from graph.providers import (
-    ProviderConfigError,
-    describe_provider_error,
-    is_transient_provider_error,
-    redact_secrets,
-)
-from graph.session import EditReview, PlanDraft, RunFailed, UsageTotals
-from graph.state import (
-    Outcome,
-    Plan,
-    PlanChange,
-    PlanningError,
-    RequestError,
-    StepResult,
-)
-from graph.threads import HistoryEntry, ThreadSummary
-from graph.warm_server import WarmServer
+from graph.runs.approval import EditReview
+from graph.runs.draft import PlanDraft
+from graph.runs.session import UsageTotals
+from graph.state import Outcome, Plan, PlanChange, StepResult
 
 
 class RunView:
@@ -301,136 +277,3 @@ def budget_line(outcome: Outcome) -> str:
     if outcome.within_budget:
         return f"{total}{budget} [green]within budget[/]"
     return f"{total}{budget} [red]over budget[/]"
-
-
-def print_threads(console: Console, threads: list[ThreadSummary]) -> None:
-    table = Table(title="Recent runs")
-    for column in ("thread", "status", "steps", "when", "request"):
-        table.add_column(column)
-    for item in threads:
-        when = (item.updated_at or "")[:19].replace("T", " ")
-        table.add_row(
-            terminal_text(item.thread_id, 80),
-            item.status,
-            f"{item.steps_done}/{item.steps_total}",
-            when,
-            terminal_text(item.request, 60),
-        )
-    console.print(table if threads else "No runs yet.")
-
-
-def _duration(seconds: float) -> str:
-    return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
-
-
-def print_model_servers(console: Console, servers: list[WarmServer]) -> None:
-    """One status line per warm local model server (shown by --list)."""
-    if not servers:
-        console.print("[dim]local model server: not running[/]")
-    for server in servers:
-        line = Text("local model server: ", style="dim")
-        line.append(server.model_alias, style="bold")
-        line.append(
-            f" up (pid {server.pid}, 127.0.0.1:{server.port}), stops after "
-            f"{_duration(server.keep_alive_s)} idle; --stop-server stops it now",
-            style="dim",
-        )
-        console.print(line)
-
-
-def print_stopped_servers(console: Console, servers: list[WarmServer]) -> None:
-    if not servers:
-        console.print("No local model server was running.")
-    for server in servers:
-        console.print(
-            Text(f"Stopped the local model server {server.model_alias} (pid {server.pid}).")
-        )
-
-
-def print_history(console: Console, thread_id: str, entries: list[HistoryEntry]) -> None:
-    table = Table(title=Text("History of ") + terminal_text(thread_id, 80))
-    for column in ("#", "node", "plan step", "result", "when"):
-        table.add_column(column)
-    for entry in entries:
-        table.add_row(
-            str(entry.superstep),
-            terminal_text(entry.node, 80),
-            str(entry.plan_step or ""),
-            terminal_text(entry.summary),
-            (entry.created_at or "")[11:19],
-        )
-    console.print(table)
-    for entry in entries:
-        if entry.details:
-            console.print(Text(f"#{entry.superstep} {entry.node}:", style="bold"))
-        for line in entry.details:
-            console.print(terminal_text(line))
-
-
-def traceback_text(error: BaseException, *, full: bool) -> str:
-    """The traceback of `error` (the last 4 frames unless `full`), with secrets masked and
-    hidden characters shown, for --debug and for bugs."""
-    frames = None if full else -4
-    text = "".join(traceback.format_exception(error, limit=frames))
-    return clean_text(redact_secrets(text), 200_000, keep_newlines=True) + "\n"
-
-
-def interrupted_text(error: BaseException) -> str:
-    """The line shown after Ctrl-C."""
-    advice = resume_advice(error) or "finished steps are saved; see --list"
-    return f"[yellow]interrupted.[/] {terminal_markup(advice, ERROR_DISPLAY_CHARS)}"
-
-
-def is_expected_error(error: Exception) -> bool:
-    """Errors with a message meant for the user (everything else is a bug: traceback)."""
-    expected = (
-        CatalogError,
-        CatalogQueryError,
-        CheckpointStoreError,
-        LocalModelError,
-        PlanningError,
-        ProviderConfigError,
-        RequestError,
-        openai.APIError,
-        RunFailed,
-        # The checkpoint store failing mid-run (disk full, locked): saved steps are intact.
-        sqlite3.Error,
-    )
-    # A provider fault that outlived the retries (e.g. a non-JSON body from a proxy), or a
-    # local model server that died under a call.
-    return (
-        isinstance(error, expected)
-        or is_transient_provider_error(error)
-        or describe_provider_error(error) is not None
-    )
-
-
-def resume_advice(error: BaseException) -> str:
-    """What the shopper can do about a run an error stopped: --resume with the real thread
-    id when something is saved, nothing to resume when nothing is, "" if not a run error."""
-    thread_id = getattr(error, "thread_id", None)
-    if thread_id is None:
-        return ""
-    saved = getattr(error, "thread_saved", None)
-    resume = f"--resume {thread_id}"
-    if saved is True:
-        return f"finished steps are saved; continue with {resume}"
-    if saved is False:
-        return "nothing of this run was saved; start it again"
-    return f"if the run was saved (see --list), {resume} continues it"
-
-
-def error_text(error: BaseException, db: str | None = None) -> str:
-    """The one message shown for an expected error, with any API key masked."""
-    advice = resume_advice(error)
-    if isinstance(error, sqlite3.Error):
-        path = Path(db).expanduser() if db else default_checkpoint_path()
-        hint = sqlite_error_hint(error, path)
-        notes = "; ".join(part for part in (hint, advice) if part)
-        text = f"checkpoint database {path}: {error}" + (f" ({notes})" if notes else "")
-    else:
-        text = describe_provider_error(error) or str(error)
-        if advice and "--resume" not in text:
-            text += f" ({advice})"
-    # Shown as data: a model's output or a URL may hold "[...]" or escape sequences.
-    return terminal_markup(redact_secrets(text), ERROR_DISPLAY_CHARS, keep_newlines=True)

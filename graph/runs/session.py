@@ -8,24 +8,25 @@ shows progress, an observer.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Durability
 
-from graph.checkpoint import claim_thread, release_thread
+from graph.caps import validate_request
 from graph.context import Context
 from graph.cost import CostEstimate, estimate_plan_cost
-from graph.plan_edit import edit_of
-from graph.providers import chat_model_session
-from graph.state import Plan, PlanEdit, validate_request
-from graph.threads import error_of, status_of, thread_config
+from graph.providers.models import chat_model_session
+from graph.runs.approval import ApprovalDecision, ApprovalRequest, RunObserver
+from graph.runs.checkpoint import claim_thread, release_thread
+from graph.runs.draft import PlanDraft
+from graph.runs.threads import error_of, status_of, thread_config
+from graph.state import Plan
 from graph.tools import get_catalog
 
 # The Context fields a run saves in its checkpoint metadata; a resumed run reuses them.
@@ -36,143 +37,9 @@ class RunFailed(RuntimeError):
     """A run cannot start or stopped on an error; its checkpoint is intact."""
 
 
-@dataclass(frozen=True)
-class ApprovalRequest:
-    """What a run paused on: the plan and its cost estimate, before any step runs."""
-
-    plan: Plan  # as the model wrote it
-    estimate: CostEstimate
-    # Checks of the plan against the request done in code (plan_warnings).
-    warnings: tuple[str, ...] = ()
-    # The shopper's request and the run's settings: a person's edit of the plan is
-    # checked against the one and its cost estimated with the other (review_edit).
-    request: str = ""
-    context: Context | None = None
-    # Why the edit last sent was refused; the run paused here again to get another.
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class ApprovalDecision:
-    """A person's answer at approval: run the plan, or `plan` (their edit of it), or not."""
-
-    approved: bool
-    plan: Plan | None = None
-
-
 # Returns True (or an ApprovalDecision) to run the plan, False to reject it, None to
 # leave the run paused.
 Approver = Callable[[ApprovalRequest], bool | ApprovalDecision | None]
-
-
-@dataclass(frozen=True)
-class EditReview:
-    """A person's edit before they approve it: what it changes from the model's plan
-    (None: nothing), the code checks of the edited plan, and its cost estimate."""
-
-    plan: Plan
-    edit: PlanEdit | None
-    estimate: CostEstimate
-
-    @property
-    def warnings(self) -> tuple[str, ...]:
-        return tuple(self.edit.warnings) if self.edit is not None else ()
-
-
-def review_edit(request: ApprovalRequest, plan: Plan) -> EditReview:
-    """Check a person's edit of the paused plan as the run will (no LLM call): what it
-    changes, plan_warnings against the request, and the estimate for the edited plan."""
-    edit = edit_of(request.request, request.plan, plan)
-    if edit is None:
-        return EditReview(request.plan, None, request.estimate)
-    estimate = estimate_plan_cost(plan, request.context or Context())
-    return EditReview(plan, edit, estimate)
-
-
-class RunObserver(Protocol):
-    """Progress hooks for a caller that shows the run as it streams."""
-
-    # True to receive the plan as the planner writes it (plan_drafted): the planner's
-    # call then streams its tokens.
-    wants_plan_draft: bool
-
-    def plan_drafted(self, draft: PlanDraft) -> None:
-        """The planner has written more of the plan: its goal, and each finished step."""
-
-    def stream_started(self, values: dict[str, Any]) -> None:
-        """A stream begins; `values` is the saved progress (a resumed run starts part way)."""
-
-    def node_finished(self, node: str, change: dict[str, Any]) -> None:
-        """A node finished and changed these state keys."""
-
-    def stream_stopped(self) -> None:
-        """The stream ended, paused or failed."""
-
-
-DRAFT_PARSE_LIMIT = 64_000  # characters of streamed plan JSON worth showing as a draft
-
-
-@dataclass
-class PlanDraft:
-    """The plan as far as the planner has written it: the goal once its text is complete,
-    and the steps that are complete (a step is, once its object is closed). Read from the
-    streamed arguments of the planner's structured-output call."""
-
-    goal: str | None = None
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    _text: str = ""
-    _message_id: str | None = None
-
-    def feed(self, chunk: Any) -> bool:
-        """Add one streamed message chunk; True when the goal or a step was completed."""
-        from langchain_core.utils.json import parse_partial_json
-
-        if chunk.id != self._message_id:  # the planner's retry starts a fresh answer
-            self._message_id, self._text, self.goal, self.steps = chunk.id, "", None, []
-        pieces = [c.get("args") or "" for c in getattr(chunk, "tool_call_chunks", None) or []]
-        piece = "".join(pieces)
-        if not piece:
-            return False
-        self._text += piece
-        # Parsing the draft again costs its length: only where an item can have ended, and
-        # not past a size no valid plan reaches (the model's fields are capped).
-        if len(self._text) > DRAFT_PARSE_LIMIT or not any(c in piece for c in '",}]'):
-            return False
-        try:
-            partial = parse_partial_json(self._text)
-        except ValueError:
-            return False
-        if not isinstance(partial, dict):
-            return False
-        keys = list(partial)
-        # The goal's text is complete once a later key has begun.
-        goal = partial["goal"] if "goal" in keys[:-1] else None
-        steps = partial.get("steps") if isinstance(partial.get("steps"), list) else []
-        finished = [s for s in steps[:-1] if isinstance(s, dict)]
-        if steps and isinstance(steps[-1], dict) and _closes_the_last_step(self._text):
-            finished.append(steps[-1])  # shown now, not a few tokens later with the next
-        changed = (isinstance(goal, str) and goal != self.goal) or len(finished) > len(self.steps)
-        if isinstance(goal, str):
-            self.goal = goal
-        if len(finished) >= len(self.steps):  # once shown, a step stays
-            self.steps = finished
-        return changed
-
-
-def _closes_the_last_step(text: str) -> bool:
-    """True when `text` ends where the last step's object is closed: just after it (then
-    closing the steps list and the plan makes whole JSON), or after the list or the plan
-    that it ended. Steps is the only list of objects in a plan."""
-    text = text.rstrip()
-    if not text.endswith(("}", "]")):
-        return False
-    for closing in ("]}", "}", ""):
-        try:
-            json.loads(text + closing)
-        except ValueError:
-            continue
-        return True
-    return False
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,3 @@
+"""The command line: argument parsing and dispatch, the approval prompt and editor, and
+what gets printed.
+"""

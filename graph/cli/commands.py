@@ -1,0 +1,75 @@
+"""What each command does: one session call (or one listing), shown through graph.cli.render."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+
+from graph.builder import build_graph
+from graph.cli.editor import approver
+from graph.cli.render import RunView
+from graph.cli.report import (
+    print_history,
+    print_model_servers,
+    print_stopped_servers,
+    print_threads,
+    report,
+)
+from graph.context import data_dir
+from graph.runs import session
+from graph.runs.checkpoint import open_checkpointer
+from graph.runs.threads import list_threads, thread_history
+from localmodel import warm
+
+
+def dispatch(args: argparse.Namespace, console: Console) -> int:
+    if args.stop_server:
+        print_stopped_servers(console, warm.stop_servers(data_dir()))
+        return 0
+    saver = open_checkpointer(args.db)
+    graph = build_graph(checkpointer=saver)
+    if args.list:
+        print_threads(console, list_threads(graph, saver))
+        print_model_servers(console, warm.running_servers(data_dir()))
+        return 0
+    if args.history:
+        entries = thread_history(graph, args.history)
+        if not entries:
+            raise session.RunFailed(f"no run with thread id {args.history!r}; see --list")
+        print_history(console, args.history, entries)
+        return 0
+    if args.resume:
+        view = RunView(console, args.resume, quiet=args.json)
+        view.resuming(session.resumable_status(graph, args.resume))
+        approve = approver(args, console, view)
+        result = session.resume(graph, args.resume, approve, settings=settings(args), observer=view)
+        return report(args, view, result)
+    if not args.request:
+        console.print('[bold red]error:[/] give a request, e.g. python -m graph.run "a tent"')
+        return 2
+    # An explicit --thread is checked (even ""): it must be typed back with --resume.
+    thread_id = session.new_thread_id() if args.thread is None else args.thread
+    session.check_thread_id(thread_id)
+    view = RunView(console, thread_id, quiet=args.json)
+    result = session.start(
+        graph,
+        args.request,
+        session.run_context(settings(args)),
+        approver(args, console, view),
+        thread_id=thread_id,
+        observer=view,
+    )
+    return report(args, view, result)
+
+
+def settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The run settings given on the command line (None: saved or default)."""
+    return {
+        "provider": args.provider,
+        "model": args.model,
+        "tool_mode": args.tool_mode,
+        "catalog": args.catalog,
+        "search_limit": args.limit,
+    }

@@ -1,0 +1,148 @@
+"""Asking a person to approve, reject or edit the plan, and opening it in their editor."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from rich.console import Console
+from rich.text import Text
+
+from catalog.terminal import terminal_markup
+from graph.checks.edits import PlanEditError, plan_text, read_plan_text
+from graph.cli.render import RunView
+from graph.runs.approval import ApprovalDecision, ApprovalRequest, review_edit
+from graph.runs.session import Approver
+
+
+def approver(args: argparse.Namespace, console: Console, view: RunView) -> Approver:
+    """The session's approval callback: show the plan and estimate, then ask (or --yes)."""
+
+    def approve(request: ApprovalRequest) -> bool | ApprovalDecision | None:
+        if not view.plan_shown:
+            view.plan(request.plan)
+        view.show_estimate(request.estimate)
+        view.plan_warnings(request.warnings)
+        if request.error:
+            view.edit_refused(request.error)
+        if args.yes:
+            return True
+        resume = f"--resume {terminal_markup(view.thread_id, 80)} --yes"
+        if not sys.stdin.isatty():
+            console.print(
+                "[bold red]error:[/] the plan needs approval, but there is no terminal to ask: "
+                f"pass --yes to approve it (the run is saved; {resume} continues it)"
+            )
+            return None
+        try:
+            return ask_approval(console, view, request)
+        except EOFError:  # Ctrl-D: no answer; the run stays paused at its plan
+            console.print(f"\nno answer given; the run is saved ({resume} continues it)")
+            return None
+
+    return approve
+
+
+def ask_approval(console: Console, view: RunView, request: ApprovalRequest) -> ApprovalDecision:
+    """Ask approve, reject or edit until the person approves or rejects. An edit is read
+    back, checked and shown with its changes and estimate; an invalid one never runs."""
+    current = request.plan  # what approving runs: the model's plan or the last valid edit
+    text = plan_text(current)  # what the editor opens: the plan, or a failed edit to fix
+    choice = ask(console, "Run this plan?", ("approve", "reject", "edit"))
+    while True:
+        if choice == "approve":
+            return ApprovalDecision(True, None if current == request.plan else current)
+        if choice == "reject":
+            return ApprovalDecision(False)
+        try:
+            saved = edit_in_editor(text)
+            plan = read_plan_text(saved, current)
+        except EditorError as error:
+            # The command comes from $EDITOR: shown as text, never as markup.
+            console.print(f"[bold red]error:[/] {terminal_markup(str(error))}", soft_wrap=True)
+        except PlanEditError as error:
+            view.edit_problems(error.problems)
+            text = saved
+            choice = ask(console, "Edit it again or reject the plan?", ("edit", "reject"))
+            continue
+        else:
+            if plan is None:
+                console.print("No edit: the plan is unchanged.")
+            else:
+                current = plan
+                view.edit_review(review_edit(request, plan))
+            text = plan_text(current)
+        choice = ask(console, "Run this plan?", ("approve", "reject", "edit"))
+
+
+# Answers accepted beside each choice's name and first letter.
+_SYNONYMS = {"approve": ("y", "yes"), "reject": ("n", "no")}
+
+
+def ask(console: Console, question: str, choices: tuple[str, ...]) -> str:
+    """Ask until the answer names one of `choices` (or its first letter); an empty
+    answer asks again, so Enter alone never runs nor discards a plan. EOFError on Ctrl-D."""
+    options = ", ".join(f"[{choice[0]}]{choice[1:]}" for choice in choices)
+    prompt = Text(f"{question} {options}: ")  # Text: the brackets are not rich markup
+    while True:
+        answer = console.input(prompt).strip().lower()
+        for choice in choices:
+            if answer in (choice, choice[0], *_SYNONYMS.get(choice, ())):
+                return choice
+        console.print(f"Answer {' or '.join(choices)}.")
+
+
+class EditorError(RuntimeError):
+    """The editor could not be started or did not save the plan."""
+
+
+MAX_EDIT_CHARS = 1_000_000  # far above any valid plan (its fields are capped)
+
+
+def editor_command() -> list[str] | None:
+    """$VISUAL, then $EDITOR (split like a shell would), then nano or vi if installed."""
+    for name in ("VISUAL", "EDITOR"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            try:
+                return shlex.split(value)
+            except ValueError as error:
+                raise EditorError(f"${name} cannot be read as a command: {error}") from None
+    for fallback in ("nano", "vi"):
+        path = shutil.which(fallback)
+        if path:
+            return [path]
+    return None
+
+
+def edit_in_editor(text: str) -> str:
+    """Open `text` in the person's editor in a private temporary file; return what they
+    saved. EditorError when no editor can run or it exits with an error."""
+    command = editor_command()
+    if not command:
+        raise EditorError("no editor found: set $VISUAL or $EDITOR (e.g. export EDITOR=nano)")
+    handle, path = tempfile.mkstemp(prefix="shopping-plan-", suffix=".toml")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        try:
+            done = subprocess.run([*command, path], check=False)
+        except OSError as error:
+            raise EditorError(
+                f"cannot start the editor {command[0]!r} ({error.strerror}): "
+                "set $VISUAL or $EDITOR to one that is installed"
+            ) from None
+        if done.returncode != 0:
+            raise EditorError(f"the editor exited with status {done.returncode}; no edit made")
+        with open(path, encoding="utf-8", errors="replace") as file:
+            saved = file.read(MAX_EDIT_CHARS + 1)
+        if len(saved) > MAX_EDIT_CHARS:
+            raise EditorError(f"the saved file is over {MAX_EDIT_CHARS:,} characters; no edit made")
+        return saved
+    finally:
+        os.unlink(path)

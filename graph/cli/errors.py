@@ -1,0 +1,94 @@
+"""How the CLI words an error: one clear line (with what was saved and how to resume), or a
+masked traceback with --debug.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import traceback
+from pathlib import Path
+
+import openai
+
+from catalog import CatalogError, CatalogQueryError
+from catalog.terminal import (
+    ERROR_DISPLAY_CHARS,
+    clean_text,
+    terminal_markup,
+)
+from graph.caps import PlanningError, RequestError
+from graph.providers.base import ProviderConfigError
+from graph.providers.retry import describe_provider_error, is_transient_provider_error
+from graph.providers.secrets import redact_secrets
+from graph.runs.checkpoint import CheckpointStoreError, default_checkpoint_path, sqlite_error_hint
+from graph.runs.session import RunFailed
+from localmodel.errors import LocalModelError
+
+
+def traceback_text(error: BaseException, *, full: bool) -> str:
+    """The traceback of `error` (the last 4 frames unless `full`), with secrets masked and
+    hidden characters shown, for --debug and for bugs."""
+    frames = None if full else -4
+    text = "".join(traceback.format_exception(error, limit=frames))
+    return clean_text(redact_secrets(text), 200_000, keep_newlines=True) + "\n"
+
+
+def interrupted_text(error: BaseException) -> str:
+    """The line shown after Ctrl-C."""
+    advice = resume_advice(error) or "finished steps are saved; see --list"
+    return f"[yellow]interrupted.[/] {terminal_markup(advice, ERROR_DISPLAY_CHARS)}"
+
+
+def is_expected_error(error: Exception) -> bool:
+    """Errors with a message meant for the user (everything else is a bug: traceback)."""
+    expected = (
+        CatalogError,
+        CatalogQueryError,
+        CheckpointStoreError,
+        LocalModelError,
+        PlanningError,
+        ProviderConfigError,
+        RequestError,
+        openai.APIError,
+        RunFailed,
+        # The checkpoint store failing mid-run (disk full, locked): saved steps are intact.
+        sqlite3.Error,
+    )
+    # A provider fault that outlived the retries (e.g. a non-JSON body from a proxy), or a
+    # local model server that died under a call.
+    return (
+        isinstance(error, expected)
+        or is_transient_provider_error(error)
+        or describe_provider_error(error) is not None
+    )
+
+
+def resume_advice(error: BaseException) -> str:
+    """What the shopper can do about a run an error stopped: --resume with the real thread
+    id when something is saved, nothing to resume when nothing is, "" if not a run error."""
+    thread_id = getattr(error, "thread_id", None)
+    if thread_id is None:
+        return ""
+    saved = getattr(error, "thread_saved", None)
+    resume = f"--resume {thread_id}"
+    if saved is True:
+        return f"finished steps are saved; continue with {resume}"
+    if saved is False:
+        return "nothing of this run was saved; start it again"
+    return f"if the run was saved (see --list), {resume} continues it"
+
+
+def error_text(error: BaseException, db: str | None = None) -> str:
+    """The one message shown for an expected error, with any API key masked."""
+    advice = resume_advice(error)
+    if isinstance(error, sqlite3.Error):
+        path = Path(db).expanduser() if db else default_checkpoint_path()
+        hint = sqlite_error_hint(error, path)
+        notes = "; ".join(part for part in (hint, advice) if part)
+        text = f"checkpoint database {path}: {error}" + (f" ({notes})" if notes else "")
+    else:
+        text = describe_provider_error(error) or str(error)
+        if advice and "--resume" not in text:
+            text += f" ({advice})"
+    # Shown as data: a model's output or a URL may hold "[...]" or escape sequences.
+    return terminal_markup(redact_secrets(text), ERROR_DISPLAY_CHARS, keep_newlines=True)

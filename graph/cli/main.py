@@ -1,0 +1,124 @@
+"""Command line: `python -m graph.run "a birthday gift for someone who likes photography"`.
+
+Thin over the session layer (graph/runs/session.py): graph/cli/commands.py maps each
+command to one session call, and graph/cli/render.py shows the result. The graph, the
+session layer and rich are imported after argument parsing, so --help is fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from graph.providers.registry import PROVIDERS
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        # The console script and `python -m graph.run` are the same CLI.
+        prog="shopping-planner"
+        if sys.argv[0].endswith("shopping-planner")
+        else "python -m graph.run",
+        description="Plan a shopping request, approve the plan, then run it step by step.",
+    )
+    parser.add_argument("request", nargs="?", help="what you want to buy, in your own words")
+    parser.add_argument("--provider", choices=list(PROVIDERS))
+    parser.add_argument("--model", help="model or deployment name (provider default if unset)")
+    parser.add_argument("--catalog", help="catalog file or index directory (default: shipped)")
+    parser.add_argument("--tool-mode", choices=["direct", "llm"], default=None)
+    parser.add_argument("--limit", type=int, default=None, help="products per search (1-50)")
+    parser.add_argument("--thread", help="name this run's thread (default: a new id)")
+    parser.add_argument("--yes", "-y", action="store_true", help="approve the plan without asking")
+    parser.add_argument("--json", action="store_true", help="print plan and results as JSON")
+    parser.add_argument("--list", action="store_true", help="list recent runs")
+    parser.add_argument("--history", metavar="THREAD", help="show a run's checkpoints in order")
+    parser.add_argument("--resume", metavar="THREAD", help="continue an unfinished run")
+    parser.add_argument(
+        "--stop-server", action="store_true", help="stop the warm local model server now"
+    )
+    parser.add_argument("--db", help="checkpoint database path (default: per-user data dir)")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    return parser
+
+
+@contextlib.contextmanager
+def _collector_paused(freeze: bool) -> Iterator[None]:
+    """Pause the cyclic garbage collector while the CLI imports LangGraph, LangChain and
+    OpenAI: those imports make ~170k objects, which the collector otherwise scans again and
+    again as they pile up, about 0.3 s of a 1.5 s start. With `freeze` (the process is this
+    CLI) what they made, which lives as long as the process, is kept out of later
+    collections too."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        if freeze:
+            gc.freeze()
+        gc.enable()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    # argv None: the real command line, so this process is the CLI (tests pass a list).
+    with _collector_paused(freeze=argv is None):
+        # Imported here for start-up time (bench/startup.py): --help needs only the parser,
+        # while these bring LangGraph, LangChain, OpenAI and rich (~1 s).
+        from dotenv import load_dotenv
+
+        from catalog.terminal import terminal_console
+        from graph.cli import commands, errors
+        from graph.providers.deadline import stop_calls
+
+        if args.request or args.resume:
+            import langchain_openai  # noqa: F401  (the chat model, made when the run starts)
+
+    load_dotenv()  # .env configures providers; real environment variables win
+
+    console = terminal_console(stderr=args.json)
+    restore = _stop_llm_calls_on_ctrl_c(stop_calls)
+    try:
+        return commands.dispatch(args, console)
+    except KeyboardInterrupt as interrupt:
+        console.print(errors.interrupted_text(interrupt), soft_wrap=True)
+        return 130
+    except Exception as error:
+        if args.debug or not errors.is_expected_error(error):
+            # A traceback carries the provider's error body and URLs: masked like a line.
+            sys.stderr.write(errors.traceback_text(error, full=args.debug))
+            return 1
+        console.print(f"[bold red]error:[/] {errors.error_text(error, args.db)}", soft_wrap=True)
+        return 2
+    finally:
+        restore()
+
+
+def _stop_llm_calls_on_ctrl_c(stop_calls: Callable[[], None]) -> Callable[[], None]:
+    """Make Ctrl-C stop the LLM call in flight (`stop_calls`) as well as the run: the call
+    may be waiting in a worker thread that the main thread's KeyboardInterrupt would
+    otherwise wait for. Returns what puts the previous handler back."""
+    previous = signal.getsignal(signal.SIGINT)
+    if (
+        previous is not signal.default_int_handler
+        or threading.current_thread() is not threading.main_thread()
+    ):
+        return lambda: None  # Ctrl-C ignored, or handled by someone else: leave it
+
+    def interrupted(signum: int, frame: Any) -> None:
+        stop_calls()
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupted)
+    return lambda: signal.signal(signal.SIGINT, previous)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

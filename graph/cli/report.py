@@ -1,0 +1,125 @@
+"""What a command prints when it is done: the run's end (or its JSON report), the list of
+runs, a run's history, and the warm model servers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from catalog.terminal import terminal_text
+from graph.checks.edits import describe_change, plan_that_runs
+from graph.cli.render import RunView
+from graph.runs.session import RunResult
+from graph.runs.threads import HistoryEntry, ThreadSummary
+from localmodel.warm import WarmServer
+
+
+def report(args: argparse.Namespace, view: RunView, result: RunResult) -> int:
+    if result.status == "paused":
+        return 2
+    values = result.values
+    if args.json:
+        print(json.dumps(json_report(result), indent=2))
+    if result.status == "rejected":
+        view.rejected()
+        return 0
+    view.outcome(values.get("outcome"), result.totals, result.estimate)
+    return 0
+
+
+def json_report(result: RunResult) -> dict[str, Any]:
+    def dump(value: Any) -> Any:
+        return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+
+    values = result.values
+    edit = values.get("plan_edit")
+    return {
+        "thread_id": result.thread_id,
+        "request": values.get("request"),
+        "approval": values.get("approval"),
+        # The plan that ran (a person's edit, if any) and the plan the model wrote.
+        "plan": dump(plan_that_runs(values)),
+        "model_plan": dump(values.get("plan")),
+        "plan_edited": edit is not None,
+        "plan_changes": [
+            {**dump(change), "description": describe_change(change)}
+            for change in (edit.changes if edit is not None else [])
+        ],
+        "plan_warnings": list(edit.warnings if edit else values.get("plan_warnings") or []),
+        "estimate": dump(result.estimate),
+        "planner_usage": dump(values.get("planner_usage")),
+        "usage": asdict(result.totals),
+        "step_results": [dump(r) for r in values.get("step_results", [])],
+        "outcome": dump(values.get("outcome")),
+    }
+
+
+def print_threads(console: Console, threads: list[ThreadSummary]) -> None:
+    table = Table(title="Recent runs")
+    for column in ("thread", "status", "steps", "when", "request"):
+        table.add_column(column)
+    for item in threads:
+        when = (item.updated_at or "")[:19].replace("T", " ")
+        table.add_row(
+            terminal_text(item.thread_id, 80),
+            item.status,
+            f"{item.steps_done}/{item.steps_total}",
+            when,
+            terminal_text(item.request, 60),
+        )
+    console.print(table if threads else "No runs yet.")
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
+
+
+def print_model_servers(console: Console, servers: list[WarmServer]) -> None:
+    """One status line per warm local model server (shown by --list)."""
+    if not servers:
+        console.print("[dim]local model server: not running[/]")
+    for server in servers:
+        line = Text("local model server: ", style="dim")
+        line.append(server.model_alias, style="bold")
+        line.append(
+            f" up (pid {server.pid}, 127.0.0.1:{server.port}), stops after "
+            f"{_duration(server.keep_alive_s)} idle; --stop-server stops it now",
+            style="dim",
+        )
+        console.print(line)
+
+
+def print_stopped_servers(console: Console, servers: list[WarmServer]) -> None:
+    if not servers:
+        console.print("No local model server was running.")
+    for server in servers:
+        console.print(
+            Text(f"Stopped the local model server {server.model_alias} (pid {server.pid}).")
+        )
+
+
+def print_history(console: Console, thread_id: str, entries: list[HistoryEntry]) -> None:
+    table = Table(title=Text("History of ") + terminal_text(thread_id, 80))
+    for column in ("#", "node", "plan step", "result", "when"):
+        table.add_column(column)
+    for entry in entries:
+        table.add_row(
+            str(entry.superstep),
+            terminal_text(entry.node, 80),
+            str(entry.plan_step or ""),
+            terminal_text(entry.summary),
+            (entry.created_at or "")[11:19],
+        )
+    console.print(table)
+    for entry in entries:
+        if entry.details:
+            console.print(Text(f"#{entry.superstep} {entry.node}:", style="bold"))
+        for line in entry.details:
+            console.print(terminal_text(line))

@@ -1,0 +1,1 @@
+"""Evaluation: the WebShop reward and harness, and the limits evaluation."""

@@ -1,0 +1,62 @@
+"""What every provider entry is made of: the `Provider` record, its configuration error, and
+the environment reader that treats a blank variable as unset.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+StructuredOutputMethod = Literal["json_schema", "function_calling"]
+# (input, output) USD per million tokens.
+Price = tuple[float, float]
+# Seconds per LLM call. A 1.5B model on 2 cores reads ~85 prompt tokens/s and writes ~15-25
+# tokens/s, so a plan can take a minute; self-hosted servers get the same patience.
+LOCAL_TIMEOUT_S = 300.0
+REMOTE_TIMEOUT_S = 60.0
+
+
+class ProviderConfigError(RuntimeError):
+    """The provider cannot be used as configured; the message says how to fix it."""
+
+
+def env(name: str) -> str | None:
+    value = os.environ.get(name, "").strip()
+    return value or None
+
+
+def missing_env(*names: str) -> list[str]:
+    return [name for name in names if not env(name)]
+
+
+# What every provider's chat model shares (timeout, HTTP client, retries off, ...), as
+# keyword arguments for the LangChain model; the registry builds them per provider.
+ClientSettings = dict[str, Any]
+# factory(model, max_output_tokens, base_url, client settings) -> a chat model
+ChatModelFactory = Callable[[str, int, "str | None", ClientSettings], "BaseChatModel"]
+
+
+@dataclass(frozen=True)
+class Provider:
+    """One LLM provider: what configures it, its defaults, and how to build its model."""
+
+    name: str
+    # Environment variables it reads (a change to any of them means a new chat model).
+    env_vars: tuple[str, ...]
+    # True when the environment selects this provider (no --provider given).
+    configured: Callable[[], bool]
+    default_model: Callable[[], str]
+    structured_output: StructuredOutputMethod
+    timeout_s: float
+    factory: ChatModelFactory
+    # USD per million tokens by model name; None for a self-hosted server (costs nothing).
+    prices: Mapping[str, Price] | None = None
+    # Self-hosted servers differ: OPENAI_STRUCTURED_OUTPUT_METHOD may override the method.
+    structured_output_overridable: bool = False
+    # Releases what the factory started (the local server), at the end of a session.
+    stop: Callable[[], None] | None = None

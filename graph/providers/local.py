@@ -1,0 +1,109 @@
+"""The embedded local model as a provider: one `LocalServer` per model for this process,
+a lease on a warm server or a server it owns, given up when a session ends.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from typing import TYPE_CHECKING
+
+from graph.context import data_dir
+from graph.providers.base import LOCAL_TIMEOUT_S, ClientSettings, Provider, env
+from graph.providers.openai_api import self_hosted
+from localmodel.server import LocalServer
+from localmodel.warm import open_server
+from localmodel.weights import DEFAULT_LOCAL_MODEL, local_extra_installed
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+
+def local_model_name() -> str:
+    return env("LOCAL_MODEL") or DEFAULT_LOCAL_MODEL
+
+
+def build_local(
+    model: str, max_output_tokens: int, base_url: str | None, client: ClientSettings
+) -> BaseChatModel:
+    """The embedded model: a warm llama.cpp server (reused, or started to stay up for
+    LOCAL_MODEL_KEEP_ALIVE), or with a keep-alive of 0 one started for this process;
+    unless `base_url` names one already running."""
+    api_key = None
+    if base_url is None:
+        server = _local_server(model)
+        base_url, model, api_key = server.base_url, server.model_alias, server.api_key
+    return self_hosted(model, max_output_tokens, base_url, client, api_key)
+
+
+# The local servers this process uses, per model: leases on warm servers, or servers it
+# owns (keep-alive 0). A session gives them up when its run ends (through `Provider.stop`),
+# and the process at exit.
+_local_servers: dict[str, LocalServer] = {}
+_local_lock = threading.Lock()
+
+
+def _local_server(model: str) -> LocalServer:
+    with _local_lock:
+        server = _local_servers.get(model)
+        if server is None:
+            server = open_server(model, data_dir=data_dir())
+            _local_servers[model] = server
+            atexit.register(stop_local_servers)
+        return server
+
+
+def stopped_local_server() -> str | None:
+    """Why a local server this process uses is gone, if it stopped on its own (it crashed
+    or was killed): a call failing against it is then not worth retrying."""
+    with _local_lock:
+        servers = list(_local_servers.values())
+    for server in servers:
+        report = server.exit_report(grace_s=0.5)
+        if report:
+            return report
+    return None
+
+
+def lost_local_server(error: BaseException) -> str | None:
+    """The exit report of a local server that died, when `error` is a lost or refused
+    connection (what a call to a dead server fails with); None otherwise."""
+    known: str | None = getattr(error, "local_server_exit", None)
+    if known or not _local_servers:
+        return known
+    # Imported here: httpx and openai cost ~0.3 s of start-up, and the CLI's --help and
+    # --list read the registry that imports this module.
+    import httpx
+    import openai
+
+    if not isinstance(error, openai.APIConnectionError | httpx.TransportError):
+        return None
+    report = stopped_local_server()
+    if report:
+        # Kept on the error: the run's session stops and forgets its servers before the
+        # CLI words the error.
+        error.local_server_exit = report  # type: ignore[attr-defined]
+    return report
+
+
+def stop_local_servers() -> None:
+    """Give up every local server of this process: a lease leaves its warm server up for
+    the next run (until idle), an owned server stops."""
+    with _local_lock:
+        servers = list(_local_servers.values())
+        _local_servers.clear()
+    for server in servers:
+        server.release()
+
+
+LOCAL = Provider(
+    name="local",
+    env_vars=("LOCAL_MODEL", "OPENAI_API_KEY"),
+    configured=local_extra_installed,
+    default_model=local_model_name,
+    structured_output="function_calling",
+    structured_output_overridable=True,
+    timeout_s=LOCAL_TIMEOUT_S,
+    factory=build_local,
+    stop=stop_local_servers,
+)

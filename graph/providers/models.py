@@ -1,0 +1,83 @@
+"""The chat model a node uses: the one a test passed in the context, else one built from
+the registry and cached, and the session that resolves it once per run.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from graph.context import Context
+from graph.providers.base import env
+from graph.providers.deadline import allow_calls
+from graph.providers.registry import (
+    LLM_DEADLINE_ENV,
+    LLM_TIMEOUT_ENV,
+    PROVIDERS,
+    default_model_name,
+    llm_deadline,
+    make_chat_model,
+    resolve_provider,
+)
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+
+# Built chat models, keyed by everything that shapes one, so Studio and batch runs reuse
+# a client (and its connection pool) instead of building one per node call.
+_chat_models: dict[tuple[Any, ...], BaseChatModel] = {}
+_chat_models_lock = threading.Lock()
+
+
+def forget_chat_models(provider: str) -> None:
+    with _chat_models_lock:
+        for key in [key for key in _chat_models if key[0] == provider]:
+            del _chat_models[key]
+
+
+def chat_model_for(context: Context) -> BaseChatModel:
+    """The chat model a node should use: the one in the context, else a cached one built
+    from the context's settings and the provider's environment."""
+    if context.chat_model is not None:
+        return context.chat_model
+    provider = resolve_provider(context.provider)
+    model = default_model_name(provider, context.model)
+    entry = PROVIDERS[provider]
+    tuned = (LLM_TIMEOUT_ENV, LLM_DEADLINE_ENV)
+    settings = tuple(env(name) for name in (*entry.env_vars, *tuned))
+    key = (provider, model, context.max_output_tokens, settings)
+    with _chat_models_lock:
+        chat_model = _chat_models.get(key)
+    if chat_model is None:
+        chat_model = make_chat_model(provider, model, max_output_tokens=context.max_output_tokens)
+        with _chat_models_lock:
+            chat_model = _chat_models.setdefault(key, chat_model)
+    return chat_model
+
+
+@contextmanager
+def chat_model_session(context: Context) -> Iterator[Context]:
+    """A copy of `context` with the provider and model resolved, its chat model built
+    up front (so a bad setting fails before the run); what the provider started (a local
+    server) stops when the session ends, normally, on error and on Ctrl-C."""
+    if context.chat_model is not None:  # a model passed in: nothing to resolve or stop
+        yield context
+        return
+    provider = resolve_provider(context.provider)
+    resolved = replace(
+        context, provider=provider, model=default_model_name(provider, context.model)
+    )
+    entry = PROVIDERS[provider]
+    llm_deadline(provider)  # a bad setting fails here, before a local server starts
+    allow_calls()  # a Ctrl-C that stopped an earlier session's calls is over
+    try:
+        chat_model_for(resolved)
+        yield resolved
+    finally:
+        if entry.stop is not None:
+            entry.stop()
+            forget_chat_models(provider)  # their server is gone

@@ -1,0 +1,161 @@
+"""The one place where LLM providers are chosen: a registry with one entry per provider,
+in the spirit of `llm`'s plugins. Every provider goes through langchain-openai.
+
+- openai: OPENAI_API_KEY, OPENAI_MODEL
+- azure: AZURE_OPENAI_ENDPOINT, AZURE_OPENAI_API_KEY, AZURE_OPENAI_DEPLOYMENT, OPENAI_API_VERSION
+- compatible: OPENAI_BASE_URL (+ OPENAI_MODEL, optional OPENAI_API_KEY): Ollama, vLLM, llama.cpp
+- local: the embedded llama.cpp server with the packaged Qwen2.5-Coder model (extra `local`)
+
+Adding a provider means adding one `Provider` entry to `PROVIDERS`; the CLI's choices,
+the eval harness and the cost estimate all read this table. Importing this module stays
+cheap (no LangChain, no LangGraph) so `--help` is fast.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from graph.providers import openai_api
+from graph.providers.base import (
+    ClientSettings,
+    Price,
+    Provider,
+    ProviderConfigError,
+    StructuredOutputMethod,
+    env,
+)
+from graph.providers.local import LOCAL
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+HOW_TO_CONFIGURE = (
+    "No LLM provider is configured. Either install the embedded local model "
+    "(pip install -e '.[local]', no key needed), or set OPENAI_API_KEY "
+    "(or AZURE_OPENAI_* / OPENAI_BASE_URL for an OpenAI-compatible server) in .env; "
+    "see .env.example."
+)
+
+
+def client_settings(provider: str) -> ClientSettings:
+    """What every provider's chat model shares: its timeout and deadline-bound HTTP client,
+    usage on streamed calls (the plan as it is written), temperature 0, and no SDK retries
+    (the graph's retry policy is the one)."""
+    return {
+        "timeout": llm_timeout(provider),
+        "stream_usage": True,
+        "http_client": _http_client(provider),
+        "temperature": 0,
+        "max_retries": 0,
+    }
+
+
+PROVIDERS: dict[str, Provider] = {
+    entry.name: entry
+    for entry in (openai_api.OPENAI, openai_api.AZURE, openai_api.COMPATIBLE, LOCAL)
+}
+# Without an explicit choice, the first provider the environment configures wins: a
+# named server or Azure endpoint is a more deliberate setting than a stray OpenAI key,
+# and the embedded model needs no setting at all.
+DETECTION_ORDER = ("compatible", "azure", "openai", "local")
+
+
+def provider_entry(name: str) -> Provider:
+    entry = PROVIDERS.get(name)
+    if entry is None:
+        raise ProviderConfigError(
+            f"unknown provider {name!r}; choose one of: {', '.join(PROVIDERS)}"
+        )
+    return entry
+
+
+def resolve_provider(explicit: str | None = None) -> str:
+    """An explicit choice wins; else whatever the environment configures; else local."""
+    if explicit:
+        return provider_entry(explicit).name
+    for name in DETECTION_ORDER:
+        if PROVIDERS[name].configured():
+            return name
+    raise ProviderConfigError(HOW_TO_CONFIGURE)
+
+
+LLM_TIMEOUT_ENV = "SHOPPING_LLM_TIMEOUT"
+LLM_DEADLINE_ENV = "SHOPPING_LLM_DEADLINE"
+
+
+def _seconds_setting(name: str) -> float | None:
+    """A positive, finite number of seconds from the environment; None when unset."""
+    configured = env(name)
+    if not configured:
+        return None
+    try:
+        seconds = float(configured)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ProviderConfigError(f"{name} must be a number of seconds above 0, got {configured!r}")
+    return seconds
+
+
+def llm_timeout(provider: str) -> float:
+    """Seconds an LLM call may wait for the server between bytes: $SHOPPING_LLM_TIMEOUT,
+    else the provider's default."""
+    configured = _seconds_setting(LLM_TIMEOUT_ENV)
+    return configured if configured is not None else provider_entry(provider).timeout_s
+
+
+# Without SHOPPING_LLM_DEADLINE, a whole call may take this many times the wait allowed
+# between bytes: room for a long answer written steadily, none for one trickled forever.
+DEADLINE_PER_TIMEOUT = 2
+
+
+def llm_deadline(provider: str) -> float:
+    """Seconds a whole LLM call may take, from sending to the last byte:
+    $SHOPPING_LLM_DEADLINE, else DEADLINE_PER_TIMEOUT times llm_timeout. Not retried
+    when exceeded: a server that slow would only be waited for again."""
+    configured = _seconds_setting(LLM_DEADLINE_ENV)
+    return configured if configured is not None else DEADLINE_PER_TIMEOUT * llm_timeout(provider)
+
+
+def _http_client(provider: str) -> Any:
+    """The HTTP client of a provider's chat model: every call under its deadline."""
+    # Imported here: the deadline transport imports openai (~0.3 s), which the registry's
+    # readers (the CLI's --help and --list) never need.
+    from graph.providers.deadline import deadline_http_client
+
+    return deadline_http_client(llm_deadline(provider))
+
+
+def structured_output_method(provider: str | None) -> StructuredOutputMethod:
+    """The provider's method; an unresolved provider (a model passed in) gets the
+    forced tool call, which every server and the test fakes honour."""
+    entry = PROVIDERS.get(provider or "")
+    if entry is not None and not entry.structured_output_overridable:
+        return entry.structured_output
+    override = env("OPENAI_STRUCTURED_OUTPUT_METHOD")
+    if override in ("json_schema", "function_calling"):
+        return override  # type: ignore[return-value]
+    return entry.structured_output if entry is not None else "function_calling"
+
+
+def price_per_mtok(provider: str | None, model: str) -> Price | None:
+    """(input, output) USD per million tokens, (0, 0) for a self-hosted server, None if
+    unknown. An unresolved provider is priced by model name, as a hosted one."""
+    entry = PROVIDERS.get(provider or "")
+    prices = entry.prices if entry is not None else openai_api.OPENAI_PRICES
+    if prices is None:
+        return (0.0, 0.0)
+    return prices.get(model)
+
+
+def default_model_name(provider: str, model: str | None) -> str:
+    return model or provider_entry(provider).default_model()
+
+
+def make_chat_model(
+    provider: str, model: str, *, max_output_tokens: int, base_url: str | None = None
+) -> BaseChatModel:
+    """Build the chat model. Retries are left to the graph's RetryPolicy (not stacked)."""
+    entry = provider_entry(provider)
+    return entry.factory(model, max_output_tokens, base_url, client_settings(entry.name))

@@ -1,0 +1,7 @@
+"""The one error type of the local-model runtime."""
+
+from __future__ import annotations
+
+
+class LocalModelError(RuntimeError):
+    """The local model cannot be assembled or served; the message says what to do."""
