@@ -1,12 +1,13 @@
-"""What a request may be and what the model may write: the request's check, the caps on
-the model's text, the fields it may leave out, and the errors when either is unusable.
+"""What a request may be and what the model may write: the request's check, the limits it
+states (as the planner stores them), the caps on the model's text, the fields it may leave
+out, and the errors when either is unusable.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 MAX_REQUEST_CHARS = 4000
 # Caps on what the model writes, in characters (and items for lists). A model or server
@@ -61,6 +62,27 @@ class PlanningError(RuntimeError):
     def __str__(self) -> str:
         text = super().__str__()
         return f"{text}\nmodel output: {self.raw[:500]}" if self.raw else text
+
+
+class StatedLimits(BaseModel):
+    """The limits a request states, read once by the planner (graph/checks/limits.py:
+    read_limits) and kept in state for the nodes after it. A price kind stated with
+    different values (two items, each with its own cap) has no single value: the plan's
+    own values stand."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_price: float | None = None
+    min_price: float | None = None
+    min_rating: float | None = None
+    # Every number the request uses as a price, and as a rating: what a plan's limit
+    # may be, however the model read it. Sorted tuples: plain data in a checkpoint.
+    prices: tuple[float, ...] = ()
+    ratings: tuple[float, ...] = ()
+
+    @property
+    def any(self) -> bool:
+        return any(v is not None for v in (self.max_price, self.min_price, self.min_rating))
 
 
 def validate_request(request: object) -> str:

@@ -11,10 +11,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from graph.caps import PlanningError, validate_request
+from graph.caps import PlanningError, StatedLimits, validate_request
 from graph.checks.edits import HOW_TO_ANSWER, PlanEditError, checked_plan, edit_of
 from graph.checks.fallback import fallback_plan
-from graph.checks.limits import read_limits, reconcile_limits
+from graph.checks.limits import limit_warnings, read_limits, reconcile_limits, request_facts
 from graph.checks.picks import (
     best_per_search,
     candidates_of,
@@ -22,9 +22,7 @@ from graph.checks.picks import (
     is_relevant,
     missing_limit_warning,
     one_pick_per_search,
-    plan_warnings,
     request_words,
-    stated_price_limit,
 )
 from graph.checks.tidy import merge_reasoning_runs
 from graph.checks.words import product_words
@@ -89,8 +87,10 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
     The model's plan is then reconciled in code with the limits the request states
     (graph/checks/limits.py). If the model gives no usable plan twice, a plan is built in code
-    from the request (graph/checks/fallback.py); it still goes through approval."""
+    from the request (graph/checks/fallback.py); it still goes through approval. The
+    cleaned request and its stated limits are written into state for the later nodes."""
     request = validate_request(state.request)
+    stated = read_limits(request)  # the one reading of the request's limits in a run
     context = runtime.context
     model = chat_model_for(context).with_structured_output(
         Plan, method=structured_output_method(context.provider), include_raw=True
@@ -104,14 +104,14 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         usage = usage + usage_of(raw)
         plan = result.get("parsed")
         error = result.get("parsing_error") or "the model returned no plan"
-        if isinstance(plan, Plan) and plan.not_shopping and read_limits(request).any:
+        if isinstance(plan, Plan) and plan.not_shopping and stated.any:
             # A request that states a price or rating limit is about buying something.
             plan, error = None, "the request states a price or rating limit: plan its search"
         if isinstance(plan, Plan):
             # A key the model echoed (from a prompt, a proxy) is masked before it is
             # stored in the checkpoint or shown.
             plan = Plan.model_validate(redact_tree(plan.model_dump()))
-            return _planned(request, plan, usage, started)
+            return _planned(request, stated, plan, usage, started)
         if attempt == 2:
             if _too_many_steps(error):
                 raise PlanningError(
@@ -127,8 +127,8 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                     raw_text_of(raw),
                 )
             # The error quotes the model's output, which may echo a key: masked.
-            plan = fallback_plan(request, redact_tree(why))
-            return _planned(request, plan, usage, started)
+            plan = fallback_plan(request, stated, redact_tree(why))
+            return _planned(request, stated, plan, usage, started)
         # One retry with the validation error shown: it fixes most numbering slips of
         # small models. This is not replanning: no step has run yet.
         messages = [
@@ -138,16 +138,20 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     raise AssertionError("unreachable")
 
 
-def _planned(request: str, plan: Plan, usage: Usage, started: float) -> dict[str, Any]:
+def _planned(
+    request: str, stated: StatedLimits, plan: Plan, usage: Usage, started: float
+) -> dict[str, Any]:
     """The plan as it will be shown and run: limits reconciled with the request, and
     reasoning steps that read the same results merged; each change is noted."""
-    reconciled = reconcile_limits(request, plan)
+    reconciled = reconcile_limits(stated, plan)
     tidied, merged = merge_reasoning_runs(reconciled.plan)
     return {
+        "clean_request": request,
+        "stated_limits": stated,
         "plan": tidied,
         "planner_usage": usage,
         "planner_latency_s": round(time.perf_counter() - started, 3),
-        "plan_warnings": reconciled.notes + merged + plan_warnings(request, tidied),
+        "plan_warnings": reconciled.notes + merged + limit_warnings(stated, tidied),
     }
 
 
@@ -175,7 +179,7 @@ def _too_many_steps(error: object) -> bool:
 
 def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Pause with the plan and its cost estimate until a person approves, rejects or
-    edits it. An edit is checked like the model's plan (Plan schema, plan_warnings); one
+    edits it. An edit is checked like the model's plan (Plan schema, limit_warnings); one
     that fails is refused with its reason kept in state, and the run pauses here again."""
     if runtime.context.auto_approve:
         return {"approval": "approved"}
@@ -205,7 +209,8 @@ def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         # No approval is written: the routing brings the run back here, never to the
         # planner, and the next answer can fix the edit.
         return {"edit_error": f"the edited plan was refused: {error}"}
-    edit = edit_of(validate_request(state.request), state.plan, plan)
+    _, stated = request_facts(vars(state))
+    edit = edit_of(stated, state.plan, plan)
     return {"approval": "approved", "plan_edit": edit, **cleared}
 
 
@@ -361,10 +366,11 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         picked = best_per_search(candidates_of(state.run_plan, results, catalog))
     found = catalog.get(p.id for p in picked)
     outcome = Outcome(budget=state.run_plan.budget)
-    if missing_limit_warning(state.request, state.run_plan):
+    request, stated = request_facts(vars(state))
+    if missing_limit_warning(stated, state.run_plan):
         # The plan's budget is not what the shopper asked for: say so, never "within budget".
-        outcome.dropped_limit = stated_price_limit(state.request)
-    wanted = request_words(state.request, state.run_plan)
+        outcome.dropped_limit = stated.max_price
+    wanted = request_words(request, state.run_plan)
     for product in picked:
         record = found.get(product.id)
         if record is None:

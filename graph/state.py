@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 from graph.caps import (
     MAX_FEATURES,
     MAX_PICKED_IDS,
+    StatedLimits,
     model_facing_schema,
     plan_facing_schema,
     within_cap,
@@ -307,6 +309,10 @@ class InputState:
 class State(InputState):
     """Everything the graph tracks for one run (one checkpointed thread)."""
 
+    # planner: the request as every node reads it (cleaned of control characters), and
+    # the limits it states, read once (graph/checks/limits.py) for the nodes after it.
+    clean_request: str | None = None
+    stated_limits: StatedLimits | None = None
     plan: Plan | None = None  # planner
     plan_warnings: list[str] = field(default_factory=list)  # planner: checks done in code
     planner_usage: Usage | None = None  # planner
@@ -328,6 +334,7 @@ class State(InputState):
         # A strict serializer that does not know our types (LANGGRAPH_STRICT_MSGPACK=true
         # in a server that drops the compile-time allowlist, as `langgraph dev` does)
         # loads them back as plain dicts of their fields; nodes get the models again.
+        self.stated_limits = _as_model(StatedLimits, self.stated_limits)
         self.plan = _as_model(Plan, self.plan)
         self.planner_usage = _as_model(Usage, self.planner_usage)
         self.plan_edit = _as_model(PlanEdit, self.plan_edit)
@@ -338,8 +345,8 @@ class State(InputState):
 
     @property
     def run_plan(self) -> Plan | None:
-        """The plan the executor runs: a person's edit if there is one, else the model's."""
-        return self.plan_edit.plan if self.plan_edit is not None else self.plan
+        """The plan the executor runs (plan_that_runs)."""
+        return plan_that_runs(vars(self))
 
     @property
     def run_plan_warnings(self) -> list[str]:
@@ -354,6 +361,14 @@ class State(InputState):
 
 def _as_model(model: type[Any], value: Any) -> Any:
     return model.model_validate(value) if isinstance(value, dict) else value
+
+
+def plan_that_runs(values: Mapping[str, Any]) -> Plan | None:
+    """The plan a run executes: a person's edit if there is one, else the model's. The one
+    definition, for the State the nodes get and for a run's saved values (which Studio's
+    API may hand back as plain data)."""
+    edit = _as_model(PlanEdit, values.get("plan_edit"))
+    return edit.plan if edit is not None else _as_model(Plan, values.get("plan"))
 
 
 # Our own types in checkpointed state, as (module, name), for the serializer's msgpack
@@ -372,5 +387,6 @@ STATE_TYPES = [
         SearchDispatch,
         PlanChange,
         PlanEdit,
+        StatedLimits,
     )
 ]

@@ -19,7 +19,8 @@ from pydantic import ValidationError
 
 from catalog import CatalogQueryError
 from catalog.validation import check_search_args
-from graph.checks.picks import plan_warnings
+from graph.caps import StatedLimits
+from graph.checks.limits import limit_warnings
 from graph.state import (
     MAX_PLAN_STEPS,
     Plan,
@@ -201,13 +202,14 @@ def _where(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in parts)
 
 
-def edit_of(request: str, model_plan: Plan, plan: Plan) -> PlanEdit | None:
+def edit_of(stated: StatedLimits, model_plan: Plan, plan: Plan) -> PlanEdit | None:
     """The edit that runs `plan` instead of `model_plan`, with its changes and the same
-    code checks as the model's plan (plan_warnings); None when nothing changed."""
+    code checks against the request's `stated` limits as the model's plan
+    (limit_warnings); None when nothing changed."""
     changes = plan_changes(model_plan, plan)
     if not changes:
         return None
-    return PlanEdit(plan=plan, changes=changes, warnings=plan_warnings(request, plan))
+    return PlanEdit(plan=plan, changes=changes, warnings=limit_warnings(stated, plan))
 
 
 # ---------------------------------------------------------------- what changed
@@ -292,13 +294,3 @@ def describe_change(change: PlanChange) -> str:
     if change.new_step != change.step:
         where += f" (now {change.new_step})"
     return f"{where}: {change.field} {_shown(change.before)} -> {_shown(change.after)}"
-
-
-def plan_that_runs(values: Mapping[str, Any]) -> Plan | None:
-    """The plan a run's saved state executes: the person's edit if any, else the model's."""
-    edit = values.get("plan_edit")
-    if isinstance(edit, PlanEdit):
-        return edit.plan
-    if isinstance(edit, Mapping):  # a state read back as plain data (Studio's API)
-        return Plan.model_validate(edit["plan"])
-    return values.get("plan")

@@ -7,17 +7,16 @@ replan: no step has run when it is built.
 
 from __future__ import annotations
 
-from graph.caps import PlanningError
-from graph.checks.limits import read_limits
+from graph.caps import PlanningError, StatedLimits
 from graph.checks.words import product_words
 from graph.state import Plan, PlanStep
 
 MAX_QUERY_WORDS = 12
 
 
-def fallback_plan(request: str, why: str) -> Plan:
-    """One search for the request's product words, then a pick. The planner node carries
-    the request's stated limits into it, as into any plan (graph/checks/limits.py). Raises
+def fallback_plan(request: str, stated: StatedLimits, why: str) -> Plan:
+    """One search for the request's product words, then a pick, within its `stated`
+    limits; the planner node reconciles it with them, as any plan (graph/checks/limits.py). Raises
     PlanningError when the request names nothing to search for."""
     # All the request's product words: the catalog ranks by how many a product matches,
     # and the product's name may come after its features ("slim fit men's henleys").
@@ -29,7 +28,6 @@ def fallback_plan(request: str, why: str) -> Plan:
             "search for; say what you want to buy"
         )
     query = " ".join(words)
-    stated = read_limits(request)
     cap = f" for ${stated.max_price:,.2f} or less" if stated.max_price is not None else ""
     return Plan(
         # The goal stays generic: the request reaches the executor only as product words.

@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
+from graph.caps import StatedLimits, validate_request
 from graph.checks.words import product_words
 from graph.state import Plan, PlanStep
 
@@ -106,24 +109,6 @@ def _first(groups: tuple[str | None, ...]) -> list[float]:
     return [_number(g) for g in groups if g]
 
 
-@dataclass(frozen=True)
-class StatedLimits:
-    """The limits a request states. A price kind stated with different values (two
-    items, each with its own cap) has no single value: the plan's own values stand."""
-
-    max_price: float | None = None
-    min_price: float | None = None
-    min_rating: float | None = None
-    # Every number the request uses as a price, and as a rating: what a plan's limit
-    # may be, however the model read it.
-    prices: frozenset[float] = frozenset()
-    ratings: frozenset[float] = frozenset()
-
-    @property
-    def any(self) -> bool:
-        return any(v is not None for v in (self.max_price, self.min_price, self.min_rating))
-
-
 def _price_spans(request: str) -> list[tuple[int, int, str, list[float]]]:
     """(start, end, kind, values) of each price phrase, kind being range/max/min/bare. A
     phrase overlapping one already read (ranges first) is skipped; shop thresholds
@@ -151,7 +136,8 @@ def _price_spans(request: str) -> list[tuple[int, int, str, list[float]]]:
 
 
 def read_limits(request: str) -> StatedLimits:
-    """The price cap, price floor and minimum rating the request states."""
+    """The price cap, price floor and minimum rating the request states. The planner node
+    calls it once per run and stores the result (State.stated_limits)."""
     uppers: set[float] = set()
     lowers: set[float] = set()
     bare: set[float] = set()
@@ -183,9 +169,20 @@ def read_limits(request: str) -> StatedLimits:
         max_price=_single(uppers),
         min_price=_single(lowers),
         min_rating=_single(ratings),
-        prices=frozenset(prices | uppers | lowers),
-        ratings=frozenset(ratings),
+        prices=tuple(sorted(prices | uppers | lowers)),
+        ratings=tuple(sorted(ratings)),
     )
+
+
+def request_facts(values: Mapping[str, Any]) -> tuple[str, StatedLimits]:
+    """The cleaned request and its stated limits, as the planner stored them in a run's
+    state. A run saved before the planner stored them (paused at approval by an older
+    version) has them worked out here, once, from its raw request."""
+    request, stated = values.get("clean_request"), values.get("stated_limits")
+    if request is not None and stated is not None:
+        return request, StatedLimits.model_validate(stated)
+    request = validate_request(values.get("request", ""))
+    return request, read_limits(request)
 
 
 def _single(values: set[float]) -> float | None:
@@ -197,7 +194,7 @@ def same_amount(a: float, b: float) -> bool:
     return math.isclose(a, b, abs_tol=0.005)
 
 
-def _stated(value: float, stated: frozenset[float]) -> bool:
+def _stated(value: float, stated: tuple[float, ...]) -> bool:
     return any(same_amount(value, s) for s in stated)
 
 
@@ -213,7 +210,7 @@ def _shown(name: str, value: float) -> str:
     return f"{value:g} stars" if name == "min_rating" else _money(value)
 
 
-def _allowed(stated: StatedLimits, name: str) -> frozenset[float]:
+def _allowed(stated: StatedLimits, name: str) -> tuple[float, ...]:
     """The values the request states for a filter of this kind."""
     return stated.ratings if name == "min_rating" else stated.prices
 
@@ -230,10 +227,10 @@ def _money(value: float) -> str:
     return f"${value:,.2f}"
 
 
-def reconcile_limits(request: str, plan: Plan) -> Reconciled:
-    """Fill each search step's empty limit from the request, and remove limits the request
-    does not state. Each change is named in `notes` and marked on the step."""
-    stated = read_limits(request)
+def reconcile_limits(stated: StatedLimits, plan: Plan) -> Reconciled:
+    """Fill each search step's empty limit from the request's `stated` limits, and remove
+    limits the request does not state. Each change is named in `notes` and marked on the
+    step."""
     notes: list[str] = []
     budget = plan.budget
     if budget is not None and not _stated(budget, stated.prices):
@@ -340,11 +337,10 @@ def query_without_limits(query: str) -> str:
     return cut if product_words(cut) else query
 
 
-def limit_warnings(request: str, plan: Plan) -> list[str]:
-    """Where the plan's search filters and the request's stated limits differ: a stated
+def limit_warnings(stated: StatedLimits, plan: Plan) -> list[str]:
+    """Where the plan's search filters and the request's `stated` limits differ: a stated
     limit some search step does not carry, and a limit the request does not state. Shown
     with the plan for approval (a person's edit is checked the same way, never changed)."""
-    stated = read_limits(request)
     warnings: list[str] = []
     searches = plan.search_steps
     for name, label in LIMIT_LABELS.items():

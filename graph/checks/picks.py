@@ -12,7 +12,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.utils import default_process
 
 from catalog import CatalogBackend, Product
-from graph.checks.limits import limit_warnings, read_limits
+from graph.caps import StatedLimits
 from graph.checks.words import product_words, stem
 from graph.state import Plan, PlanStep, ProductSummary, StepResult
 
@@ -20,19 +20,9 @@ FEATURE_MATCH_THRESHOLD = 85  # the same fuzzy cut-off WebShop scores attributes
 MAX_GUARD_COMBINATIONS = 20_000
 
 
-def stated_price_limit(request: str) -> float | None:
-    """The price cap a request states, if it states exactly one (graph/checks/limits.py)."""
-    return read_limits(request).max_price
-
-
-def plan_warnings(request: str, plan: Plan) -> list[str]:
-    """Checks of the plan against the request, computed in code and shown with the plan."""
-    return limit_warnings(request, plan)
-
-
-def missing_limit_warning(request: str, plan: Plan) -> str | None:
+def missing_limit_warning(stated: StatedLimits, plan: Plan) -> str | None:
     """Say when the request states a price cap that the plan does not carry at all."""
-    limit = stated_price_limit(request)
+    limit = stated.max_price
     if limit is None:
         return None
     carried = {plan.budget} | {step.max_price for step in plan.search_steps}

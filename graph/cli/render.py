@@ -20,13 +20,13 @@ from catalog.terminal import (
     terminal_markup,
     terminal_text,
 )
-from graph.checks.edits import describe_change, plan_that_runs
+from graph.checks.edits import describe_change
 from graph.cost import CostEstimate
 from graph.prompts import describe_filters
 from graph.runs.approval import EditReview
 from graph.runs.draft import PlanDraft
 from graph.runs.session import UsageTotals
-from graph.state import Outcome, Plan, PlanChange, StepResult
+from graph.state import Outcome, Plan, PlanChange, StepResult, plan_that_runs
 
 
 class RunView:

@@ -4,9 +4,10 @@ it tells an observer as the run goes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from graph.caps import StatedLimits
 from graph.checks.edits import edit_of
 from graph.context import Context
 from graph.cost import CostEstimate, estimate_plan_cost
@@ -20,11 +21,12 @@ class ApprovalRequest:
 
     plan: Plan  # as the model wrote it
     estimate: CostEstimate
-    # Checks of the plan against the request done in code (plan_warnings).
+    # Checks of the plan against the request done in code (limit_warnings).
     warnings: tuple[str, ...] = ()
-    # The shopper's request and the run's settings: a person's edit of the plan is
-    # checked against the one and its cost estimated with the other (review_edit).
-    request: str = ""
+    # The limits the request states (as the planner stored them) and the run's settings:
+    # a person's edit of the plan is checked against the one and its cost estimated with
+    # the other (review_edit).
+    limits: StatedLimits = field(default_factory=StatedLimits)
     context: Context | None = None
     # Why the edit last sent was refused; the run paused here again to get another.
     error: str | None = None
@@ -54,8 +56,8 @@ class EditReview:
 
 def review_edit(request: ApprovalRequest, plan: Plan) -> EditReview:
     """Check a person's edit of the paused plan as the run will (no LLM call): what it
-    changes, plan_warnings against the request, and the estimate for the edited plan."""
-    edit = edit_of(request.request, request.plan, plan)
+    changes, limit_warnings against the request, and the estimate for the edited plan."""
+    edit = edit_of(request.limits, request.plan, plan)
     if edit is None:
         return EditReview(request.plan, None, request.estimate)
     estimate = estimate_plan_cost(plan, request.context or Context())

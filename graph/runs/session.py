@@ -19,6 +19,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Durability
 
 from graph.caps import validate_request
+from graph.checks.limits import request_facts
 from graph.context import Context
 from graph.cost import CostEstimate, estimate_plan_cost
 from graph.providers.models import chat_model_session
@@ -270,8 +271,8 @@ def drive(
             Plan.model_validate(paused["plan"]),
             estimate,
             tuple(paused.get("warnings") or ()),
-            # Cleaned as the planner saw it: an edit is checked against the same text.
-            request=validate_request(graph.get_state(config).values.get("request", "")),
+            # As the planner read them: an edit is checked against the same limits.
+            limits=request_facts(graph.get_state(config).values)[1],
             context=context,
             error=paused.get("error"),
         )

@@ -13,8 +13,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
-from graph.checks.edits import describe_change, plan_that_runs
-from graph.state import Plan, PlanEdit, PlanStep, StepResult
+from graph.checks.edits import describe_change
+from graph.state import Plan, PlanEdit, PlanStep, StepResult, plan_that_runs
 
 ThreadStatus = Literal[
     "planning", "awaiting approval", "running", "done", "rejected", "failed", "unknown"

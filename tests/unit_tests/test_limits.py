@@ -75,7 +75,7 @@ def test_a_limit_the_model_left_out_is_filled_in_every_search_and_marked() -> No
         PICK,
     )
     request = "running shoes and wool socks, $150 total, 4.5 stars or higher, $20 minimum"
-    reconciled = reconcile_limits(request, plan)
+    reconciled = reconcile_limits(read_limits(request), plan)
     first, second, pick = reconciled.plan.steps
     assert reconciled.plan.budget == 150
     assert (first.max_price, first.min_price, first.min_rating) == (150, 20, 4.5)
@@ -83,7 +83,7 @@ def test_a_limit_the_model_left_out_is_filled_in_every_search_and_marked() -> No
     assert second.max_price == 150 and second.filled_from_request == ["min_price", "min_rating"]
     assert (pick.max_price, pick.min_rating) == (None, None)  # a pick runs no search
     assert reconciled.notes == []
-    assert limit_warnings(request, reconciled.plan) == []
+    assert limit_warnings(read_limits(request), reconciled.plan) == []
 
 
 @pytest.mark.parametrize(
@@ -104,7 +104,7 @@ def test_a_limit_the_request_does_not_state_is_removed_with_a_note(
     request_text: str, step: dict[str, Any], note: str
 ) -> None:
     plan = plan_of(None, {"action": "Find it", "query": "speaker shoes camera", **step}, PICK)
-    reconciled = reconcile_limits(request_text, plan)
+    reconciled = reconcile_limits(read_limits(request_text), plan)
     search = reconciled.plan.steps[0]
     assert (search.max_price, search.min_price, search.min_rating) == (None, None, None)
     assert any(n.startswith(note) for n in reconciled.notes), reconciled.notes
@@ -112,7 +112,7 @@ def test_a_limit_the_request_does_not_state_is_removed_with_a_note(
 
 def test_an_invented_budget_is_removed_and_a_price_range_fills_both_ends() -> None:
     plan = plan_of(50, {"action": "Find a watch", "query": "sports watch"}, PICK)
-    reconciled = reconcile_limits("a sports watch between $300 and $100", plan)
+    reconciled = reconcile_limits(read_limits("a sports watch between $300 and $100"), plan)
     assert reconciled.notes == ["budget $50.00 is not stated in the request: removed"]
     search = reconciled.plan.steps[0]
     assert (search.min_price, search.max_price) == (100, 300)
@@ -121,7 +121,7 @@ def test_an_invented_budget_is_removed_and_a_price_range_fills_both_ends() -> No
 
 def test_a_budget_other_than_the_one_stated_cap_becomes_the_cap() -> None:
     plan = plan_of(400, {"action": "Find a blender", "query": "blender"}, PICK)
-    reconciled = reconcile_limits("a blender in the $400 to $600 range", plan)
+    reconciled = reconcile_limits(read_limits("a blender in the $400 to $600 range"), plan)
     assert reconciled.plan.budget == 600
     assert reconciled.notes == ["budget $400.00 is not the request's cap: set to $600.00"]
     assert (reconciled.plan.steps[0].min_price, reconciled.plan.steps[0].max_price) == (400, 600)
@@ -134,7 +134,7 @@ def test_each_items_own_cap_stands_when_the_request_gives_several() -> None:
         {"action": "Find a hat", "query": "hat", "max_price": 20},
         PICK,
     )
-    reconciled = reconcile_limits("shoes under $100 and a hat under $20", plan)
+    reconciled = reconcile_limits(read_limits("shoes under $100 and a hat under $20"), plan)
     assert [s.max_price for s in reconciled.plan.steps[:2]] == [100, 20]
     assert reconciled.notes == []
 
@@ -147,7 +147,9 @@ def test_a_search_for_a_limit_alone_is_removed_and_the_steps_renumbered() -> Non
         {"action": "Filter by reviews", "query": "300 customer reviews"},
         PICK,
     )
-    reconciled = reconcile_limits("a bluetooth speaker, 4.5 stars, 300 customer reviews", plan)
+    reconciled = reconcile_limits(
+        read_limits("a bluetooth speaker, 4.5 stars, 300 customer reviews"), plan
+    )
     steps = reconciled.plan.steps
     assert [(s.step, s.query) for s in steps] == [(1, "bluetooth speaker"), (2, None)]
     assert steps[0].min_rating == 4.5
@@ -157,7 +159,9 @@ def test_a_search_for_a_limit_alone_is_removed_and_the_steps_renumbered() -> Non
 def test_a_persons_plan_is_checked_the_same_way_but_not_changed() -> None:
     """limit_warnings is what an edited plan is checked with: it names, never fixes."""
     plan = plan_of(None, {"action": "Find it", "query": "camera strap", "min_price": 300}, PICK)
-    warnings = limit_warnings("a camera strap under $40 with at least 300 reviews", plan)
+    warnings = limit_warnings(
+        read_limits("a camera strap under $40 with at least 300 reviews"), plan
+    )
     assert warnings == [
         "the request states a price cap of $40.00, but step 1 does not carry it",
         "step 1: price floor $300.00 is not stated in the request",

@@ -32,7 +32,7 @@ from graph.checks.edits import (
     plan_text,
     read_plan_text,
 )
-from graph.checks.limits import reconcile_limits
+from graph.checks.limits import read_limits, reconcile_limits
 from graph.context import Context
 from graph.runs.checkpoint import open_sqlite_checkpointer
 from graph.runs.threads import thread_config
@@ -40,7 +40,9 @@ from graph.state import Plan
 
 # The fake model's plan as the planner node leaves it for the tests' request: the stated
 # $200 cap filled in on step 3 (graph/checks/limits.py).
-MODEL_PLAN = reconcile_limits("a photo gift under $200", Plan.model_validate(GIFT_PLAN)).plan
+MODEL_PLAN = reconcile_limits(
+    read_limits("a photo gift under $200"), Plan.model_validate(GIFT_PLAN)
+).plan
 # The edit the tests make: step 1's query changed, step 2 removed, a price cap on step 3.
 EDITED = {
     "goal": GIFT_PLAN["goal"],
@@ -580,6 +582,6 @@ def test_progress_counts_the_steps_of_the_edit_once_approval_records_it() -> Non
     view = RunView(Console(file=io.StringIO()), "t", quiet=True)
     view.stream_started({"plan": MODEL_PLAN})
     assert str(view.status_text()) == "Step 1/4: Find camera straps…"
-    edit = edit_of("a gift", MODEL_PLAN, checked_plan(EDITED))
+    edit = edit_of(read_limits("a gift"), MODEL_PLAN, checked_plan(EDITED))
     view.node_finished("approval", {"approval": "approved", "plan_edit": edit})
     assert str(view.status_text()) == "Step 1/3: Find camera straps…"
