@@ -170,7 +170,7 @@ def cli_from_enter(model: str, request: str, **env: str) -> dict[str, Any]:
 
 
 def stop_every_server() -> None:
-    from graph.context import data_dir
+    from catalog.paths import data_dir
     from graph.providers.local import stop_local_servers
     from localmodel import warm
 
@@ -200,7 +200,7 @@ def scenarios(model: str) -> dict[str, dict[str, Any]]:
     scenario_run(model, OTHER_REQUEST, stream=False, **warm)
     figures["warm, CLI from Enter"] = cli_from_enter(model, REQUEST, **warm)
     stop_every_server()
-    from graph.context import data_dir
+    from catalog.paths import data_dir
     from localmodel.server import start_local_server
 
     # States from an earlier bench run could hold this very request's prompt: start empty.
@@ -244,7 +244,7 @@ def run_request(chat_model: Any, alias: str, *, auto_approve: bool) -> tuple[flo
 
 def measure(model: str, repack: str, runs: int, threads: int | None) -> dict[str, Any]:
     """Start a server with weight-repack mode `repack`, then time `runs` plans and requests."""
-    from graph.context import data_dir
+    from catalog.paths import data_dir
     from graph.providers.registry import make_chat_model
     from localmodel.server import start_local_server
 
@@ -321,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = parser.parse_args(argv)
 
-    from graph.context import data_dir
+    from catalog.paths import data_dir
     from localmodel.settings import cpu_has_amx
     from localmodel.weights import DEFAULT_LOCAL_MODEL, resolve_model_file
 

@@ -19,11 +19,13 @@ POSTGRES_URL_SCHEMES = ("postgresql://", "postgres://")
 
 
 def data_dir() -> Path:
-    """Per-user data directory: ``$SHOPPING_PLANNER_DATA_DIR``, else XDG data home."""
-    explicit = os.environ.get(DATA_DIR_ENV)
+    """The one per-user data directory, for catalog indexes, runs, and the assembled local
+    model: ``$SHOPPING_PLANNER_DATA_DIR``, else ``$XDG_DATA_HOME/shopping-planner``, else
+    ``~/.local/share/shopping-planner``. A blank variable counts as unset."""
+    explicit = os.environ.get(DATA_DIR_ENV, "").strip()
     if explicit:
         return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME")
+    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
     base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
     return base / "shopping-planner"
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic.json_schema import SkipJsonSchema
@@ -15,18 +14,6 @@ from pydantic.json_schema import SkipJsonSchema
 from catalog.paths import catalog_url_from_env
 
 ToolMode = Literal["direct", "llm"]
-
-
-def data_dir() -> Path:
-    """Per-user data directory for runs, indexes and the assembled local model:
-    $SHOPPING_PLANNER_DATA_DIR, else $XDG_DATA_HOME/shopping-planner (~/.local/share/...).
-    The catalog library resolves the same directory on its own, to stay LangGraph-free."""
-    configured = os.environ.get("SHOPPING_PLANNER_DATA_DIR", "").strip()
-    if configured:
-        return Path(configured).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
-    return base / "shopping-planner"
 
 
 def _env(name: str, default: str | None = None) -> str | None:

@@ -118,7 +118,7 @@ def _chat_model(model: str) -> Iterator[Any]:
     if running:
         yield make_chat_model("local", model, max_output_tokens=MAX_OUTPUT_TOKENS, base_url=running)
         return
-    from graph.context import data_dir
+    from catalog.paths import data_dir
     from localmodel.server import start_local_server
 
     with start_local_server(model, data_dir=data_dir()) as server:

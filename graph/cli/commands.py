@@ -7,6 +7,7 @@ from typing import Any
 
 from rich.console import Console
 
+from catalog.paths import data_dir
 from graph.builder import build_graph
 from graph.cli.editor import approver
 from graph.cli.render import RunView
@@ -17,7 +18,6 @@ from graph.cli.report import (
     print_threads,
     report,
 )
-from graph.context import data_dir
 from graph.runs import session
 from graph.runs.checkpoint import open_checkpointer
 from graph.runs.threads import list_threads, thread_history

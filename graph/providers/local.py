@@ -8,7 +8,7 @@ import atexit
 import threading
 from typing import TYPE_CHECKING
 
-from graph.context import data_dir
+from catalog.paths import data_dir
 from graph.providers.base import LOCAL_TIMEOUT_S, ClientSettings, Provider, env
 from graph.providers.openai_api import self_hosted
 from localmodel.server import LocalServer

@@ -17,8 +17,7 @@ from typing import Any
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from catalog.paths import is_postgres_url, redact_url
-from graph.context import data_dir
+from catalog.paths import data_dir, is_postgres_url, redact_url
 from graph.state import STATE_TYPES
 
 

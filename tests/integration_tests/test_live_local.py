@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import skip_or_fail_in_ci
 
-from graph.context import data_dir
+from catalog.paths import data_dir
 from localmodel.weights import local_extra_installed
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

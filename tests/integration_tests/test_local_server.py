@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from conftest import skip_or_fail_in_ci
 
-from graph.context import data_dir
+from catalog.paths import data_dir
 from localmodel.server import LocalModelServer, start_local_server
 from localmodel.settings import cpu_has_amx
 from localmodel.weights import DEFAULT_LOCAL_MODEL, LOCAL_MODELS, local_extra_installed

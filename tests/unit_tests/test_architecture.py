@@ -106,7 +106,7 @@ def add_line(path: Path, line: str) -> None:
         ),
         (
             "localmodel/server.py",
-            "from graph.context import data_dir  # deliberate: its folder is an argument",
+            "from graph.context import Context  # deliberate: its folder is an argument",
             "localmodel-is-plain",
             "localmodel.server -> graph.context",
         ),

@@ -250,6 +250,10 @@ def test_data_dir_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     monkeypatch.delenv("SHOPPING_PLANNER_DATA_DIR")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     assert data_dir() == tmp_path / "xdg" / "shopping-planner"
+    # Blank is unset, for models, runs and catalogs alike (one data_dir, in catalog.paths).
+    monkeypatch.setenv("SHOPPING_PLANNER_DATA_DIR", " ")
+    assert data_dir() == tmp_path / "xdg" / "shopping-planner"
+    monkeypatch.delenv("SHOPPING_PLANNER_DATA_DIR")
     monkeypatch.delenv("XDG_DATA_HOME")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert data_dir() == tmp_path / "home" / ".local" / "share" / "shopping-planner"
