@@ -65,6 +65,10 @@ class Context:
     # the schema like chat_model, so a run's context cannot point the server at another
     # database; repr=False keeps the password out of logs and tracebacks.
     catalog_url: SkipJsonSchema[str | None] = field(default=None, repr=False)
+    # The run's opened catalog (a CatalogBackend; graph/tools.py: catalog_for): a test
+    # passes one as it passes a chat model, and a session opens the named one once per
+    # run. Out of the schema like chat_model.
+    catalog_backend: SkipJsonSchema[Any] = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.provider = self.provider or _env("SHOPPING_PROVIDER")

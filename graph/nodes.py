@@ -48,7 +48,7 @@ from graph.state import (
     StepResult,
     Usage,
 )
-from graph.tools import get_catalog, search_products
+from graph.tools import catalog_for, search_products
 
 # ---------------------------------------------------------------- helpers
 
@@ -272,7 +272,7 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ReasoningAnswer, method=structured_output_method(context.provider), include_raw=True
     )
     earlier = list(state.step_results)
-    catalog = get_catalog(context.catalog, context.catalog_url)
+    catalog = catalog_for(context)
     candidates = candidates_of(state.run_plan, earlier, catalog)
     reply = model.invoke(reasoning_messages(state.run_plan, step, earlier, candidates))
     parsed = reply.get("parsed")
@@ -357,7 +357,7 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return {"outcome": Outcome(not_shopping=True, warnings=list(NOT_SHOPPING_NOTE))}
     results = list(state.step_results)
     chosen = next((r for r in reversed(results) if r.kind == "reasoning" and r.products), None)
-    catalog = get_catalog(runtime.context.catalog, runtime.context.catalog_url)
+    catalog = catalog_for(runtime.context)
     if chosen is not None:
         picked = chosen.products
     else:

@@ -32,6 +32,15 @@ def get_catalog(path: str | None = None, url: str | None = None) -> CatalogBacke
         return catalog
 
 
+def catalog_for(context: Any) -> CatalogBackend:
+    """The run's catalog: the one its context holds (a test's, or the one a session
+    opened), else the cached one for the context's catalog settings."""
+    given: CatalogBackend | None = getattr(context, "catalog_backend", None)
+    if given is not None:
+        return given
+    return get_catalog(getattr(context, "catalog", None), getattr(context, "catalog_url", None))
+
+
 def resolve_category(
     catalog: CatalogBackend, requested: str | None
 ) -> tuple[str | None, list[str]]:
@@ -104,8 +113,7 @@ def search_products(
     """
     # The catalog comes from the run's context. Not an injected ToolRuntime argument:
     # pydantic would try to serialise the whole graph state into the tool input.
-    context = get_runtime().context
-    catalog = get_catalog(getattr(context, "catalog", None), getattr(context, "catalog_url", None))
+    catalog = catalog_for(get_runtime().context)
     return search_catalog(
         catalog,
         query,

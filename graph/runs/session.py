@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Literal
 
@@ -116,11 +116,14 @@ def check_thread_id(thread_id: str) -> str:
     return thread_id
 
 
-def open_run_catalog(context: Context) -> None:
-    """Open (and on first use index) the run's catalog now, so a bad --catalog fails
-    before the planner call that a paid provider bills, and before any thread is saved."""
-    if context.catalog or context.catalog_url:
-        get_catalog(context.catalog, context.catalog_url)
+def open_run_catalog(context: Context) -> Context:
+    """`context` holding the run's catalog, opened (and on first use indexed) now: a bad
+    --catalog fails before the planner call that a paid provider bills, and before any
+    thread is saved, and the nodes and the tool use this one handle. The shipped default
+    is left to open on first search (a run may never search)."""
+    if context.catalog_backend is None and (context.catalog or context.catalog_url):
+        return replace(context, catalog_backend=get_catalog(context.catalog, context.catalog_url))
+    return context
 
 
 def start(
@@ -135,7 +138,7 @@ def start(
     """Start a new run on a fresh thread (refusing one that already holds a run)."""
     request = validate_request(request)  # before any model starts or call is made
     thread_id = check_thread_id(thread_id) if thread_id is not None else new_thread_id()
-    open_run_catalog(context)
+    context = open_run_catalog(context)
     if graph.get_state(thread_config(thread_id)).values:
         raise _thread_taken(thread_id)  # early, before a local model server starts
     with chat_model_session(context) as resolved:
@@ -218,8 +221,7 @@ def resume(
 ) -> RunResult:
     """Continue an unfinished run with its saved settings (explicit `settings` win)."""
     resumable_status(graph, thread_id)
-    context = run_context(settings or {}, saved_settings(graph, thread_id))
-    open_run_catalog(context)
+    context = open_run_catalog(run_context(settings or {}, saved_settings(graph, thread_id)))
     try:
         with chat_model_session(context) as resolved:
             return drive(graph, thread_id, None, resolved, approve, observer)

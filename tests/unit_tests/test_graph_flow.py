@@ -9,6 +9,7 @@ import pytest
 from fakes import FakeShoppingChatModel
 from langgraph.checkpoint.memory import MemorySaver
 
+from catalog import open_catalog
 from graph.builder import build_graph
 from graph.context import Context
 from graph.state import Plan
@@ -64,6 +65,25 @@ def test_plan_runs_in_order_and_zero_result_step_continues(small_catalog_file: P
     assert [p.id for p in outcome.picks] == ["strap-1"]
     assert outcome.total_price == 39.0 and outcome.within_budget is True
     assert any("step 2 found no products" in w for w in outcome.warnings)
+
+
+def test_a_catalog_passed_in_the_context_is_the_one_searched(small_catalog_file: Path) -> None:
+    """A test injects the catalog as it injects the chat model: the tool, the executor
+    and verify use the handle in the context, never the catalog path beside it."""
+    searched: list[str] = []
+    catalog = open_catalog(str(small_catalog_file))
+    search = catalog.search
+
+    def counting_search(query: str, *args: Any, **kwargs: Any) -> Any:
+        searched.append(query)
+        return search(query, *args, **kwargs)
+
+    catalog.search = counting_search  # type: ignore[method-assign]
+    state = run_graph(
+        photo_model(), small_catalog_file.parent / "no-such-catalog.jsonl", catalog_backend=catalog
+    )
+    assert searched, "the injected catalog was not searched"
+    assert [p.id for p in state["outcome"].picks] == ["strap-1"]
 
 
 def test_direct_mode_makes_one_call_per_reasoning_step_plus_plan(
