@@ -52,11 +52,14 @@ def ask_approval(console: Console, view: RunView, request: ApprovalRequest) -> A
     """Ask approve, reject or edit until the person approves or rejects. An edit is read
     back, checked and shown with its changes and estimate; an invalid one never runs."""
     current = request.plan  # what approving runs: the model's plan or the last valid edit
+    estimate = request.estimate  # and its cost estimate, made once per plan version
     text = plan_text(current)  # what the editor opens: the plan, or a failed edit to fix
     choice = ask(console, "Run this plan?", ("approve", "reject", "edit"))
     while True:
         if choice == "approve":
-            return ApprovalDecision(True, None if current == request.plan else current)
+            if current == request.plan:
+                return ApprovalDecision(True)
+            return ApprovalDecision(True, current, estimate)
         if choice == "reject":
             return ApprovalDecision(False)
         try:
@@ -74,8 +77,9 @@ def ask_approval(console: Console, view: RunView, request: ApprovalRequest) -> A
             if plan is None:
                 console.print("No edit: the plan is unchanged.")
             else:
-                current = plan
-                view.edit_review(review_edit(request, plan))
+                review = review_edit(request, plan)
+                current, estimate = plan, review.estimate
+                view.edit_review(review)
             text = plan_text(current)
         choice = ask(console, "Run this plan?", ("approve", "reject", "edit"))
 

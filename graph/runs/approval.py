@@ -34,10 +34,13 @@ class ApprovalRequest:
 
 @dataclass(frozen=True)
 class ApprovalDecision:
-    """A person's answer at approval: run the plan, or `plan` (their edit of it), or not."""
+    """A person's answer at approval: run the plan, or `plan` (their edit of it), or not.
+    `estimate` is the edit's cost estimate when the caller has it already (review_edit),
+    so a plan version is estimated once."""
 
     approved: bool
     plan: Plan | None = None
+    estimate: CostEstimate | None = None
 
 
 @dataclass(frozen=True)

@@ -286,7 +286,7 @@ def drive(
         if decision.approved and decision.plan is not None:
             # The edit is sent as plain data and checked again by the approval node.
             resume["plan"] = decision.plan.model_dump(mode="json")
-            estimate = estimate_plan_cost(decision.plan, context)
+            estimate = decision.estimate or estimate_plan_cost(decision.plan, context)
         pending = Command(resume=resume)
     snapshot = graph.get_state(config)
     error = error_of(snapshot)
