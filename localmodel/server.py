@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import hashlib
 import json
 import os
@@ -22,6 +23,8 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -84,8 +87,6 @@ def _parent_death_signal() -> Any:
     if threading.current_thread() is not threading.main_thread():
         return None
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         prctl = libc.prctl
     except (OSError, AttributeError):
@@ -395,9 +396,6 @@ class LocalModelServer:
             self._log_fh = None
 
     def _probe(self) -> bool:
-        import urllib.error
-        import urllib.request
-
         request = urllib.request.Request(
             f"{self.base_url}/models", headers={"Authorization": f"Bearer {self.api_key}"}
         )
@@ -410,6 +408,8 @@ class LocalModelServer:
     def _wait_ready(self) -> None:
         assert self.process is not None
         if self.progress:
+            # Imported here: rich costs ~0.1 s, and importing this module stays cheap
+            # (test_local_model.py: test_import_is_cheap).
             from rich.console import Console
 
             status: Any = Console(stderr=True).status(

@@ -32,6 +32,8 @@ import re
 import secrets
 import signal
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
@@ -152,9 +154,6 @@ def _pid_alive(pid: int) -> bool:
 
 def _identity(port: int, api_key: str) -> dict[str, Any] | None:
     """The server's own account of itself, or None if nothing of ours answers there."""
-    import urllib.error
-    import urllib.request
-
     request = urllib.request.Request(
         f"http://127.0.0.1:{port}{IDENTITY_PATH}",
         headers={"Authorization": f"Bearer {api_key}"},

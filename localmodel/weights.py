@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import importlib.util
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,6 +205,7 @@ def _progress_bar(total: int, description: str, enabled: bool):
     """A rich bytes progress bar on stderr, or a no-op. Returns (context, advance)."""
     if not enabled:
         return contextlib.nullcontext(), lambda n: None
+    # Imported here: rich costs ~0.1 s, and importing this module stays cheap.
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -305,8 +307,6 @@ def _assemble(spec: LocalModelSpec, cache_dir: Path, progress: bool) -> Path:
 
 def _free_bytes(path: Path) -> int | None:
     try:
-        import shutil
-
         return shutil.disk_usage(path).free
     except OSError:
         return None

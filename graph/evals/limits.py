@@ -18,18 +18,18 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+from rich.progress import Progress
 
 from catalog.terminal import terminal_markup
 from graph.checks.limits import LIMIT_LABELS, same_amount
-
-if TYPE_CHECKING:
-    from langgraph.graph.state import CompiledStateGraph
-
-    from graph.context import Context
-    from graph.state import Plan
+from graph.context import Context
+from graph.runs.session import run_thread, stay_paused
+from graph.state import Plan
 
 LIMIT_KINDS = tuple(LIMIT_LABELS)  # the step filters a plan is scored on
 
@@ -161,11 +161,6 @@ def run_limits_eval(
 ) -> LimitReport:
     """Plan each labelled request (each on its own checkpointed thread, stopped at the
     approval pause, so nothing is searched) and score the plan's filters."""
-    from dataclasses import replace
-
-    from rich.progress import Progress
-
-    from graph.runs.session import run_thread, stay_paused
 
     # Plans only: the run stops at approval whatever the caller's context says, so no
     # search runs and no reasoning call is made.

@@ -20,15 +20,23 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from dotenv import load_dotenv
+from langgraph.graph.state import CompiledStateGraph
+from rich.progress import Progress
+
+from catalog import load_products
 from catalog.terminal import terminal_markup
+from graph.builder import build_graph
+from graph.context import Context
+from graph.evals.limits import load_labels, load_requests, run_limits_eval
+from graph.evals.limits import markdown_table as limits_table
+from graph.evals.webshop_reward import webshop_reward
+from graph.providers.models import chat_model_session
 from graph.providers.registry import PROVIDERS
-
-if TYPE_CHECKING:
-    from langgraph.graph.state import CompiledStateGraph
-
-    from graph.context import Context
+from graph.runs.checkpoint import open_checkpointer
+from graph.runs.session import approve_all, run_thread, usage_totals
 
 
 @dataclass
@@ -122,7 +130,6 @@ def raw_products(path: Path) -> dict[str, dict[str, Any]]:
 
     For a WebShop file these are the records themselves; for other formats the loaded
     products are mapped onto the same fields."""
-    from catalog import load_products
 
     products: dict[str, dict[str, Any]] = {}
     if path.suffix == ".jsonl":
@@ -150,8 +157,6 @@ def score_goal(
     raw: dict[str, dict[str, Any]],
 ) -> None:
     """Fill a goal's result from the run's final state."""
-    from graph.evals.webshop_reward import webshop_reward
-    from graph.runs.session import usage_totals
 
     plan = values.get("plan")
     steps = values.get("step_results") or []
@@ -200,7 +205,6 @@ def run_goal(
     graph: CompiledStateGraph, thread_id: str, request: str, context: Context
 ) -> dict[str, Any]:
     """Run (or resume, or just read back) one goal's thread; return its final values."""
-    from graph.runs.session import approve_all, run_thread
 
     return run_thread(graph, thread_id, request, context, approve_all).values
 
@@ -216,7 +220,6 @@ def run_eval(
     limit: int | None = None,
     progress: bool = True,
 ) -> Report:
-    from rich.progress import Progress
 
     raw = raw_products(catalog_path)
     selected = goals[:limit] if limit else goals
@@ -301,14 +304,11 @@ def main(argv: list[str] | None = None) -> int:
         "--limits", type=Path, metavar="LABELS", help="score plans' filters against these labels"
     )
     args = parser.parse_args(argv)
-    from dotenv import load_dotenv
 
     load_dotenv()  # .env configures providers; real environment variables win
     if args.compare:
         reports = [json.loads(p.read_text()) for p in args.compare]
         if all("requests_file" in r for r in reports):
-            from graph.evals.limits import markdown_table as limits_table
-
             print(limits_table(reports))
         else:
             print(markdown_table(reports))
@@ -319,11 +319,6 @@ def main(argv: list[str] | None = None) -> int:
         return _limits_main(args)
     if args.goals is None or args.catalog is None:
         parser.error("give GOALS.json and --catalog (or --compare A.json B.json)")
-
-    from graph.builder import build_graph
-    from graph.context import Context
-    from graph.providers.models import chat_model_session
-    from graph.runs.checkpoint import open_checkpointer
 
     goals = load_goals(args.goals)
     context = Context(
@@ -351,12 +346,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _limits_main(args: argparse.Namespace) -> int:
-    from graph.builder import build_graph
-    from graph.context import Context
-    from graph.evals.limits import load_labels, load_requests, run_limits_eval
-    from graph.evals.limits import markdown_table as limits_table
-    from graph.providers.models import chat_model_session
-    from graph.runs.checkpoint import open_checkpointer
 
     requests = load_requests(args.goals)
     labels = load_labels(args.limits)

@@ -3,6 +3,7 @@ inspected and resumed."""
 
 from __future__ import annotations
 
+import atexit
 import math
 import os
 import shutil
@@ -109,6 +110,8 @@ def _take_setup_lock(conn: Any, timeout_s: float = 120.0) -> None:
 def open_postgres_checkpointer(url: str, *, max_size: int = 8):  # -> PostgresSaver
     """A ``PostgresSaver`` over a connection pool, with the same serializer allowlist as
     SQLite; creates/migrates its tables on first use (serialised across replicas)."""
+    # Imported here: the postgres extra is optional, and without it the message below says
+    # how to install it.
     try:
         import psycopg
         from langgraph.checkpoint.postgres import PostgresSaver
@@ -119,7 +122,6 @@ def open_postgres_checkpointer(url: str, *, max_size: int = 8):  # -> PostgresSa
             f"{CHECKPOINT_URL_ENV}=postgresql://... needs the postgres extra: "
             "pip install -e '.[postgres]'"
         ) from error
-    import atexit
 
     pool = ConnectionPool(
         url,

@@ -8,6 +8,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from langchain_core.utils.json import parse_partial_json
+
 DRAFT_PARSE_LIMIT = 64_000  # characters of streamed plan JSON worth showing as a draft
 
 
@@ -24,8 +26,6 @@ class PlanDraft:
 
     def feed(self, chunk: Any) -> bool:
         """Add one streamed message chunk; True when the goal or a step was completed."""
-        from langchain_core.utils.json import parse_partial_json
-
         if chunk.id != self._message_id:  # the planner's retry starts a fresh answer
             self._message_id, self._text, self.goal, self.steps = chunk.id, "", None, []
         pieces = [c.get("args") or "" for c in getattr(chunk, "tool_call_chunks", None) or []]
