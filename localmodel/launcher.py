@@ -31,6 +31,10 @@ For a warm server shared by several runs (localmodel.warm) it also takes:
   client reuses the server only if it was started for the same model and settings.
 
 This module is the child process's entry point: it must stay importable without LangGraph.
+It imports llama_cpp, numpy, fastapi and pyseccomp inside the functions that patch them:
+the parent imports this module (warm.py hashes it, tests import its helpers) where the
+`local` extra may not be installed, and an AMX refusal must be in force before llama.cpp
+loads.
 """
 
 from __future__ import annotations
