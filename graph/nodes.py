@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import re
 import time
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
@@ -28,6 +26,7 @@ from graph.checks.tidy import merge_reasoning_runs
 from graph.checks.words import product_words
 from graph.context import Context
 from graph.cost import estimate_plan_cost
+from graph.messages import masked_reply, raw_text_of, short_error, usage_of
 from graph.prompts import (
     PLANNING_RETRY,
     executor_tool_messages,
@@ -55,28 +54,6 @@ from graph.tools import catalog_for, search_products
 NOT_SHOPPING_NOTE = (
     "this is not a shopping request: nothing was searched and nothing is recommended",
 )
-
-
-def usage_of(message: BaseMessage | None) -> Usage:
-    metadata = getattr(message, "usage_metadata", None) or {}
-    return Usage(
-        input_tokens=int(metadata.get("input_tokens", 0) or 0),
-        output_tokens=int(metadata.get("output_tokens", 0) or 0),
-    )
-
-
-def raw_text_of(message: BaseMessage | None) -> str:
-    """What the model said, whether as text or as (possibly invalid) tool-call arguments."""
-    if message is None:
-        return ""
-    parts: list[str] = []
-    if message.content:
-        parts.append(message.content if isinstance(message.content, str) else str(message.content))
-    for call in getattr(message, "tool_calls", None) or []:
-        parts.append(json.dumps(call.get("args", {}), ensure_ascii=False))
-    for call in getattr(message, "invalid_tool_calls", None) or []:
-        parts.append(str(call.get("args", "")))
-    return "\n".join(parts)
 
 
 # ---------------------------------------------------------------- nodes
@@ -119,7 +96,7 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                     "ask for fewer items at once, or group them",
                     raw_text_of(raw),
                 )
-            why = f"the planner returned no valid plan twice ({_short_error(error)})"
+            why = f"the planner returned no valid plan twice ({short_error(error)})"
             if not product_words(request):
                 raise PlanningError(
                     f"{why}, and the request names no product to search for; say what you "
@@ -133,7 +110,7 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         # small models. This is not replanning: no step has run yet.
         messages = [
             *messages,
-            HumanMessage(PLANNING_RETRY.format(error=_short_error(error))),
+            HumanMessage(PLANNING_RETRY.format(error=short_error(error))),
         ]
     raise AssertionError("unreachable")
 
@@ -153,24 +130,6 @@ def _planned(
         "planner_latency_s": round(time.perf_counter() - started, 3),
         "plan_warnings": reconciled.notes + merged + limit_warnings(stated, tidied),
     }
-
-
-def _short_error(error: object) -> str:
-    """A validation error in one line: what is wrong, without the model's whole output or
-    pydantic's help links."""
-    details = getattr(error, "errors", None)
-    if callable(details):
-        try:
-            text = "; ".join(
-                f"{'.'.join(map(str, e.get('loc', ()))) or 'plan'}: {e.get('msg', '')}"
-                for e in details()
-            )
-        except (TypeError, ValueError):
-            text = str(error)
-    else:
-        text = str(error)
-    text = re.sub(r"\s*For further information visit \S+", "", text)
-    return " ".join(text.split())[:300]
 
 
 def _too_many_steps(error: object) -> bool:
@@ -245,7 +204,7 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             model = chat_model_for(context).bind_tools(
                 [search_products], tool_choice=search_products.name
             )
-            message = _masked(model.invoke(executor_tool_messages(step)))
+            message = masked_reply(model.invoke(executor_tool_messages(step)))
             if not getattr(message, "tool_calls", None):
                 return _finish_step(
                     StepResult(
@@ -310,19 +269,6 @@ def _finish_step(result: StepResult, state: State) -> dict[str, Any]:
     # One result per step, so the count of results is the index of the next step. Model
     # text in it (answer, raw output, errors) is stored and shown with secrets masked.
     return {"step_results": [StepResult.model_validate(redact_tree(result.model_dump()))]}
-
-
-def _masked(message: BaseMessage) -> BaseMessage:
-    """The executor's reply as stored in state: its text and tool-call arguments with
-    secrets masked (the provider's raw payload, which repeats them, is left out)."""
-    if not isinstance(message, AIMessage):
-        return message
-    return AIMessage(
-        content=redact_tree(message.content),
-        tool_calls=[{**call, "args": redact_tree(call["args"])} for call in message.tool_calls],
-        usage_metadata=message.usage_metadata,
-        id=message.id,
-    )
 
 
 def record_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
