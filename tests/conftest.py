@@ -87,7 +87,12 @@ class PrivatePostgres:
             import psycopg
 
             with psycopg.connect(url, autocommit=True) as conn:
-                conn.execute("CREATE DATABASE shopping ENCODING 'UTF8' TEMPLATE template0")
+                # A UTF-8 locale whatever the environment's, so the text search parser
+                # reads non-ASCII letters (docs/scaling.md), as on a production server.
+                conn.execute(
+                    "CREATE DATABASE shopping ENCODING 'UTF8' LC_COLLATE 'C.UTF-8' "
+                    "LC_CTYPE 'C.UTF-8' TEMPLATE template0"
+                )
             self._url = self._server.get_uri("shopping")
         except Exception as exc:  # any failure to start is reported as one reason
             self._error = f"PostgreSQL backend: the embedded server did not start: {exc}"
