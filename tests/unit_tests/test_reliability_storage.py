@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from cli_runs import graph_run_main
+from conftest import skip_or_fail_in_ci
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN, FakeShoppingChatModel
 
@@ -205,7 +206,7 @@ def test_busy_timeout_setting_is_validated(monkeypatch: pytest.MonkeyPatch, tmp_
 def _mount(*args: str) -> None:
     done = subprocess.run(["mount", *args], capture_output=True, text=True)
     if done.returncode != 0:
-        pytest.skip(f"cannot mount ({' '.join(args)}): {done.stderr.strip()}")
+        skip_or_fail_in_ci(f"cannot mount a tmpfs (needs root): {done.stderr.strip()}")
 
 
 @contextmanager

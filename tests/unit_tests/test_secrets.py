@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from cli_runs import graph_run_process
+from conftest import skip_or_fail_in_ci
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PLAN
 
@@ -48,7 +49,7 @@ def variables_read_by_the_code() -> dict[str, list[str]]:
 
 def test_dot_env_is_git_ignored() -> None:
     if shutil.which("git") is None or not (REPO_ROOT / ".git").exists():
-        pytest.skip("not a git checkout")
+        skip_or_fail_in_ci("not a git checkout, or git is not installed")
     check = subprocess.run(
         ["git", "check-ignore", "-q", ".env"], cwd=REPO_ROOT, capture_output=True, text=True
     )

