@@ -48,6 +48,8 @@ from typing import Any
 
 from _common import BENCH_DIR, SHARED_DATA, Report, dir_size, human_bytes, median, percentile
 
+from catalog import SearchArgs
+
 DEFAULT_SIZES = (10_000, 100_000, 1_000_000)
 DEFAULT_QUERIES = 200
 LIMIT = 5
@@ -332,7 +334,7 @@ def build_ours(ws: Workspace) -> tuple[Any, int | None]:
 def search_ours(catalog: Any, query: Query) -> list[str]:
     from graph.tools import search_catalog
 
-    _, artifact = search_catalog(catalog, query.text, limit=LIMIT, **query.filters())
+    _, artifact = search_catalog(catalog, SearchArgs(query.text, limit=LIMIT, **query.filters()))
     return [p["id"] for p in artifact["products"]]
 
 
@@ -555,7 +557,7 @@ def rss_child(index_dir: str, queries_file: str) -> int:
     catalog = Catalog.open(Path(index_dir))
     for raw in json.loads(Path(queries_file).read_text()):
         query = Query(**raw)
-        catalog.search(query.text, limit=LIMIT, **query.filters())
+        catalog.search(SearchArgs(query.text, limit=LIMIT, **query.filters()))
     print(json.dumps({"imports_kb": before, "peak_kb": peak_rss_kb()}))
     return 0
 

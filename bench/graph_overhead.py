@@ -31,6 +31,8 @@ from typing import Any
 
 from _common import Report, median, percentile
 
+from catalog import SearchArgs
+
 REQUEST = "a gift set for a photographer who runs, under $300"
 PLAN = {
     "goal": "A photography and running gift set under $300.",
@@ -95,7 +97,7 @@ def run_loop(catalog: Any) -> None:
     results: list[StepResult] = []
     for step in plan.steps:
         if step.is_search:
-            _, artifact = search_catalog(catalog, **step.search_arguments(), limit=5)
+            _, artifact = search_catalog(catalog, SearchArgs(**step.search_arguments(), limit=5))
             products = [ProductSummary.model_validate(p) for p in artifact["products"]]
             results.append(
                 StepResult(step=step.step, kind="search", action=step.action, products=products)

@@ -39,6 +39,8 @@ from typing import Any
 
 from _common import REPO_ROOT, Report, linear_fit
 
+from catalog import SearchArgs
+
 SEARCH_QUERIES = [
     "camera strap",
     "lens cleaning kit",
@@ -220,7 +222,9 @@ def run_whole_history(steps: int, count: Any) -> dict[str, Any]:
                 }
             )
             hits = catalog.search(
-                step.query or "", max_price=step.max_price, min_price=step.min_price, limit=5
+                SearchArgs(
+                    step.query or "", max_price=step.max_price, min_price=step.min_price, limit=5
+                )
             )
             raw = json.dumps([hit.product.model_dump() for hit in hits])
             session.append(AIMessage(json.dumps(arguments)))

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from catalog.postgres import PostgresCatalog
     from catalog.sources import DEFAULT_CATALOG_FILE
     from catalog.store import load_catalog, open_catalog, open_default_catalog
+    from catalog.validation import SearchArgs
 
 _LAZY = {
     "CatalogBackend": "catalog.backend",
@@ -38,6 +39,7 @@ _LAZY = {
     "load_catalog": "catalog.store",
     "open_catalog": "catalog.store",
     "open_default_catalog": "catalog.store",
+    "SearchArgs": "catalog.validation",
 }
 
 
@@ -59,6 +61,7 @@ __all__ = [
     "PostgresCatalog",
     "Product",
     "ProductHit",
+    "SearchArgs",
     "build_index",
     "catalog_url_from_env",
     "category_slug",

@@ -22,6 +22,7 @@ from catalog.terminal import (
     terminal_markup,
     terminal_text,
 )
+from catalog.validation import SearchArgs
 
 if TYPE_CHECKING:
     from catalog.backend import CatalogBackend
@@ -105,12 +106,14 @@ def _run(args: argparse.Namespace, out: Console) -> None:
                 out.print(terminal_text(name))
         return
     hits = catalog.search(
-        args.query,
-        category=args.category,
-        min_price=args.min_price,
-        max_price=args.max_price,
-        min_rating=args.min_rating,
-        limit=args.limit,
+        SearchArgs(
+            args.query,
+            category=args.category,
+            min_price=args.min_price,
+            max_price=args.max_price,
+            min_rating=args.min_rating,
+            limit=args.limit,
+        )
     )
     if args.json:
         # Plain print: rich would wrap long lines and break the JSON.

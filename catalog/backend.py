@@ -11,15 +11,16 @@ from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
 from catalog.models import Product, ProductHit
+from catalog.validation import SearchArgs
 
 
 @runtime_checkable
 class CatalogBackend(Protocol):
     """A read-only, thread-safe product catalog.
 
-    ``search`` returns ``ProductHit``s best first and raises ``CatalogQueryError`` for
-    invalid arguments (both backends share ``catalog.validation``); query text is only
-    ever treated as words. ``get`` returns the products among ``ids`` that exist, keyed by
+    ``search`` returns ``ProductHit``s best first for one ``SearchArgs`` (checked when it is
+    made, so ``CatalogQueryError`` comes from building it); query text is only ever
+    treated as words. ``get`` returns the products among ``ids`` that exist, keyed by
     id. ``len`` and ``categories`` describe the catalog being served; ``reload`` makes a
     catalog replaced in the meantime visible at once.
     """
@@ -35,15 +36,6 @@ class CatalogBackend(Protocol):
 
     def get(self, ids: Iterable[str]) -> dict[str, Product]: ...
 
-    def search(
-        self,
-        query: str,
-        *,
-        category: str | None = None,
-        min_price: float | None = None,
-        max_price: float | None = None,
-        min_rating: float | None = None,
-        limit: int = 5,
-    ) -> list[ProductHit]: ...
+    def search(self, args: SearchArgs) -> list[ProductHit]: ...
 
     def reload(self) -> None: ...

@@ -30,7 +30,7 @@ import tantivy
 from catalog.errors import CatalogError
 from catalog.models import Product, ProductHit
 from catalog.sources import SCHEMA_VERSION
-from catalog.validation import MAX_QUERY_TOKENS, check_ids, check_search_args
+from catalog.validation import MAX_QUERY_TOKENS, SearchArgs, check_ids
 
 MANIFEST_NAME = "catalog-manifest.json"
 # Missing ratings are indexed below the valid 0..5 range so any min_rating filter
@@ -385,33 +385,16 @@ class Catalog:
         by_id = {p.id: p for p in found}
         return {i: by_id[i] for i in wanted if i in by_id}
 
-    def search(
-        self,
-        query: str,
-        *,
-        category: str | None = None,
-        min_price: float | None = None,
-        max_price: float | None = None,
-        min_rating: float | None = None,
-        limit: int = 5,
-    ) -> list[ProductHit]:
+    def search(self, args: SearchArgs) -> list[ProductHit]:
         """Top ``limit`` products for ``query`` (BM25 over title, description, tags), filtered.
 
         Query text is only ever treated as words: operators and punctuation are
         separators. A query without words lists the filtered products by rating.
         """
-        args = check_search_args(
-            query,
-            category=category,
-            min_price=min_price,
-            max_price=max_price,
-            min_rating=min_rating,
-            limit=limit,
-        )
         low, high, rating = args.min_price, args.max_price, args.min_rating
         filters: list[tantivy.Query] = []
-        if args.category is not None:
-            filters.append(tantivy.Query.term_query(_SCHEMA, "category", args.category))
+        if args.category_slug is not None:
+            filters.append(tantivy.Query.term_query(_SCHEMA, "category", args.category_slug))
         if low is not None or high is not None:
             filters.append(
                 tantivy.Query.range_query(_SCHEMA, "price", tantivy.FieldType.Float, low, high)
@@ -422,7 +405,7 @@ class Catalog:
             )
 
         snap = self._snapshot
-        tokens = query_tokens(query)
+        tokens = query_tokens(args.query)
         if not tokens:
             # No words: list what the filters allow, best rated first.
             base = (
@@ -431,7 +414,7 @@ class Catalog:
                 else tantivy.Query.all_query()
             )
             result = snap.searcher.search(
-                base, limit, count=False, order_by_field="rating", order=tantivy.Order.Desc
+                base, args.limit, count=False, order_by_field="rating", order=tantivy.Order.Desc
             )
             return [ProductHit(self._product(snap, address), 0.0) for _, address in result.hits]
 
@@ -451,7 +434,7 @@ class Catalog:
                 (tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0)) for f in filters
             ]
             text_query = tantivy.Query.boolean_query(clauses)
-        result = snap.searcher.search(text_query, limit, count=False)
+        result = snap.searcher.search(text_query, args.limit, count=False)
         return [
             ProductHit(self._product(snap, address), float(score)) for score, address in result.hits
         ]

@@ -44,7 +44,7 @@ from catalog.loaders import FORMATS, load_products
 from catalog.models import Product, ProductHit
 from catalog.paths import CATALOG_URL_ENV, catalog_url_from_env, is_postgres_url, redact_url
 from catalog.sources import DEFAULT_CATALOG_FILE, DEFAULT_MARKER_PREFIX, SCHEMA_VERSION, file_marker
-from catalog.validation import MAX_QUERY_TOKENS, check_ids, check_search_args
+from catalog.validation import MAX_QUERY_TOKENS, SearchArgs, check_ids
 
 try:
     import psycopg
@@ -463,34 +463,17 @@ class PostgresCatalog:
         by_id = {p.id: p for p in (Product.model_validate_json(row[0]) for row in rows)}
         return {i: by_id[i] for i in wanted if i in by_id}
 
-    def search(
-        self,
-        query: str,
-        *,
-        category: str | None = None,
-        min_price: float | None = None,
-        max_price: float | None = None,
-        min_rating: float | None = None,
-        limit: int = 5,
-    ) -> list[ProductHit]:
+    def search(self, args: SearchArgs) -> list[ProductHit]:
         """Top ``limit`` products for ``query`` (ts_rank_cd over title, tags, description).
 
         Query text is only ever treated as words. A query without words lists the
         filtered products by rating (unrated last).
         """
-        args = check_search_args(
-            query,
-            category=category,
-            min_price=min_price,
-            max_price=max_price,
-            min_rating=min_rating,
-            limit=limit,
-        )
         params: dict[str, Any] = {"limit": args.limit}
         filters: list[str] = []
-        if args.category is not None:
+        if args.category_slug is not None:
             filters.append("p.category = %(category)s")
-            params["category"] = args.category
+            params["category"] = args.category_slug
         if args.min_price is not None:
             filters.append("p.price >= %(min_price)s")
             params["min_price"] = args.min_price

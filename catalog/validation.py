@@ -33,48 +33,55 @@ def _check_number(name: str, value: Any, low: float, high: float | None = None) 
 
 @dataclass(frozen=True)
 class SearchArgs:
-    """Validated, normalised search arguments (shared by every catalog backend)."""
+    """One search: its query and filters, checked when it is made, so a ``SearchArgs`` is
+    always valid. The one type for search filters, from the graph's tool to both backends'
+    ``search``; ``CatalogQueryError`` names the first bad field."""
 
     query: str
-    category: str | None  # a category slug
-    min_price: float | None
-    max_price: float | None
-    min_rating: float | None
-    limit: int
+    # A category name as given ("Cameras & Photography"); backends match its slug.
+    category: str | None = None
+    min_price: float | None = None
+    max_price: float | None = None
+    min_rating: float | None = None
+    limit: int = 5
+
+    def __post_init__(self) -> None:
+        query, limit = self.query, self.limit
+        if not isinstance(query, str):
+            raise CatalogQueryError("query", f"must be a string, got {type(query).__name__}")
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise CatalogQueryError("limit", f"must be an integer, got {limit!r}")
+        if not 1 <= limit <= MAX_LIMIT:
+            raise CatalogQueryError("limit", f"must be between 1 and {MAX_LIMIT}, got {limit}")
+        low = _check_number("min_price", self.min_price, 0.0)
+        high = _check_number("max_price", self.max_price, 0.0)
+        if low is not None and high is not None and low > high:
+            raise CatalogQueryError(
+                "min_price",
+                f"must not exceed max_price, got min_price={low:g} > max_price={high:g}",
+            )
+        rating = _check_number("min_rating", self.min_rating, 0.0, 5.0)
+        if self.category is not None:
+            if not isinstance(self.category, str):
+                raise CatalogQueryError("category", f"must be a string, got {self.category!r}")
+            if not category_slug(self.category):
+                raise CatalogQueryError(
+                    "category", f"must contain a letter or digit, got {self.category!r}"
+                )
+        # Numbers as floats ("5" is refused above, 5 becomes 5.0), set the one way a
+        # frozen dataclass allows.
+        for name, value in (("min_price", low), ("max_price", high), ("min_rating", rating)):
+            object.__setattr__(self, name, value)
+
+    @property
+    def category_slug(self) -> str | None:
+        """The category as the backends store it ("cameras-photography")."""
+        return category_slug(self.category) if self.category is not None else None
 
 
-def check_search_args(
-    query: Any,
-    *,
-    category: Any = None,
-    min_price: Any = None,
-    max_price: Any = None,
-    min_rating: Any = None,
-    limit: Any = 5,
-) -> SearchArgs:
-    """Validate ``search`` arguments; ``CatalogQueryError`` naming the first bad one."""
-    if not isinstance(query, str):
-        raise CatalogQueryError("query", f"must be a string, got {type(query).__name__}")
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        raise CatalogQueryError("limit", f"must be an integer, got {limit!r}")
-    if not 1 <= limit <= MAX_LIMIT:
-        raise CatalogQueryError("limit", f"must be between 1 and {MAX_LIMIT}, got {limit}")
-    low = _check_number("min_price", min_price, 0.0)
-    high = _check_number("max_price", max_price, 0.0)
-    if low is not None and high is not None and low > high:
-        raise CatalogQueryError(
-            "min_price",
-            f"must not exceed max_price, got min_price={low:g} > max_price={high:g}",
-        )
-    rating = _check_number("min_rating", min_rating, 0.0, 5.0)
-    slug: str | None = None
-    if category is not None:
-        if not isinstance(category, str):
-            raise CatalogQueryError("category", f"must be a string, got {category!r}")
-        slug = category_slug(category)
-        if not slug:
-            raise CatalogQueryError("category", f"must contain a letter or digit, got {category!r}")
-    return SearchArgs(query, slug, low, high, rating, limit)
+def check_search_args(query: Any, **filters: Any) -> SearchArgs:
+    """``SearchArgs`` from loose values (a plan step's, a person's edit)."""
+    return SearchArgs(query, **filters)
 
 
 def check_ids(ids: Any) -> list[str]:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.tools import tool
 from langgraph.runtime import get_runtime
 
-from catalog import CatalogBackend, CatalogQueryError, category_slug, open_catalog
+from catalog import CatalogBackend, CatalogQueryError, SearchArgs, category_slug, open_catalog
 from graph.state import ProductSummary
 
 # One open catalog (and so one tantivy searcher or connection pool) per process, URL and path.
@@ -61,29 +62,16 @@ def resolve_category(
     return None, [f"unknown category {requested!r} ignored (known: {', '.join(known)})"]
 
 
-def search_catalog(
-    catalog: CatalogBackend,
-    query: str,
-    *,
-    category: str | None = None,
-    min_price: float | None = None,
-    max_price: float | None = None,
-    min_rating: float | None = None,
-    limit: int = 5,
-) -> tuple[str, dict[str, Any]]:
-    """Run one search; return (compact text for an LLM, artifact with products and warnings)."""
-    resolved, warnings = resolve_category(catalog, category)
-    hits = catalog.search(
-        query,
-        category=resolved,
-        min_price=min_price,
-        max_price=max_price,
-        min_rating=min_rating,
-        limit=limit,
-    )
-    products = [ProductSummary.of(hit.product).model_dump() for hit in hits]
+def search_catalog(catalog: CatalogBackend, args: SearchArgs) -> tuple[str, dict[str, Any]]:
+    """Run one search; return (compact text for an LLM, artifact with products and warnings).
+    The category is matched to the catalog's first: a near miss is tolerated, and an
+    unknown one is dropped with a warning that quotes it as the planner wrote it."""
+    resolved, warnings = resolve_category(catalog, args.category)
+    if resolved != args.category:
+        args = replace(args, category=resolved)
+    products = [ProductSummary.of(hit.product).model_dump() for hit in catalog.search(args)]
     if not products:
-        warnings.append(f"no products matched {query!r}")
+        warnings.append(f"no products matched {args.query!r}")
     lines = [
         f"{p['id']} | {p['title']} | ${p['price']:.2f} | rating {p['rating'] or 'n/a'}"
         for p in products
@@ -112,10 +100,12 @@ def search_products(
         limit: How many products to return, 1 to 50.
     """
     # The catalog comes from the run's context. Not an injected ToolRuntime argument:
-    # pydantic would try to serialise the whole graph state into the tool input.
-    catalog = catalog_for(get_runtime().context)
-    return search_catalog(
-        catalog,
+    # pydantic would try to serialise the whole graph state into the tool input. The
+    # arguments stay flat here: this signature is the schema the model sees. A category of
+    # no letters ("", " ") is a model's way of writing none.
+    if isinstance(category, str) and not category_slug(category):
+        category = None
+    args = SearchArgs(
         query,
         category=category,
         min_price=min_price,
@@ -123,6 +113,7 @@ def search_products(
         min_rating=min_rating,
         limit=limit,
     )
+    return search_catalog(catalog_for(get_runtime().context), args)
 
 
 def tool_error_message(error: Exception) -> str:

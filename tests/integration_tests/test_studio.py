@@ -29,6 +29,8 @@ import pytest
 from conftest import skip_or_fail_in_ci
 from fake_openai_server import FakeScript, fake_openai_server
 
+from catalog import SearchArgs
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 GRAPH_ID = "shopping_planner"
 STARTUP_TIMEOUT_S = 45.0
@@ -111,7 +113,9 @@ def _expected_search_ids(index_dir: Path) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for step in Plan.model_validate(PLAN).steps:
         if step.is_search:
-            _, artifact = search_catalog(catalog, **step.search_arguments(), limit=SEARCH_LIMIT)
+            _, artifact = search_catalog(
+                catalog, SearchArgs(**step.search_arguments(), limit=SEARCH_LIMIT)
+            )
             found[step.query or ""] = [p["id"] for p in artifact["products"]]
     assert all(len(ids) == SEARCH_LIMIT for ids in found.values()), found
     return found

@@ -38,6 +38,7 @@ from catalog import (
     CatalogQueryError,
     Product,
     ProductHit,
+    SearchArgs,
     build_index,
     category_slug,
 )
@@ -241,76 +242,85 @@ def test_category_slug() -> None:
 
 
 def test_results_round_trip_products(catalog: Any) -> None:
-    hits = catalog.search("running shoe", limit=1)
+    hits = catalog.search(SearchArgs("running shoe", limit=1))
     assert hits[0].product == BY_ID["shoe-1"]
     assert hits[0].product.options == {"size": ["9", "10"]}
     assert isinstance(hits[0], ProductHit) and hits[0].score > 0
 
 
 def test_title_match_beats_description_only(catalog: Any) -> None:
-    found = ids(catalog.search("strap", limit=10))
+    found = ids(catalog.search(SearchArgs("strap", limit=10)))
     assert found[0] == "strap-1"
     assert set(found) == {"strap-1", "bag-1", "watch-1"}
 
 
 def test_scores_are_best_first(catalog: Any) -> None:
-    hits = catalog.search("camera strap lens", limit=10)
+    hits = catalog.search(SearchArgs("camera strap lens", limit=10))
     scores = [h.score for h in hits]
     assert scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)
 
 
 def test_stemming_and_accents(catalog: Any) -> None:
-    assert ids(catalog.search("straps", limit=1)) == ["strap-1"]
-    assert ids(catalog.search("cafe", limit=1)) == ["cafe-1"]
-    assert ids(catalog.search("CAFÉ", limit=1)) == ["cafe-1"]
+    assert ids(catalog.search(SearchArgs("straps", limit=1))) == ["strap-1"]
+    assert ids(catalog.search(SearchArgs("cafe", limit=1))) == ["cafe-1"]
+    assert ids(catalog.search(SearchArgs("CAFÉ", limit=1))) == ["cafe-1"]
 
 
 def test_or_semantics_ranks_more_matches_higher(catalog: Any) -> None:
-    found = ids(catalog.search("camera strap", limit=10))
+    found = ids(catalog.search(SearchArgs("camera strap", limit=10)))
     assert found[0] == "strap-1"
     assert {"cam-1", "card-1", "bag-1"} <= set(found)
 
 
 def test_no_match(catalog: Any) -> None:
-    assert catalog.search("zeppelin") == []
+    assert catalog.search(SearchArgs("zeppelin")) == []
 
 
 def test_category_filter(catalog: Any) -> None:
-    assert ids(catalog.search("strap", category="running-fitness", limit=10)) == ["watch-1"]
-    assert ids(catalog.search("strap", category="Running & Fitness")) == ["watch-1"]
-    assert catalog.search("strap", category="no-such-category") == []
+    assert ids(catalog.search(SearchArgs("strap", category="running-fitness", limit=10))) == [
+        "watch-1"
+    ]
+    assert ids(catalog.search(SearchArgs("strap", category="Running & Fitness"))) == ["watch-1"]
+    assert catalog.search(SearchArgs("strap", category="no-such-category")) == []
 
 
 def test_price_filters_are_inclusive(catalog: Any) -> None:
-    assert set(ids(catalog.search("camera", max_price=89, limit=10))) == {
+    assert set(ids(catalog.search(SearchArgs("camera", max_price=89, limit=10)))) == {
         "strap-1",
         "bag-1",
         "card-1",
     }
-    assert set(ids(catalog.search("camera", min_price=89, limit=10))) == {"bag-1", "cam-1"}
-    assert ids(catalog.search("camera", min_price=89, max_price=89)) == ["bag-1"]
-    assert ids(catalog.search("", max_price=0, limit=10)) == ["free-1"]
+    assert set(ids(catalog.search(SearchArgs("camera", min_price=89, limit=10)))) == {
+        "bag-1",
+        "cam-1",
+    }
+    assert ids(catalog.search(SearchArgs("camera", min_price=89, max_price=89))) == ["bag-1"]
+    assert ids(catalog.search(SearchArgs("", max_price=0, limit=10))) == ["free-1"]
 
 
 def test_min_rating_excludes_unrated(catalog: Any) -> None:
-    found = ids(catalog.search("card camera", min_rating=0, limit=10))
+    found = ids(catalog.search(SearchArgs("card camera", min_rating=0, limit=10)))
     assert "card-1" not in found and "cam-1" in found
-    assert ids(catalog.search("", min_rating=4.6, limit=10)) == ["free-1", "cam-1", "strap-1"]
+    assert ids(catalog.search(SearchArgs("", min_rating=4.6, limit=10))) == [
+        "free-1",
+        "cam-1",
+        "strap-1",
+    ]
 
 
 def test_limit(catalog: Any) -> None:
-    assert len(catalog.search("camera", limit=1)) == 1
-    assert len(catalog.search("", limit=50)) == len(PRODUCTS)
+    assert len(catalog.search(SearchArgs("camera", limit=1))) == 1
+    assert len(catalog.search(SearchArgs("", limit=50))) == len(PRODUCTS)
 
 
 def test_empty_query_lists_by_rating(catalog: Any) -> None:
-    hits = catalog.search("   ", limit=3)
+    hits = catalog.search(SearchArgs("   ", limit=3))
     assert ids(hits) == ["free-1", "cam-1", "strap-1"]
     assert all(h.score == 0.0 for h in hits)
-    filtered = ids(catalog.search("", category="cameras-photography", limit=10))
+    filtered = ids(catalog.search(SearchArgs("", category="cameras-photography", limit=10)))
     assert filtered == ["cam-1", "strap-1", "bag-1", "card-1"]
     # Only stop words / punctuation: same as empty.
-    assert ids(catalog.search("the and or ?!", max_price=40, limit=10)) == [
+    assert ids(catalog.search(SearchArgs("the and or ?!", max_price=40, limit=10))) == [
         "free-1",
         "strap-1",
         "card-1",
@@ -319,20 +329,20 @@ def test_empty_query_lists_by_rating(catalog: Any) -> None:
 
 @pytest.mark.parametrize("query", [*HOSTILE_QUERIES, "x'); DROP TABLE catalog_meta; --", "\\x00"])
 def test_query_syntax_is_plain_words(catalog: Any, query: str) -> None:
-    catalog.search(query, limit=10)  # must not raise
-    hits = catalog.search(query, category="books", max_price=10, limit=50)
+    catalog.search(SearchArgs(query, limit=10))  # must not raise
+    hits = catalog.search(SearchArgs(query, category="books", max_price=10, limit=50))
     assert all(satisfies(h.product, category="books", max_price=10) for h in hits)
-    hits = catalog.search(query, min_rating=4.5, limit=50)
+    hits = catalog.search(SearchArgs(query, min_rating=4.5, limit=50))
     assert all(satisfies(h.product, min_rating=4.5) for h in hits)
     assert len(catalog) == len(PRODUCTS)
 
 
 def test_operators_are_words(catalog: Any) -> None:
-    assert ids(catalog.search("category:books", limit=10)) == []
-    assert ids(catalog.search("camera OR strap", max_price=30)) == ["card-1"]
+    assert ids(catalog.search(SearchArgs("category:books", limit=10))) == []
+    assert ids(catalog.search(SearchArgs("camera OR strap", max_price=30))) == ["card-1"]
     # A leading "-" is not negation, quotes are not phrases.
-    assert "strap-1" in ids(catalog.search("camera -strap", limit=10))
-    assert ids(catalog.search('"strap leather"', limit=1)) == ["strap-1"]
+    assert "strap-1" in ids(catalog.search(SearchArgs("camera -strap", limit=10)))
+    assert ids(catalog.search(SearchArgs('"strap leather"', limit=1))) == ["strap-1"]
 
 
 @pytest.mark.parametrize(
@@ -359,7 +369,7 @@ def test_operators_are_words(catalog: Any) -> None:
 )
 def test_invalid_arguments(catalog: Any, kwargs: dict, argument: str) -> None:
     with pytest.raises(CatalogQueryError) as info:
-        catalog.search("camera", **kwargs)
+        catalog.search(SearchArgs("camera", **kwargs))
     assert info.value.argument == argument
     assert str(info.value).startswith(f"{argument}: ")
     assert isinstance(info.value, ValueError)
@@ -367,11 +377,11 @@ def test_invalid_arguments(catalog: Any, kwargs: dict, argument: str) -> None:
 
 def test_error_messages_are_the_same(catalog: Any) -> None:
     with pytest.raises(CatalogQueryError, match=r"limit: must be between 1 and 50, got 0"):
-        catalog.search("x", limit=0)
+        catalog.search(SearchArgs("x", limit=0))
     with pytest.raises(CatalogQueryError, match=r"min_price=10 > max_price=5"):
-        catalog.search("x", min_price=10, max_price=5)
+        catalog.search(SearchArgs("x", min_price=10, max_price=5))
     with pytest.raises(CatalogQueryError, match="query"):
-        catalog.search(None)
+        catalog.search(SearchArgs(None))
 
 
 def test_get(catalog: Any) -> None:
@@ -416,7 +426,7 @@ def test_property_valid_filters_are_obeyed(
         "max_price": max_price,
         "min_rating": min_rating,
     }
-    hits = catalog.search(query, limit=limit, **filters)
+    hits = catalog.search(SearchArgs(query, limit=limit, **filters))
     assert len(hits) <= limit and len(set(ids(hits))) == len(hits)
     for hit in hits:
         assert satisfies(hit.product, **filters) and math.isfinite(hit.score)
@@ -445,7 +455,7 @@ def test_property_arbitrary_arguments_only_raise_query_errors(
 ) -> None:
     filters = {"min_price": min_price, "max_price": max_price, "min_rating": min_rating}
     try:
-        hits = catalog.search(query, limit=limit, **filters)
+        hits = catalog.search(SearchArgs(query, limit=limit, **filters))
     except CatalogQueryError:
         return
     for hit in hits:
@@ -489,8 +499,8 @@ def test_failed_load_keeps_the_old_catalog_serving(backend: Backend) -> None:
     for reader in (catalog, backend.open(key)):
         reader.reload()
         assert len(reader) == len(PRODUCTS)
-        assert ids(reader.search("strap", limit=1)) == ["strap-1"]
-        assert reader.search("tent") == []
+        assert ids(reader.search(SearchArgs("strap", limit=1))) == ["strap-1"]
+        assert reader.search(SearchArgs("tent")) == []
     if backend.name == "postgres":
         import psycopg
 
@@ -514,7 +524,7 @@ def test_successful_load_swaps_atomically_under_concurrent_searches(backend: Bac
             try:
                 if backend.name == "tantivy":
                     catalog.reload()
-                found = frozenset(ids(catalog.search("", limit=50)))
+                found = frozenset(ids(catalog.search(SearchArgs("", limit=50))))
                 seen.append(found)
             except BaseException as exc:  # pragma: no cover - reported below
                 errors.append(exc)
@@ -535,7 +545,7 @@ def test_successful_load_swaps_atomically_under_concurrent_searches(backend: Bac
     assert seen and all(found in (v1_ids, v2_ids) for found in seen)
     catalog.reload()
     assert len(catalog) == 2 and catalog.categories() == ["outdoors"]
-    assert set(ids(catalog.search("tent", limit=5))) == {"tent-1", "tent-2"}
+    assert set(ids(catalog.search(SearchArgs("tent", limit=5)))) == {"tent-1", "tent-2"}
 
 
 # --- selecting the backend by URL ------------------------------------------------------
@@ -559,7 +569,9 @@ def test_catalog_url_selects_postgres_for_files_and_tools(
     assert isinstance(tool_catalog, PostgresCatalog)
     # The tools' cache keys on the URL it is given: no URL means the embedded index.
     assert isinstance(get_catalog(str(small_catalog_file), None), Catalog)
-    _text, artifact = search_catalog(tool_catalog, "camera strap", max_price=30, category="Cameras")
+    _text, artifact = search_catalog(
+        tool_catalog, SearchArgs("camera strap", max_price=30, category="Cameras")
+    )
     assert [p["id"] for p in artifact["products"]] == ["strap-2", "clean-1"]
     for catalog in (first, again):
         catalog.close()

@@ -17,6 +17,7 @@ from catalog import (
     Catalog,
     CatalogError,
     Product,
+    SearchArgs,
     build_index,
     default_index_dir,
     load_catalog,
@@ -67,7 +68,7 @@ def test_failed_load_leaves_old_index_serving(tmp_path: Path) -> None:
 
     assert os.readlink(index_dir) == before
     assert not [p for p in tmp_path.iterdir() if ".building-" in p.name]
-    assert len(catalog.search("camera", limit=50)) == 10
+    assert len(catalog.search(SearchArgs("camera", limit=50))) == 10
     catalog.reload()
     assert len(Catalog.open(index_dir)) == 10
 
@@ -76,14 +77,14 @@ def test_reload_picks_up_new_data_and_old_versions_are_pruned(tmp_path: Path) ->
     index_dir = tmp_path / "idx"
     build_index(products("a", 5, word="alpha"), index_dir)
     catalog = Catalog.open(index_dir)
-    assert catalog.search("alpha") and not catalog.search("beta")
+    assert catalog.search(SearchArgs("alpha")) and not catalog.search(SearchArgs("beta"))
     for round_ in range(4):
         build_index(products(f"b{round_}", 7, word="beta"), index_dir)
     # The open catalog keeps serving its snapshot until reloaded.
-    assert len(catalog) == 5 and catalog.search("alpha")
+    assert len(catalog) == 5 and catalog.search(SearchArgs("alpha"))
     catalog.reload()
     assert len(catalog) == 7
-    assert catalog.search("beta") and not catalog.search("alpha")
+    assert catalog.search(SearchArgs("beta")) and not catalog.search(SearchArgs("alpha"))
     assert catalog.get(["b3-1"])
     # Current plus one previous version are kept.
     assert len(versions(index_dir)) == 2
@@ -100,9 +101,11 @@ def test_concurrent_searches_during_reloads(tmp_path: Path) -> None:
     def worker() -> None:
         while not stop.is_set():
             try:
-                hits = catalog.search("camera thing", max_price=150, min_rating=1, limit=20)
+                hits = catalog.search(
+                    SearchArgs("camera thing", max_price=150, min_rating=1, limit=20)
+                )
                 assert hits and all(h.product.price <= 150 for h in hits)
-                catalog.search("", category="books", limit=5)
+                catalog.search(SearchArgs("", category="books", limit=5))
                 searches[0] += 1
             except BaseException as exc:
                 errors.append(exc)
@@ -148,7 +151,7 @@ def test_default_catalog_builds_on_first_use(
     catalog = open_default_catalog()
     assert catalog.index_dir == tmp_path / "catalog"
     assert len(catalog) == len(load_products(DEFAULT_CATALOG_FILE)) >= 400
-    hits = catalog.search("camera strap", max_price=200)
+    hits = catalog.search(SearchArgs("camera strap", max_price=200))
     assert hits and all(h.product.price <= 200 for h in hits)
     assert "strap" in hits[0].product.title.lower()
     assert set(catalog.categories()) >= {

@@ -17,7 +17,7 @@ from fake_openai_server import FakeScript, fake_openai_server
 from fakes import FakeShoppingChatModel
 from langchain_core.messages import BaseMessage
 
-from catalog import Catalog, Product, load_catalog
+from catalog import Catalog, Product, SearchArgs, load_catalog
 from graph.builder import build_graph
 from graph.context import Context
 from graph.runs.checkpoint import open_sqlite_checkpointer
@@ -286,10 +286,10 @@ def test_searches_during_catalog_reloads_never_error_and_never_mix_versions(
     def searcher() -> None:
         while not stop.is_set():
             try:
-                hits = catalog.search("camera strap", max_price=50, limit=50)
+                hits = catalog.search(SearchArgs("camera strap", max_price=50, limit=50))
                 version = one_version([h.product.id for h in hits])
                 assert len(hits) == 10 + version  # exactly that version's cheap straps
-                _, artifact = search_catalog(catalog, "camera", min_price=100, limit=50)
+                _, artifact = search_catalog(catalog, SearchArgs("camera", min_price=100, limit=50))
                 dear_ids = [p["id"] for p in artifact["products"]]
                 assert len(dear_ids) == 30
                 one_version(dear_ids)
@@ -328,4 +328,4 @@ def test_failed_reload_source_keeps_serving_the_loaded_version(tmp_path: Path) -
         load_catalog(bad, index_dir)
     catalog.reload()
     assert len(catalog) == 40
-    assert len(catalog.search("camera strap", max_price=50, limit=50)) == 10
+    assert len(catalog.search(SearchArgs("camera strap", max_price=50, limit=50))) == 10

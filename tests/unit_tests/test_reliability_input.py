@@ -19,7 +19,14 @@ from hypothesis import strategies as st
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import MemorySaver
 
-from catalog import Catalog, CatalogError, CatalogQueryError, load_products, open_catalog
+from catalog import (
+    Catalog,
+    CatalogError,
+    CatalogQueryError,
+    SearchArgs,
+    load_products,
+    open_catalog,
+)
 from graph.builder import build_graph
 from graph.caps import MAX_REQUEST_CHARS, RequestError, validate_request
 from graph.cli.main import main
@@ -359,10 +366,10 @@ BY_ID = {p["id"]: p for p in SMALL_CATALOG}
 
 @pytest.mark.parametrize("query", HOSTILE)
 def test_hostile_query_through_the_tool_is_just_words(small_catalog: Catalog, query: str) -> None:
-    content, artifact = search_catalog(small_catalog, query, limit=10)
+    content, artifact = search_catalog(small_catalog, SearchArgs(query, limit=10))
     assert isinstance(content, str)
     _, artifact = search_catalog(
-        small_catalog, query, category="cameras-photography", max_price=30, limit=50
+        small_catalog, SearchArgs(query, category="cameras-photography", max_price=30, limit=50)
     )
     for product in artifact["products"]:
         assert product["category"] == "cameras-photography" and product["price"] <= 30
@@ -420,12 +427,14 @@ def test_property_tool_path_returns_filtered_products_or_a_query_error(
     try:
         content, artifact = search_catalog(
             small_catalog,
-            query,
-            category=category,
-            min_price=min_price,
-            max_price=max_price,
-            min_rating=min_rating,
-            limit=limit,
+            SearchArgs(
+                query,
+                category=category,
+                min_price=min_price,
+                max_price=max_price,
+                min_rating=min_rating,
+                limit=limit,
+            ),
         )
     except CatalogQueryError as error:
         assert str(error).split(":")[0] in {"limit", "min_price", "max_price", "min_rating"}
