@@ -7,11 +7,9 @@ replan: no step has run when it is built.
 
 from __future__ import annotations
 
-from graph.limits import read_limits
+from graph.limits import MAX_QUERY_WORDS, read_limits
 from graph.state import Plan, PlanningError, PlanStep
 from graph.words import product_words
-
-MAX_QUERY_WORDS = 12
 
 
 def fallback_plan(request: str, why: str) -> Plan:
