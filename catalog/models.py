@@ -10,6 +10,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator
 
 MAX_LIMIT = 50  # most products one search returns
+# Every catalog's prices are in US dollars (the loaders read plain numbers, no currency).
+PRICE_CURRENCY = "USD"
 
 # Anything that is not a unicode letter or digit separates slug words ("_" is in \w,
 # so it is excluded explicitly).

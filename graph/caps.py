@@ -64,11 +64,39 @@ class PlanningError(RuntimeError):
         return f"{text}\nmodel output: {self.raw[:500]}" if self.raw else text
 
 
+class ItemCap(BaseModel):
+    """A price cap on one item of a request that names several: "shoes under $100 and a
+    hat under $20". `words` are the product words of the item it follows."""
+
+    model_config = ConfigDict(frozen=True)
+
+    words: tuple[str, ...]
+    max_price: float
+    text: str
+
+
+class ForeignLimit(BaseModel):
+    """A price limit stated in another currency than the catalog's ("under €200"). It
+    is shown as stated and never applied: there are no exchange rates offline."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str  # "max", "min" or "range"
+    amounts: tuple[float, ...]
+    currency: str
+    text: str
+
+    @property
+    def shown(self) -> str:
+        return " ".join(self.text.split())
+
+
 class StatedLimits(BaseModel):
-    """The limits a request states, read once by the planner (graph/checks/limits.py:
+    """The limits a request states, read once by the planner (graph/checks/stated.py:
     read_limits) and kept in state for the nodes after it. A price kind stated with
-    different values (two items, each with its own cap) has no single value: the plan's
-    own values stand."""
+    different values (two items, each with its own cap) has no single value: `item_caps`
+    holds each, and `total` the cap on the sum when the request says so ("$300 for
+    everything")."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -79,10 +107,24 @@ class StatedLimits(BaseModel):
     # may be, however the model read it. Sorted tuples: plain data in a checkpoint.
     prices: tuple[float, ...] = ()
     ratings: tuple[float, ...] = ()
+    total: float | None = None
+    item_caps: tuple[ItemCap, ...] = ()
+    foreign: tuple[ForeignLimit, ...] = ()
+    # Limits no product can meet ("under $-5", "under $0", a price too large to be a
+    # number), as written: the request is refused with them before any search.
+    impossible: tuple[str, ...] = ()
 
     @property
     def any(self) -> bool:
-        return any(v is not None for v in (self.max_price, self.min_price, self.min_rating))
+        values = (self.max_price, self.min_price, self.min_rating, self.total)
+        return any(v is not None for v in values) or bool(
+            self.item_caps or self.foreign or self.impossible
+        )
+
+    @property
+    def budget(self) -> float | None:
+        """What the whole recommendation may cost: the stated total, else the one cap."""
+        return self.total if self.total is not None else self.max_price
 
 
 def validate_request(request: object) -> str:
@@ -112,7 +154,7 @@ def validate_request(request: object) -> str:
 # (graph/checks/limits.py): a small model dropped stated limits whether they were required or not.
 OPTIONAL_FOR_MODEL = frozenset({"category", "min_price", "max_price", "min_rating", "not_shopping"})
 # Fields code fills in after the model answers; the model never sees them. The budget is
-# the request's stated cap, read in code (graph/checks/limits.py), which overrode the model's
+# the request's stated cap, read in code (graph/checks/stated.py), which overrode the model's
 # budget whenever they differed: written by the model it was ~8 tokens of a plan's ~150.
 WRITTEN_BY_CODE = frozenset({"budget", "filled_from_request", "built_in_code"})
 

@@ -9,10 +9,11 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from graph.caps import PlanningError, StatedLimits, validate_request
+from graph.caps import PlanningError, StatedLimits
 from graph.checks.edits import HOW_TO_ANSWER, PlanEditError, checked_plan, edit_of
 from graph.checks.fallback import fallback_plan
-from graph.checks.limits import limit_warnings, read_limits, reconcile_limits, request_facts
+from graph.checks.intent import shopping_reason
+from graph.checks.limits import limit_warnings, reconcile_limits
 from graph.checks.picks import (
     best_per_search,
     candidates_of,
@@ -22,6 +23,7 @@ from graph.checks.picks import (
     one_pick_per_search,
     request_words,
 )
+from graph.checks.stated import checked_request, request_facts
 from graph.checks.tidy import merge_reasoning_runs
 from graph.checks.words import product_words
 from graph.context import Context
@@ -63,11 +65,13 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Turn the request into a Plan with structured output. No tools are bound here.
 
     The model's plan is then reconciled in code with the limits the request states
-    (graph/checks/limits.py). If the model gives no usable plan twice, a plan is built in code
-    from the request (graph/checks/fallback.py); it still goes through approval. The
-    cleaned request and its stated limits are written into state for the later nodes."""
-    request = validate_request(state.request)
-    stated = read_limits(request)  # the one reading of the request's limits in a run
+    (graph/checks/stated.py, graph/checks/limits.py). If the model gives no usable plan
+    twice, a plan is built in code from the request (graph/checks/fallback.py); it still
+    goes through approval. The cleaned request and its stated limits are written into
+    state for the later nodes."""
+    # The one reading of the request's limits in a run; before any call, an impossible
+    # limit is refused (no plan can meet it, and no search should try).
+    request, stated = checked_request(state.request)
     context = runtime.context
     model = chat_model_for(context).with_structured_output(
         Plan, method=structured_output_method(context.provider), include_raw=True
@@ -81,9 +85,11 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         usage = usage + usage_of(raw)
         plan = result.get("parsed")
         error = result.get("parsing_error") or "the model returned no plan"
-        if isinstance(plan, Plan) and plan.not_shopping and stated.any:
-            # A request that states a price or rating limit is about buying something.
-            plan, error = None, "the request states a price or rating limit: plan its search"
+        if isinstance(plan, Plan) and plan.not_shopping:
+            # The model's "nothing to buy" stands only if code finds nothing to buy either.
+            reason = shopping_reason(request, stated, plan.goal, catalog_for(context))
+            if reason is not None:
+                plan, error = None, reason
         if isinstance(plan, Plan):
             # A key the model echoed (from a prompt, a proxy) is masked before it is
             # stored in the checkpoint or shown.
@@ -120,7 +126,7 @@ def _planned(
 ) -> dict[str, Any]:
     """The plan as it will be shown and run: limits reconciled with the request, and
     reasoning steps that read the same results merged; each change is noted."""
-    reconciled = reconcile_limits(stated, plan)
+    reconciled = reconcile_limits(request, stated, plan)
     tidied, merged = merge_reasoning_runs(reconciled.plan)
     return {
         "clean_request": request,
@@ -315,7 +321,9 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     request, stated = request_facts(vars(state))
     if missing_limit_warning(stated, state.run_plan):
         # The plan's budget is not what the shopper asked for: say so, never "within budget".
-        outcome.dropped_limit = stated.max_price
+        outcome.dropped_limit = stated.budget
+    # A limit in another currency was never applied: the total is not compared with it.
+    outcome.unapplied_limits = [f"{f.shown} ({f.currency})" for f in stated.foreign]
     wanted = request_words(request, state.run_plan)
     for product in picked:
         record = found.get(product.id)

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 from graph.caps import (
     MAX_FEATURES,
     MAX_PICKED_IDS,
+    ForeignLimit,
+    ItemCap,
     StatedLimits,
     model_facing_schema,
     plan_facing_schema,
@@ -264,6 +266,9 @@ class Outcome(BaseModel):
     # A price limit the request states but the plan dropped (plan_warnings says so);
     # within_budget then compares against a budget the shopper never set.
     dropped_limit: float | None = None
+    # Limits the request states in another currency than the catalog's, as stated: never
+    # applied or converted, so the total is not compared with them.
+    unapplied_limits: list[str] = []
     unknown_ids: list[str] = []
     warnings: list[str] = []
     # The request asks for no product (the planner said so): nothing ran.
@@ -310,7 +315,7 @@ class State(InputState):
     """Everything the graph tracks for one run (one checkpointed thread)."""
 
     # planner: the request as every node reads it (cleaned of control characters), and
-    # the limits it states, read once (graph/checks/limits.py) for the nodes after it.
+    # the limits it states, read once (graph/checks/stated.py) for the nodes after it.
     clean_request: str | None = None
     stated_limits: StatedLimits | None = None
     plan: Plan | None = None  # planner
@@ -388,5 +393,7 @@ STATE_TYPES = [
         PlanChange,
         PlanEdit,
         StatedLimits,
+        ItemCap,
+        ForeignLimit,
     )
 ]

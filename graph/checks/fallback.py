@@ -8,16 +8,15 @@ replan: no step has run when it is built.
 from __future__ import annotations
 
 from graph.caps import PlanningError, StatedLimits
+from graph.checks.stated import MAX_QUERY_WORDS
 from graph.checks.words import product_words
 from graph.state import Plan, PlanStep
-
-MAX_QUERY_WORDS = 12
 
 
 def fallback_plan(request: str, stated: StatedLimits, why: str) -> Plan:
     """One search for the request's product words, then a pick, within its `stated`
-    limits; the planner node reconciles it with them, as any plan (graph/checks/limits.py). Raises
-    PlanningError when the request names nothing to search for."""
+    limits; the planner node reconciles it with them, as any plan (graph/checks/limits.py).
+    Raises PlanningError when the request names nothing to search for."""
     # All the request's product words: the catalog ranks by how many a product matches,
     # and the product's name may come after its features ("slim fit men's henleys").
     words = product_words(request)
@@ -28,11 +27,11 @@ def fallback_plan(request: str, stated: StatedLimits, why: str) -> Plan:
             "search for; say what you want to buy"
         )
     query = " ".join(words)
-    cap = f" for ${stated.max_price:,.2f} or less" if stated.max_price is not None else ""
+    cap = f" for ${stated.budget:,.2f} or less" if stated.budget is not None else ""
     return Plan(
         # The goal stays generic: the request reaches the executor only as product words.
         goal=f"Find the product that best matches the request's words{cap}",
-        budget=stated.max_price,
+        budget=stated.budget,
         features=words,
         steps=[
             PlanStep(step=1, action=f"Search the catalog for {query}", query=query),

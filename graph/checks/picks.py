@@ -21,8 +21,8 @@ MAX_GUARD_COMBINATIONS = 20_000
 
 
 def missing_limit_warning(stated: StatedLimits, plan: Plan) -> str | None:
-    """Say when the request states a price cap that the plan does not carry at all."""
-    limit = stated.max_price
+    """Say when the request states a price cap (or total) that the plan does not carry."""
+    limit = stated.budget
     if limit is None:
         return None
     carried = {plan.budget} | {step.max_price for step in plan.search_steps}

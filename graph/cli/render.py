@@ -14,12 +14,14 @@ from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
+from catalog.models import PRICE_CURRENCY
 from catalog.terminal import (
     ERROR_DISPLAY_CHARS,
     clean_text,
     terminal_markup,
     terminal_text,
 )
+from graph.caps import StatedLimits
 from graph.checks.edits import describe_change
 from graph.cost import CostEstimate
 from graph.prompts import describe_filters
@@ -78,7 +80,7 @@ class RunView:
         if node == "planner" and change.get("plan") is not None:
             if self._spinner is not None:  # the draft under it gives way to the full table
                 self._spinner.update(Text("Planned."))
-            self.plan(change["plan"])
+            self.plan(change["plan"], limits=change.get("stated_limits"))
         if change.get("plan_edit") is not None:  # the steps that run are the person's
             self.step_actions = [step.action for step in change["plan_edit"].plan.steps]
         for result in change.get("step_results", []):
@@ -107,7 +109,7 @@ class RunView:
                 f"Resuming thread [bold]{terminal_markup(self.thread_id)}[/] ({status})."
             )
 
-    def plan(self, plan: Plan, *, edited: bool = False) -> None:
+    def plan(self, plan: Plan, *, edited: bool = False, limits: StatedLimits | None = None) -> None:
         self.step_actions = [step.action for step in plan.steps]
         self.plan_shown = True
         if self.quiet:
@@ -118,6 +120,10 @@ class RunView:
             )
             return
         budget = f"${plan.budget:,.2f}" if plan.budget is not None else "none stated"
+        if plan.budget is None and limits is not None and limits.foreign:
+            # Shown as the shopper wrote it; never converted (no rates offline).
+            stated = ", ".join(f.shown for f in limits.foreign)
+            budget = f"{stated} as stated, not applied: prices are in {PRICE_CURRENCY}"
         kind = "Fallback plan" if plan.built_in_code else "Plan"
         label = f"{kind} (your edit): " if edited else f"{kind}: "
         title = Text(label) + terminal_text(plan.goal) + Text(f"  (budget {budget})")
@@ -270,6 +276,12 @@ def budget_line(outcome: Outcome) -> str:
         return (
             f"{total} [{colour}]({relation} the {limit} limit the request states, which the "
             "plan dropped: check the picks)[/]"
+        )
+    if outcome.budget is None and outcome.unapplied_limits:
+        stated = ", ".join(outcome.unapplied_limits)
+        return (
+            f"{total} [yellow](the request's limit {terminal_markup(stated)} is in another "
+            f"currency than the catalog's {PRICE_CURRENCY}: not applied)[/]"
         )
     if outcome.budget is None:
         return f"{total} (no budget stated)"

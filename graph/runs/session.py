@@ -18,8 +18,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Durability
 
-from graph.caps import validate_request
-from graph.checks.limits import request_facts
+from graph.checks.stated import checked_request, request_facts
 from graph.context import Context
 from graph.cost import CostEstimate, estimate_plan_cost
 from graph.providers.models import chat_model_session
@@ -136,7 +135,8 @@ def start(
     observer: RunObserver | None = None,
 ) -> RunResult:
     """Start a new run on a fresh thread (refusing one that already holds a run)."""
-    request = validate_request(request)  # before any model starts or call is made
+    # Before any model starts, a call is made or the thread is saved.
+    request, _ = checked_request(request)
     thread_id = check_thread_id(thread_id) if thread_id is not None else new_thread_id()
     context = open_run_catalog(context)
     if graph.get_state(thread_config(thread_id)).values:
@@ -241,7 +241,7 @@ def run_thread(
     it already ended. For batch callers (eval) whose context is already resolved."""
     snapshot = graph.get_state(thread_config(thread_id))
     if not snapshot.values:
-        return drive(graph, thread_id, {"request": validate_request(request)}, context, approve)
+        return drive(graph, thread_id, {"request": checked_request(request)[0]}, context, approve)
     status = status_of(snapshot)
     if status in ("done", "rejected"):
         return RunResult(thread_id, status, snapshot.values)

@@ -32,7 +32,8 @@ from graph.checks.edits import (
     plan_text,
     read_plan_text,
 )
-from graph.checks.limits import read_limits, reconcile_limits
+from graph.checks.limits import reconcile_limits
+from graph.checks.stated import read_limits
 from graph.context import Context
 from graph.runs.checkpoint import open_sqlite_checkpointer
 from graph.runs.threads import thread_config
@@ -41,7 +42,9 @@ from graph.state import Plan
 # The fake model's plan as the planner node leaves it for the tests' request: the stated
 # $200 cap filled in on step 3 (graph/checks/limits.py).
 MODEL_PLAN = reconcile_limits(
-    read_limits("a photo gift under $200"), Plan.model_validate(GIFT_PLAN)
+    "a photo gift under $200",
+    read_limits("a photo gift under $200"),
+    Plan.model_validate(GIFT_PLAN),
 ).plan
 # The edit the tests make: step 1's query changed, step 2 removed, a price cap on step 3.
 EDITED = {

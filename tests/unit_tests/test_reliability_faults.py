@@ -287,14 +287,14 @@ def test_bad_plan_fixed_on_the_retry_runs(case: str, small_catalog_file: Path) -
 def test_search_exception_becomes_a_step_error_and_the_run_continues(
     small_catalog_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from catalog import Catalog
+    from catalog import Catalog, SearchArgs
 
     real_search = Catalog.search
 
-    def flaky_search(self: Catalog, query: str, **kwargs: Any) -> Any:
-        if "strap" in query:
+    def flaky_search(self: Catalog, args: SearchArgs) -> Any:
+        if "strap" in args.query:
             raise RuntimeError("index on fire")
-        return real_search(self, query, **kwargs)
+        return real_search(self, args)
 
     monkeypatch.setattr(Catalog, "search", flaky_search)
     model = FakeShoppingChatModel(
@@ -327,7 +327,7 @@ def test_invalid_filters_in_a_plan_are_a_tool_error_and_the_next_step_runs(
     from graph import nodes
     from graph.checks.limits import Reconciled
 
-    monkeypatch.setattr(nodes, "reconcile_limits", lambda request, plan: Reconciled(plan))
+    monkeypatch.setattr(nodes, "reconcile_limits", lambda request, stated, plan: Reconciled(plan))
     plan = {
         "goal": "A gift.",
         "budget": None,

@@ -1,0 +1,59 @@
+"""Whether a request is about buying something, checked in code when the model says it
+is not ("Not a shopping request"). A small model called "\\x00\\x01 camera" not shopping
+while its own goal read "Buy a camera", and a request that names a product the catalog
+sells got no search. The model's word stands only when neither its goal nor the
+request names something to buy, and the request states no limit.
+"""
+
+from __future__ import annotations
+
+import re
+
+from catalog import CatalogBackend, CatalogError, SearchArgs
+from graph.caps import StatedLimits
+from graph.checks.words import product_words, stem
+
+# A goal that buys: "Buy a camera.", "Purchase running shoes", "Shop for a gift".
+# Not "get" or "find": "Get the weather forecast", "Find out the time" buy nothing.
+_PURCHASE = re.compile(
+    r"\b(?:buy|buying|purchase|purchasing|shop(?:ping)? for|order(?:ing)? (?:a|an|some|the)\b)",
+    re.IGNORECASE,
+)
+# Products a search for the request's words may bring back, to see which of those words
+# name a kind of product the catalog sells.
+_PRODUCTS_LOOKED_AT = 20
+
+
+def _kind_words(catalog: CatalogBackend, words: list[str]) -> set[str]:
+    """The request's words that name a kind of product in the catalog: a word of a found
+    product's category or tags ("lens", "camera"), never of its description alone (the
+    cameras are "weather-sealed", yet "weather" is no product)."""
+    try:
+        hits = catalog.search(SearchArgs(" ".join(words), limit=_PRODUCTS_LOOKED_AT))
+    except CatalogError:
+        return set()
+    kinds = {
+        stem(word)
+        for hit in hits
+        for text in (hit.product.category.replace("-", " "), *hit.product.tags)
+        for word in product_words(text)
+    }
+    return {word for word in words if stem(word) in kinds}
+
+
+def shopping_reason(
+    request: str, stated: StatedLimits, goal: str, catalog: CatalogBackend
+) -> str | None:
+    """Why a plan the model marked "not shopping" must be planned as shopping after all,
+    as a line for its retry prompt; None when nothing in the request is for sale."""
+    if stated.any:
+        # A request that states a price or rating limit is about buying something.
+        return "the request states a price or rating limit: plan its search"
+    if _PURCHASE.search(goal):
+        return f"your goal {goal.strip()!r} is to buy something: plan its search"
+    words = product_words(request)
+    named = _kind_words(catalog, words) if words else set()
+    if named:
+        listed = ", ".join(sorted(named))
+        return f"the request names a product the catalog sells ({listed}): plan its search"
+    return None

@@ -1,0 +1,240 @@
+"""The limits a request states (price cap, floor and range, minimum rating, a total and
+caps per item, and limits in another currency or beyond any price), read in code once per
+run by the planner node and stored in state for the nodes after it.
+
+A small model drops stated limits (it writes `max_price: null`) and invents others ("at
+least 300 reviews" became `min_price` 300), so the request is read here, not by the model.
+No LLM call happens here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from catalog.models import PRICE_CURRENCY
+from graph.caps import ForeignLimit, ItemCap, RequestError, StatedLimits, validate_request
+from graph.checks.phrases import (
+    BARE_PRICE,
+    BUDGET_NUMBER,
+    DANGLING,
+    LOWER_LIMIT,
+    NEGATIVE_PRICE,
+    NOT_A_LIMIT,
+    PRICE_RANGE_WORDS,
+    RANGE,
+    RATING,
+    TOTAL_AFTER_CHARS,
+    TOTAL_BEFORE_CHARS,
+    TOTAL_WORDS,
+    UPPER_LIMIT,
+    currency_of,
+    numbers_of,
+    with_digits,
+)
+from graph.checks.words import product_words
+
+
+@dataclass(frozen=True)
+class _PriceSpan:
+    start: int
+    end: int
+    kind: str  # range, max, min, bare
+    values: list[float]
+    currency: str
+    text: str
+
+
+def _price_spans(request: str) -> list[_PriceSpan]:
+    """Each price phrase of `request` (its number words already digits), kind being
+    range/max/min/bare. A phrase overlapping one already read (ranges first) is skipped;
+    shop thresholds ("free shipping over $25") are read with no values."""
+    found: list[_PriceSpan] = []
+    for kind, pattern in (
+        ("range", RANGE),
+        ("range", PRICE_RANGE_WORDS),
+        ("max", UPPER_LIMIT),
+        ("min", LOWER_LIMIT),
+        ("max", BUDGET_NUMBER),
+        ("bare", BARE_PRICE),
+    ):
+        for match in pattern.finditer(request):
+            start, end = match.span()
+            if any(start < s.end and s.start < end for s in found):
+                continue
+            values = numbers_of(match.groups())
+            if kind == "range" and len(values) < 2:
+                continue
+            if NOT_A_LIMIT.search(request[max(0, start - 40) : start]):
+                values = []  # read, so no shorter pattern reads it again, but not a limit
+            text = match.group(0)
+            found.append(_PriceSpan(start, end, kind, values, currency_of(text), text))
+    return sorted(found, key=lambda s: s.start)
+
+
+def _is_total(request: str, span: _PriceSpan, spans: list[_PriceSpan]) -> bool:
+    """Whether a total word stands by this price phrase, and not nearer another one
+    ("shoes under $100, $115 for both": the $115)."""
+    before = max([s.end for s in spans if s.end <= span.start], default=0)
+    after = min([s.start for s in spans if s.start >= span.end], default=len(request))
+    start = max(before, span.start - TOTAL_BEFORE_CHARS)
+    around = request[start : min(after, span.end + TOTAL_AFTER_CHARS)]
+    return TOTAL_WORDS.search(around) is not None
+
+
+_SHOWN_CHARS = 40
+
+
+def _quoted(text: str) -> str:
+    """A phrase of the request as a message shows it: one line, a long number cut."""
+    text = " ".join(text.split())
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
+
+
+_ITEM_SEPARATORS = re.compile(r"[,;:.!?()]|\band\b|\bplus\b|\balso\b|\bthen\b|、|،", re.I)
+
+
+def _item_words(request: str, span: _PriceSpan, previous_end: int) -> tuple[str, ...]:
+    """The product words of the item a cap follows: the last clause before it with any,
+    since the previous price phrase ("a tent, a stove and a lamp under $40": the lamp)."""
+    clauses = _ITEM_SEPARATORS.split(request[previous_end : span.start])
+    for clause in reversed(clauses):
+        words = product_words(clause)
+        if words:
+            return tuple(words)
+    return ()
+
+
+def read_limits(request: str) -> StatedLimits:
+    """The price cap, price floor, minimum rating, total and caps per item that the
+    request states, and the limits it states in another currency or beyond any price. The
+    planner node calls it once per run and stores the result (State.stated_limits)."""
+    text = with_digits(request)
+    uppers: list[_PriceSpan] = []
+    lowers: set[float] = set()
+    bare: set[float] = set()
+    prices: set[float] = set()
+    foreign: list[ForeignLimit] = []
+    negatives = [m.span() for m in NEGATIVE_PRICE.finditer(text)]
+    impossible = [_quoted(text[start:end]) for start, end in negatives]
+    spans = [
+        s for s in _price_spans(text) if not any(s.start < e and b < s.end for b, e in negatives)
+    ]
+    for span in spans:
+        if not span.values:
+            continue
+        if not all(math.isfinite(v) and v > 0 for v in span.values) and span.kind != "min":
+            impossible.append(_quoted(span.text))
+            continue
+        if span.currency != PRICE_CURRENCY:
+            foreign.append(
+                ForeignLimit(
+                    kind=span.kind,
+                    amounts=tuple(span.values),
+                    currency=span.currency,
+                    text=span.text,
+                )
+            )
+            continue
+        prices.update(span.values)
+        if span.kind == "range":
+            low, high = sorted(span.values[:2])  # "between $300 and $100" means 100 to 300
+            lowers.add(low)
+            uppers.append(_PriceSpan(span.start, span.end, "max", [high], span.currency, span.text))
+        elif span.kind == "max":
+            uppers.append(span)
+        elif span.kind == "min":
+            lowers.add(span.values[0])
+        elif _is_total(text, span, spans):
+            uppers.append(span)  # "$115 for both": a cap on the sum
+        else:
+            bare.add(span.values[0])
+    if not uppers and not lowers and len(bare) == 1:
+        # One price named with no word around it ("a $50 gift"): what the shopper means
+        # to spend at most.
+        uppers = [s for s in spans if s.kind == "bare" and s.values and s.values[0] in bare]
+    totals = {s.values[-1] for s in uppers if _is_total(text, s, spans)}
+    caps = [s for s in uppers if s.values[-1] not in totals]
+    total = _single(totals)
+    item_caps: list[ItemCap] = []
+    max_price = _single({s.values[-1] for s in uppers})
+    if max_price is None and (len(totals) == 1 or len({s.values[-1] for s in caps}) > 1):
+        # Several caps, or a total and a cap: each cap belongs to the item it follows.
+        previous_end = 0
+        for span in spans:
+            if span in caps or any(c.start == span.start for c in caps):
+                cap = next(c for c in caps if c.start == span.start)
+                words = _item_words(text, cap, previous_end)
+                if words:
+                    item_caps.append(
+                        ItemCap(words=words, max_price=cap.values[-1], text=_quoted(cap.text))
+                    )
+            previous_end = span.end
+    ratings: set[float] = set()
+    for match in RATING.finditer(text):
+        value = numbers_of(match.groups()[:1] + match.groups()[3:])
+        if value and 0 < value[0] <= 5:
+            ratings.add(value[0])
+    return StatedLimits(
+        max_price=max_price,
+        min_price=_single(lowers),
+        min_rating=_single(ratings),
+        prices=tuple(sorted(prices | {s.values[-1] for s in uppers} | lowers)),
+        ratings=tuple(sorted(ratings)),
+        total=total,
+        item_caps=tuple(item_caps),
+        foreign=tuple(foreign),
+        impossible=tuple(dict.fromkeys(impossible)),
+    )
+
+
+def checked_request(request: object) -> tuple[str, StatedLimits]:
+    """The request cleaned (validate_request) and the limits it states, or RequestError
+    when it is unusable or states a limit no product can meet ("under $-5"). The planner
+    node reads a run's facts with it, and the session checks a request with it before a
+    model starts or a thread is saved (Studio reaches the planner without a session)."""
+    cleaned = validate_request(request)
+    stated = read_limits(cleaned)
+    if stated.impossible:
+        raise RequestError(
+            f"the request states a limit no product can meet ({', '.join(stated.impossible)}):"
+            " a price limit must be a number above zero"
+        )
+    return cleaned, stated
+
+
+def request_facts(values: Mapping[str, Any]) -> tuple[str, StatedLimits]:
+    """The cleaned request and its stated limits, as the planner stored them in a run's
+    state. A run saved before the planner stored them (paused at approval by an older
+    version) has them worked out here, once, from its raw request."""
+    request, stated = values.get("clean_request"), values.get("stated_limits")
+    if request is not None and stated is not None:
+        return request, StatedLimits.model_validate(stated)
+    request = validate_request(values.get("request", ""))
+    return request, read_limits(request)
+
+
+def _single(values: set[float]) -> float | None:
+    return next(iter(values)) if len(values) == 1 else None
+
+
+MAX_QUERY_WORDS = 12
+
+
+def without_limit_phrases(text: str) -> str:
+    cut = with_digits(text)
+    for span in sorted(_price_spans(cut), key=lambda s: s.start, reverse=True):
+        cut = cut[: span.start] + " " + cut[span.end :]
+    cut = RATING.sub(" ", cut)
+    return DANGLING.sub("", " ".join(cut.split())).strip(" ,;:-")
+
+
+def query_without_limits(query: str) -> str:
+    """A search query with its price and rating phrases taken out ("camera straps under
+    $40" -> "camera straps"): the filters carry those, and as search words they only
+    add noise. Kept as written if nothing else would remain."""
+    cut = without_limit_phrases(query)
+    return cut if product_words(cut) else query
