@@ -6,6 +6,7 @@ Set LOCAL_TEST_MODEL=qwen2.5-coder-0.5b for the faster model.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import time
@@ -115,13 +116,25 @@ def test_each_repack_mode_takes_effect_in_llama_cpp(repack: str, tmp_path: Path)
         repack=repack,
         log_file=log,
     )
+    amx_kernels = repack == "all" and cpu_has_amx()
     with server:
-        assert _completion_works(server)
+        try:
+            assert _completion_works(server)
+        except (OSError, http.client.HTTPException):
+            # llama.cpp's AMX kernels fault in some VMs (the reason `auto` refuses them,
+            # resolve_repack_mode): there the server dies on its first answer, and says how.
+            if not amx_kernels:
+                raise
+            report = server.exit_report(grace_s=10) or ""
+            assert "killed by signal" in report, report
     text = log.read_text(errors="replace")
     assert f"llama_launcher: weight repacking {repack}" in text
     repacked = "CPU_REPACK model buffer size" in text
     if repack == "off":
         assert not repacked, text[-2000:]
+    elif amx_kernels:
+        # The AMX tiles took the weights instead of the CPU repack: the mode applied.
+        assert "AMX model buffer size" in text, text[-2000:]
     elif "avx2" in Path("/proc/cpuinfo").read_text():
         assert repacked, text[-2000:]
     if repack == "no-amx" and cpu_has_amx():
@@ -245,10 +258,25 @@ def test_grammar_last_sampling_writes_the_same_tokens(monkeypatch: pytest.Monkey
     from llama_cpp import Llama, LlamaGrammar
 
     from graph.state import Plan
-    from localmodel.launcher import GrammarLastGreedySampler, sample_grammar_last
+    from localmodel.launcher import (
+        GrammarLastGreedySampler,
+        sample_grammar_last,
+        turn_off_repacking,
+    )
+    from localmodel.settings import resolve_repack_mode
     from localmodel.weights import resolve_model_file
 
     model_file = resolve_model_file(DEFAULT_LOCAL_MODEL, cache_dir=USER_MODEL_CACHE, progress=False)
+    if resolve_repack_mode() != "all":
+        # In this process, as the server would: where AMX must be refused (its kernels
+        # fault in some VMs), no repacked kernels at all, since a seccomp filter would
+        # outlive the test. The sampler compared here does not depend on the kernels.
+        import llama_cpp.llama_cpp as llama_lib
+
+        monkeypatch.setattr(
+            llama_lib, "llama_model_default_params", llama_lib.llama_model_default_params
+        )  # restored afterwards
+        turn_off_repacking()
     llama = Llama(model_path=str(model_file), n_ctx=2048, n_threads=2, verbose=False)
     grammar = LlamaGrammar.from_json_schema(json.dumps(Plan.model_json_schema()), verbose=False)
     requests = [
