@@ -24,7 +24,7 @@ from graph.context import Context
 from graph.cost import CostEstimate, estimate_plan_cost
 from graph.providers.models import chat_model_session
 from graph.runs.approval import ApprovalDecision, ApprovalRequest, RunObserver
-from graph.runs.checkpoint import claim_thread, release_thread
+from graph.runs.checkpoint import thread_lease
 from graph.runs.draft import PlanDraft
 from graph.runs.threads import error_of, status_of, thread_config
 from graph.state import Plan
@@ -141,38 +141,21 @@ def start(
     context = open_run_catalog(context)
     if graph.get_state(thread_config(thread_id)).values:
         raise _thread_taken(thread_id)  # early, before a local model server starts
-    with chat_model_session(context) as resolved:
-        return _start_claimed(graph, thread_id, request, resolved, approve, observer)
+    # The lease is exclusive (two processes starting one thread: exactly one wins), and the
+    # state is read again under it: a racer that already saved its run is seen.
+    with thread_lease(_saver(graph), thread_id, lambda: _thread_taken(thread_id)):
+        if graph.get_state(thread_config(thread_id)).values:
+            raise _thread_taken(thread_id)
+        try:
+            with chat_model_session(context) as resolved:
+                return drive(graph, thread_id, {"request": request}, resolved, approve, observer)
+        except BaseException as error:
+            note_thread(error, thread_id, _saved(graph, thread_id))
+            raise
 
 
-def _start_claimed(
-    graph: CompiledStateGraph,
-    thread_id: str,
-    request: str,
-    context: Context,
-    approve: Approver,
-    observer: RunObserver | None,
-) -> RunResult:
-    saver = graph.checkpointer if isinstance(graph.checkpointer, BaseCheckpointSaver) else None
-    # The claim is atomic (two processes starting one thread: exactly one wins); the
-    # state check covers threads saved before claims existed.
-    if (saver is not None and not claim_thread(saver, thread_id)) or graph.get_state(
-        thread_config(thread_id)
-    ).values:
-        raise _thread_taken(thread_id)
-    try:
-        return drive(graph, thread_id, {"request": request}, context, approve, observer)
-    except BaseException as error:
-        saved = _saved(graph, thread_id)
-        # Stopped before anything was saved (a bad setting, Ctrl-C at once): no thread is
-        # left behind, and the id may be used again.
-        if saver is not None and saved is False:
-            try:
-                release_thread(saver, thread_id)
-            except Exception:  # the store is failing too (locked, full): keep the error
-                saved = None
-        note_thread(error, thread_id, saved)
-        raise
+def _saver(graph: CompiledStateGraph) -> BaseCheckpointSaver | None:
+    return graph.checkpointer if isinstance(graph.checkpointer, BaseCheckpointSaver) else None
 
 
 def note_thread(error: BaseException, thread_id: str, saved: bool | None) -> None:
@@ -189,6 +172,13 @@ def _thread_taken(thread_id: str) -> RunFailed:
     return RunFailed(
         f"thread {thread_id!r} already holds a run (or another process is starting it); "
         f"use --resume {thread_id} to continue it, or choose another --thread"
+    )
+
+
+def _thread_busy(thread_id: str) -> RunFailed:
+    return RunFailed(
+        f"thread {thread_id!r} is being run by another process right now; "
+        f"when that run ends or pauses, --resume {thread_id} continues it"
     )
 
 
@@ -220,14 +210,17 @@ def resume(
     observer: RunObserver | None = None,
 ) -> RunResult:
     """Continue an unfinished run with its saved settings (explicit `settings` win)."""
-    resumable_status(graph, thread_id)
-    context = open_run_catalog(run_context(settings or {}, saved_settings(graph, thread_id)))
-    try:
-        with chat_model_session(context) as resolved:
-            return drive(graph, thread_id, None, resolved, approve, observer)
-    except BaseException as error:
-        note_thread(error, thread_id, True)  # a resumed run was saved before
-        raise
+    # Held before the status is read: a run that another process finished meanwhile is
+    # seen as done, and a step in flight elsewhere never runs a second time.
+    with thread_lease(_saver(graph), thread_id, lambda: _thread_busy(thread_id)):
+        resumable_status(graph, thread_id)
+        context = open_run_catalog(run_context(settings or {}, saved_settings(graph, thread_id)))
+        try:
+            with chat_model_session(context) as resolved:
+                return drive(graph, thread_id, None, resolved, approve, observer)
+        except BaseException as error:
+            note_thread(error, thread_id, True)  # a resumed run was saved before
+            raise
 
 
 def run_thread(
@@ -239,6 +232,17 @@ def run_thread(
 ) -> RunResult:
     """Run a thread to its end: start it, resume it where it stopped, or read it back if
     it already ended. For batch callers (eval) whose context is already resolved."""
+    with thread_lease(_saver(graph), thread_id, lambda: _thread_busy(thread_id)):
+        return _run_thread_leased(graph, thread_id, request, context, approve)
+
+
+def _run_thread_leased(
+    graph: CompiledStateGraph,
+    thread_id: str,
+    request: str,
+    context: Context,
+    approve: Approver,
+) -> RunResult:
     snapshot = graph.get_state(thread_config(thread_id))
     if not snapshot.values:
         return drive(graph, thread_id, {"request": validate_request(request)}, context, approve)
