@@ -17,6 +17,7 @@ from catalog.terminal import (
     terminal_markup,
 )
 from graph.caps import PlanningError, RequestError
+from graph.context import SettingsError
 from graph.providers.base import ProviderConfigError
 from graph.providers.retry import describe_provider_error, is_transient_provider_error
 from graph.providers.secrets import redact_secrets
@@ -51,6 +52,7 @@ def is_expected_error(error: Exception) -> bool:
         RequestError,
         openai.APIError,
         RunFailed,
+        SettingsError,
         # The checkpoint store failing mid-run (disk full, locked): saved steps are intact.
         sqlite3.Error,
     )
