@@ -43,6 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--stop-server", action="store_true", help="stop the warm local model server now"
     )
+    parser.add_argument(
+        "--other-catalog",
+        action="store_true",
+        help="with --resume: continue on the catalog given now, though the run started on another",
+    )
     parser.add_argument("--db", help="checkpoint database path (default: per-user data dir)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     return parser
