@@ -78,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     with _collector_paused(freeze=argv is None):
         # Imported here for start-up time (bench/startup.py): --help needs only the parser,
         # while these bring LangGraph, LangChain, OpenAI and rich (~1 s).
+        from catalog.paths import keep_data_private
         from catalog.terminal import terminal_console
         from graph.cli import commands, errors
         from graph.context import load_env_file
@@ -91,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         # .env (of the working directory only) configures providers; real variables win.
         env_file = load_env_file()
+        keep_data_private()  # runs, logs and caches: 0700/0600 from the first write
         if args.debug:
             read = f"settings read from {env_file}" if env_file else f"no .env in {Path.cwd()}"
             sys.stderr.write(f"debug: {read}\n")

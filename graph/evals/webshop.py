@@ -26,6 +26,7 @@ from langgraph.graph.state import CompiledStateGraph
 from rich.progress import Progress
 
 from catalog import load_products
+from catalog.paths import keep_data_private
 from catalog.terminal import terminal_markup
 from graph.builder import build_graph
 from graph.context import Context, load_env_file
@@ -305,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     load_env_file()  # .env of the working directory configures providers; real variables win
+    keep_data_private()  # the eval's runs and caches are private like the CLI's
     if args.compare:
         reports = [json.loads(p.read_text()) for p in args.compare]
         if all("requests_file" in r for r in reports):

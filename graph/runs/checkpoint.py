@@ -4,6 +4,7 @@ inspected and resumed."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import fcntl
 import hashlib
 import math
@@ -74,7 +75,8 @@ def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
             f"SHOPPING_CHECKPOINT_BUSY_TIMEOUT must be a number of seconds, got {configured!r}"
         ) from None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _private_database_files(path)
         conn = sqlite3.connect(str(path), check_same_thread=False, timeout=busy_timeout)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -86,6 +88,22 @@ def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
             f"cannot use checkpoint database {path}: {error}" + (f" ({hint})" if hint else "")
         ) from error
     return saver
+
+
+def _private_database_files(path: Path) -> None:
+    """Create the database file 0600 before SQLite does (its -wal and -shm take the main
+    file's mode), and close one an older version left readable by others."""
+    # Only a new file: an existing one may be read-only, and reading it is fine.
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    for name in (path.name, f"{path.name}-wal", f"{path.name}-shm"):
+        member = path.with_name(name)
+        try:
+            info = member.stat()
+            if info.st_uid == os.getuid() and info.st_mode & 0o077:
+                member.chmod(0o600)
+        except OSError:
+            continue
 
 
 # --- PostgreSQL (scale-out): several processes/replicas share one checkpoint database ---
