@@ -23,6 +23,7 @@ from graph.providers.retry import describe_provider_error, is_transient_provider
 from graph.providers.secrets import redact_secrets
 from graph.runs.checkpoint import CheckpointStoreError, default_checkpoint_path, sqlite_error_hint
 from graph.runs.session import RunFailed
+from graph.runs.threads import UnreadableThread
 from localmodel.errors import LocalModelError
 
 
@@ -53,6 +54,7 @@ def is_expected_error(error: Exception) -> bool:
         openai.APIError,
         RunFailed,
         SettingsError,
+        UnreadableThread,
         # The checkpoint store failing mid-run (disk full, locked): saved steps are intact.
         sqlite3.Error,
     )

@@ -30,7 +30,7 @@ from graph.providers.models import chat_model_session
 from graph.runs.approval import ApprovalDecision, ApprovalRequest, RunObserver
 from graph.runs.checkpoint import thread_lease
 from graph.runs.draft import PlanDraft
-from graph.runs.threads import error_of, status_of, thread_config
+from graph.runs.threads import error_of, read_state, status_of, thread_config
 from graph.state import Plan
 from graph.tools import get_catalog
 
@@ -166,7 +166,7 @@ def _short(source: str | None) -> str:
 
 def saved_settings(graph: CompiledStateGraph, thread_id: str) -> dict[str, Any]:
     """The run settings a thread's latest checkpoint carries."""
-    metadata = graph.get_state(thread_config(thread_id)).metadata or {}
+    metadata = read_state(graph, thread_id).metadata or {}
     return {k: v for k, v in metadata.items() if k in RUN_SETTINGS}
 
 
@@ -210,12 +210,12 @@ def start(
     request = validate_request(request)  # before any model starts or call is made
     thread_id = check_thread_id(thread_id) if thread_id is not None else new_thread_id()
     context = open_run_catalog(context)
-    if graph.get_state(thread_config(thread_id)).values:
+    if read_state(graph, thread_id).values:
         raise _thread_taken(thread_id)  # early, before a local model server starts
     # The lease is exclusive (two processes starting one thread: exactly one wins), and the
     # state is read again under it: a racer that already saved its run is seen.
     with thread_lease(_saver(graph), thread_id, lambda: _thread_taken(thread_id)):
-        if graph.get_state(thread_config(thread_id)).values:
+        if read_state(graph, thread_id).values:
             raise _thread_taken(thread_id)
         try:
             with chat_model_session(context) as resolved:
@@ -256,14 +256,14 @@ def _thread_busy(thread_id: str) -> RunFailed:
 def _saved(graph: CompiledStateGraph, thread_id: str) -> bool | None:
     """Whether the thread holds a saved run; None if the store cannot say (locked)."""
     try:
-        return bool(graph.get_state(thread_config(thread_id)).values)
+        return bool(read_state(graph, thread_id).values)
     except Exception:
         return None  # cannot tell: keep the claim
 
 
 def resumable_status(graph: CompiledStateGraph, thread_id: str) -> str:
     """The status of a thread that can be resumed; RunFailed if there is nothing to resume."""
-    snapshot = graph.get_state(thread_config(thread_id))
+    snapshot = read_state(graph, thread_id)
     if not snapshot.values:
         raise RunFailed(f"no run with thread id {thread_id!r}; see --list")
     status = status_of(snapshot)
@@ -288,7 +288,7 @@ def resume(
     # seen as done, and a step in flight elsewhere never runs a second time.
     with thread_lease(_saver(graph), thread_id, lambda: _thread_busy(thread_id)):
         resumable_status(graph, thread_id)
-        metadata = graph.get_state(thread_config(thread_id)).metadata or {}
+        metadata = read_state(graph, thread_id).metadata or {}
         context = open_run_catalog(run_context(settings or {}, saved_settings(graph, thread_id)))
         if not other_catalog:
             check_same_catalog(thread_id, metadata.get(CATALOG_IDENTITY), catalog_identity(context))
@@ -320,7 +320,7 @@ def _run_thread_leased(
     context: Context,
     approve: Approver,
 ) -> RunResult:
-    snapshot = graph.get_state(thread_config(thread_id))
+    snapshot = read_state(graph, thread_id)
     if not snapshot.values:
         return drive(graph, thread_id, {"request": validate_request(request)}, context, approve)
     status = status_of(snapshot)
