@@ -15,7 +15,7 @@ from rich.text import Text
 from catalog.errors import CatalogError, CatalogQueryError
 from catalog.loaders import FORMATS
 from catalog.models import MAX_LIMIT
-from catalog.paths import catalog_url_from_env, default_index_dir
+from catalog.paths import catalog_url_from_env, default_index_dir, keep_data_private
 from catalog.terminal import (
     ERROR_DISPLAY_CHARS,
     terminal_console,
@@ -151,6 +151,7 @@ def print_hits(out: Console, query: str, hits: list[ProductHit]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    keep_data_private()  # the index caches are private like the runs
     out = terminal_console()
     err = terminal_console(stderr=True)
     try:

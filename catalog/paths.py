@@ -30,6 +30,24 @@ def data_dir() -> Path:
     return base / "shopping-planner"
 
 
+# Runs, logs and caches hold requests and model output: only their owner may read them.
+PRIVATE_UMASK = 0o077
+
+
+def keep_data_private(folder: Path | None = None) -> None:
+    """Make what this process creates from now on private (0700 folders, 0600 files), and
+    close an existing data folder created open by an older version. Called by each entry
+    point (the CLIs, the eval) before its first write; a library never changes the umask."""
+    os.umask(PRIVATE_UMASK)
+    folder = folder or data_dir()
+    try:
+        info = os.stat(folder)
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and info.st_mode & 0o077:
+            os.chmod(folder, 0o700)
+    except OSError:
+        pass  # no folder yet (it is created private), or not ours to change
+
+
 def default_index_dir() -> Path:
     return data_dir() / "catalog"
 

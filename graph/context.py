@@ -5,15 +5,76 @@ Environment variables act as fallbacks, so `.env` configures the CLI and Studio 
 
 from __future__ import annotations
 
+import io
 import os
+import stat
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any, Literal
 
+from dotenv import dotenv_values
 from pydantic.json_schema import SkipJsonSchema
 
 from catalog.paths import catalog_url_from_env
 
 ToolMode = Literal["direct", "llm"]
+
+ENV_FILE = ".env"
+ENV_FILE_MAX_BYTES = 1 << 20
+# A base URL and the key that may be sent to it: a key is sent only to the URL it was
+# configured beside, never to one that a .env adds to a key from the environment.
+KEY_OF_URL = {"OPENAI_BASE_URL": "OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT": "AZURE_OPENAI_API_KEY"}
+
+
+class SettingsError(RuntimeError):
+    """The settings file cannot be used; the message names it and says why."""
+
+
+def load_env_file(directory: Path | None = None) -> Path | None:
+    """Read `.env` from `directory` (default: the working directory), and no other place:
+    a file above it may belong to anyone (a parent under /tmp), so it is never searched
+    for. Variables already set win. Returns the file read, or None if there is none.
+
+    SettingsError for a file that is not a regular file (a FIFO would block for good), is
+    not UTF-8 text, holds a NUL, or sets a base URL for a key that it does not set."""
+    path = (directory or Path.cwd()) / ENV_FILE
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise SettingsError(f"cannot read {path}: {error.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise SettingsError(f"{path} is not a regular file; settings are read from a file")
+    try:
+        # O_NONBLOCK: if the file was swapped for a FIFO since the check, do not wait on it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            data = handle.read(ENV_FILE_MAX_BYTES + 1)
+    except OSError as error:
+        raise SettingsError(f"cannot read {path}: {error.strerror}") from None
+    if len(data) > ENV_FILE_MAX_BYTES:
+        raise SettingsError(f"{path} is over {ENV_FILE_MAX_BYTES} bytes; is it a settings file?")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise SettingsError(
+            f"{path} is not UTF-8 text (byte {data[error.start]:#04x} at offset {error.start}); "
+            "save it as UTF-8"
+        ) from None
+    if "\x00" in text:
+        raise SettingsError(f"{path} holds a NUL byte at offset {text.index(chr(0))}")
+    values = {k: v for k, v in dotenv_values(stream=io.StringIO(text)).items() if v is not None}
+    for url_name, key_name in KEY_OF_URL.items():
+        adds_url = values.get(url_name, "").strip() and not os.environ.get(url_name, "").strip()
+        if adds_url and os.environ.get(key_name, "").strip() and key_name not in values:
+            raise SettingsError(
+                f"{path} sets {url_name}, but {key_name} comes from the environment: a key "
+                f"is sent only to the base URL configured with it (set both in one place)"
+            )
+    for name, value in values.items():
+        os.environ.setdefault(name, value)
+    return path
 
 
 def _env(name: str, default: str | None = None) -> str | None:

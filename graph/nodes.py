@@ -19,6 +19,7 @@ from graph.checks.picks import (
     candidates_of,
     guard_picks,
     is_relevant,
+    missing_items,
     missing_limit_warning,
     one_pick_per_search,
     request_words,
@@ -342,6 +343,7 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             continue
         outcome.picks.append(ProductSummary.of(record))
     outcome.total_price = round(sum(p.price for p in outcome.picks), 2)
+    outcome.missing = missing_items(state.run_plan, results, outcome.picks)
     if outcome.unknown_ids:
         outcome.warnings.append(f"not in the catalog: {', '.join(outcome.unknown_ids)}")
     if not outcome.picks:
@@ -354,11 +356,15 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 "limit the request states"
             )
     elif outcome.budget is not None:
-        outcome.within_budget = outcome.total_price <= outcome.budget
-        if not outcome.within_budget:
+        if outcome.total_price > outcome.budget:
+            outcome.within_budget = False
             outcome.warnings.append(
                 f"total ${outcome.total_price:,.2f} is over the budget of ${outcome.budget:,.2f}"
             )
+        elif outcome.picks and not outcome.missing:
+            # Only a whole recommendation is "within budget": a part of one, or none, is not.
+            outcome.within_budget = True
+    outcome.warnings.extend(item.describe() for item in outcome.missing)
     outcome.warnings.extend(f"plan: {warning}" for warning in state.run_plan_warnings)
     for result in results:
         if result.error:

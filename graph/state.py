@@ -256,10 +256,23 @@ class StepResult(BaseModel):
     latency_s: float = 0.0
 
 
+class MissingItem(BaseModel):
+    """An item the plan searched for that the recommendation lacks, and why."""
+
+    step: int
+    query: str
+    reason: str
+
+    def describe(self) -> str:
+        return f"missing: {self.query!r} (step {self.step}): {self.reason}"
+
+
 class Outcome(BaseModel):
     """The recommendation checked in code after the last step (no LLM involved)."""
 
     picks: list[ProductSummary] = []
+    # Every item the plan searched for is in `picks` or here: none disappears unnamed.
+    missing: list[MissingItem] = []
     total_price: float = 0.0
     budget: float | None = None
     within_budget: bool | None = None
@@ -388,6 +401,7 @@ STATE_TYPES = [
         ProductSummary,
         Usage,
         Outcome,
+        MissingItem,
         ReasoningAnswer,
         SearchDispatch,
         PlanChange,

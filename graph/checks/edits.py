@@ -72,11 +72,20 @@ HOW_TO_ANSWER = (
 # ---------------------------------------------------------------- the text a person edits
 
 
+def exact_number(value: float) -> str:
+    """A number written so it reads back as the same float, in TOML and to a person:
+    1999999, not 2e+06 (which reads back as 2000000); 0.1 as 0.1, not 0.100000000000000005."""
+    number = float(value)
+    if number.is_integer() and abs(number) < 2**53:
+        return str(int(number))
+    return repr(number)  # the shortest text that reads back exactly; inf and nan are TOML
+
+
 def _toml_value(value: PlanValue) -> str:
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     if isinstance(value, float | int) and not isinstance(value, bool):
-        return f"{value:g}" if float(value).is_integer() else repr(float(value))
+        return exact_number(value)
     # A JSON string is a valid TOML basic string (same escapes), on one line.
     return json.dumps(str(value), ensure_ascii=False)
 
@@ -278,7 +287,7 @@ def _shown(value: PlanValue) -> str:
     if value is None:
         return "none"
     if isinstance(value, float) and math.isfinite(value):
-        return f"{value:g}"
+        return exact_number(value)  # two values that differ never look the same
     return repr(value)
 
 

@@ -14,7 +14,7 @@ from rapidfuzz.utils import default_process
 from catalog import CatalogBackend, Product
 from graph.caps import StatedLimits
 from graph.checks.words import product_words, stem
-from graph.state import Plan, PlanStep, ProductSummary, StepResult
+from graph.state import MissingItem, Plan, PlanStep, ProductSummary, StepResult
 
 FEATURE_MATCH_THRESHOLD = 85  # the same fuzzy cut-off WebShop scores attributes with
 MAX_GUARD_COMBINATIONS = 20_000
@@ -273,3 +273,28 @@ def best_per_search(candidates: list[Candidate]) -> list[ProductSummary]:
 
 def _preference(candidate: Candidate) -> tuple[bool, int, int]:
     return (not candidate.within_limits, -len(candidate.features_matched), candidate.rank)
+
+
+def missing_items(
+    plan: Plan, results: list[StepResult], picks: list[ProductSummary]
+) -> list[MissingItem]:
+    """The plan's searched-for items that no pick comes from, each with its reason."""
+    picked = {p.id for p in picks}
+    by_step = {r.step: r for r in results}
+    missing = []
+    for step in plan.steps:
+        if step.query is None:
+            continue
+        result = by_step.get(step.step)
+        if result is None:
+            reason = "its search step did not run"
+        elif result.error:
+            reason = f"its search failed ({result.error})"
+        elif not result.products:
+            reason = "the search found no matching product"
+        elif picked.isdisjoint(p.id for p in result.products):
+            reason = f"none of the {len(result.products)} products found for it was picked"
+        else:
+            continue
+        missing.append(MissingItem(step=step.step, query=step.query, reason=reason))
+    return missing

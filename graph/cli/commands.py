@@ -44,7 +44,14 @@ def dispatch(args: argparse.Namespace, console: Console) -> int:
         view = RunView(console, args.resume, quiet=args.json)
         view.resuming(session.resumable_status(graph, args.resume))
         approve = approver(args, console, view)
-        result = session.resume(graph, args.resume, approve, settings=settings(args), observer=view)
+        result = session.resume(
+            graph,
+            args.resume,
+            approve,
+            settings=settings(args),
+            observer=view,
+            other_catalog=args.other_catalog,
+        )
         return report(args, view, result)
     if not args.request:
         console.print('[bold red]error:[/] give a request, e.g. python -m graph.run "a tent"')

@@ -17,11 +17,13 @@ from catalog.terminal import (
     terminal_markup,
 )
 from graph.caps import PlanningError, RequestError
+from graph.context import SettingsError
 from graph.providers.base import ProviderConfigError
 from graph.providers.retry import describe_provider_error, is_transient_provider_error
 from graph.providers.secrets import redact_secrets
 from graph.runs.checkpoint import CheckpointStoreError, default_checkpoint_path, sqlite_error_hint
 from graph.runs.session import RunFailed
+from graph.runs.threads import UnreadableThread
 from localmodel.errors import LocalModelError
 
 
@@ -51,6 +53,8 @@ def is_expected_error(error: Exception) -> bool:
         RequestError,
         openai.APIError,
         RunFailed,
+        SettingsError,
+        UnreadableThread,
         # The checkpoint store failing mid-run (disk full, locked): saved steps are intact.
         sqlite3.Error,
     )

@@ -14,6 +14,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 from graph.providers.registry import PROVIDERS
@@ -41,6 +42,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resume", metavar="THREAD", help="continue an unfinished run")
     parser.add_argument(
         "--stop-server", action="store_true", help="stop the warm local model server now"
+    )
+    parser.add_argument(
+        "--other-catalog",
+        action="store_true",
+        help="with --resume: continue on the catalog given now, though the run started on another",
     )
     parser.add_argument("--db", help="checkpoint database path (default: per-user data dir)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
@@ -72,20 +78,24 @@ def main(argv: list[str] | None = None) -> int:
     with _collector_paused(freeze=argv is None):
         # Imported here for start-up time (bench/startup.py): --help needs only the parser,
         # while these bring LangGraph, LangChain, OpenAI and rich (~1 s).
-        from dotenv import load_dotenv
-
+        from catalog.paths import keep_data_private
         from catalog.terminal import terminal_console
         from graph.cli import commands, errors
+        from graph.context import load_env_file
         from graph.providers.deadline import stop_calls
 
         if args.request or args.resume:
             import langchain_openai  # noqa: F401  (the chat model, made when the run starts)
 
-    load_dotenv()  # .env configures providers; real environment variables win
-
     console = terminal_console(stderr=args.json)
     restore = _stop_llm_calls_on_ctrl_c(stop_calls)
     try:
+        # .env (of the working directory only) configures providers; real variables win.
+        env_file = load_env_file()
+        keep_data_private()  # runs, logs and caches: 0700/0600 from the first write
+        if args.debug:
+            read = f"settings read from {env_file}" if env_file else f"no .env in {Path.cwd()}"
+            sys.stderr.write(f"debug: {read}\n")
         return commands.dispatch(args, console)
     except KeyboardInterrupt as interrupt:
         console.print(errors.interrupted_text(interrupt), soft_wrap=True)

@@ -269,6 +269,15 @@ def budget_line(outcome: Outcome) -> str:
     dropped a limit the request states, the plan's budget is not the shopper's, so the
     total is compared with the stated limit and never called "within budget" in green."""
     total = f"Total ${outcome.total_price:,.2f}"
+    if not outcome.picks:
+        return f"{total} [yellow](nothing could be recommended)[/]"
+    if outcome.missing:
+        # A part of what was asked for is never "within budget".
+        over = outcome.budget is not None and outcome.total_price > outcome.budget
+        budget = f" of ${outcome.budget:,.2f} budget" if outcome.budget is not None else ""
+        colour, note = ("red", "; over budget") if over else ("yellow", "")
+        count = f"{len(outcome.missing)} item(s) missing, named below"
+        return f"{total}{budget} [{colour}](incomplete: {count}{note})[/]"
     if outcome.dropped_limit is not None:
         limit = f"${outcome.dropped_limit:,.2f}"
         relation = "under" if outcome.total_price <= outcome.dropped_limit else "over"

@@ -76,6 +76,9 @@ def print_threads(console: Console, threads: list[ThreadSummary]) -> None:
             terminal_text(item.request, 60),
         )
     console.print(table if threads else "No runs yet.")
+    for item in threads:
+        if item.status == "unreadable" and item.error:
+            console.print(terminal_text(f"! {item.error}", style="yellow"))
 
 
 def _duration(seconds: float) -> str:

@@ -22,14 +22,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dotenv import load_dotenv
 from langgraph.graph.state import CompiledStateGraph
 from rich.progress import Progress
 
 from catalog import load_products
+from catalog.paths import keep_data_private
 from catalog.terminal import terminal_markup
 from graph.builder import build_graph
-from graph.context import Context
+from graph.context import Context, load_env_file
 from graph.evals.limits import load_labels, load_requests, run_limits_eval
 from graph.evals.limits import markdown_table as limits_table
 from graph.evals.webshop_reward import webshop_reward
@@ -305,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    load_dotenv()  # .env configures providers; real environment variables win
+    load_env_file()  # .env of the working directory configures providers; real variables win
+    keep_data_private()  # the eval's runs and caches are private like the CLI's
     if args.compare:
         reports = [json.loads(p.read_text()) for p in args.compare]
         if all("requests_file" in r for r in reports):

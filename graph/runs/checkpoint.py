@@ -4,14 +4,19 @@ inspected and resumed."""
 from __future__ import annotations
 
 import atexit
+import contextlib
+import fcntl
+import hashlib
 import math
 import os
 import shutil
+import socket
 import sqlite3
 import threading
 import time
 import weakref
-from datetime import UTC, datetime
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +75,8 @@ def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
             f"SHOPPING_CHECKPOINT_BUSY_TIMEOUT must be a number of seconds, got {configured!r}"
         ) from None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _private_database_files(path)
         conn = sqlite3.connect(str(path), check_same_thread=False, timeout=busy_timeout)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
@@ -82,6 +88,22 @@ def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
             f"cannot use checkpoint database {path}: {error}" + (f" ({hint})" if hint else "")
         ) from error
     return saver
+
+
+def _private_database_files(path: Path) -> None:
+    """Create the database file 0600 before SQLite does (its -wal and -shm take the main
+    file's mode), and close one an older version left readable by others."""
+    # Only a new file: an existing one may be read-only, and reading it is fine.
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    for name in (path.name, f"{path.name}-wal", f"{path.name}-shm"):
+        member = path.with_name(name)
+        try:
+            info = member.stat()
+            if info.st_uid == os.getuid() and info.st_mode & 0o077:
+                member.chmod(0o600)
+        except OSError:
+            continue
 
 
 # --- PostgreSQL (scale-out): several processes/replicas share one checkpoint database ---
@@ -139,9 +161,6 @@ def open_postgres_checkpointer(url: str, *, max_size: int = 8):  # -> PostgresSa
             _take_setup_lock(conn)
             try:
                 saver.setup()
-                # Created here, under the migration lock: concurrent CREATE TABLE IF NOT
-                # EXISTS can collide in PostgreSQL's catalog.
-                conn.execute(_CLAIMS_DDL)
             finally:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (_POSTGRES_SETUP_LOCK,))
     except (psycopg.Error, PoolTimeout) as error:
@@ -167,61 +186,129 @@ def open_checkpointer(url_or_path: str | Path | None = None):  # -> BaseCheckpoi
     return open_sqlite_checkpointer(Path(target).expanduser() if target else None)
 
 
-# --- Thread claims: one run per thread id, even when two processes start it at once ---
+# --- Thread leases: one process runs a thread at a time (a start, a resume, an answer) ---
 
-# A thread id is claimed by inserting it into this table before the run starts; the
-# primary key makes the insert the atomic test-and-set that a "does it exist?" read is not.
-CLAIMS_TABLE = "shopping_thread_claims"
-_CLAIMS_DDL = (
-    f"CREATE TABLE IF NOT EXISTS {CLAIMS_TABLE} (thread_id TEXT PRIMARY KEY, claimed_at TEXT)"
-)
-# Savers without a database (MemorySaver in tests and Studio): claims held in the process.
+# A lease is a lock the operating system or the database drops when its holder ends: a
+# file lock (flock) beside the SQLite database, a session advisory lock on PostgreSQL. A
+# crashed or killed process therefore never leaves a thread blocked, and no table of
+# claims can go stale.
+_LEASE_KEY_BYTES = 8  # pg_try_advisory_lock takes one bigint
+# Savers without a database (MemorySaver in tests and Studio): leases held in the process.
 _memory_claims: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 _memory_claims_lock = threading.Lock()
+# The leases this process holds: (id of the saver, thread id) -> open lock file or connection.
+_held: dict[tuple[int, str], Any] = {}
+_held_lock = threading.Lock()
+
+
+def _lease_digest(thread_id: str) -> bytes:
+    return hashlib.sha256(thread_id.encode("utf-8", "surrogatepass")).digest()
+
+
+def _sqlite_file(saver: Any) -> Path | None:
+    """The file of a SqliteSaver's main database; None for an in-memory one."""
+    with saver.lock:
+        rows = saver.conn.execute("PRAGMA database_list").fetchall()
+    for _seq, name, file in rows:
+        if name == "main" and file:
+            return Path(file)
+    return None
+
+
+def lease_dir(database: Path) -> Path:
+    """Where the lock files of a SQLite checkpoint database's thread leases live (hidden,
+    and not matched by a glob of the database's own files)."""
+    return database.with_name(f".{database.name}.leases")
+
+
+def _claim_sqlite(database: Path, thread_id: str) -> Any | None:
+    folder = lease_dir(database)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = folder / (_lease_digest(thread_id).hex()[:40] + ".lock")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    os.ftruncate(fd, 0)  # who holds it, for a person looking (the lock is what counts)
+    os.write(fd, f"{os.getpid()} {socket.gethostname()} {thread_id!r}\n".encode())
+    return fd
+
+
+def _claim_postgres(saver: Any, thread_id: str) -> Any | None:
+    import psycopg  # the postgres extra, present since a PostgresSaver exists
+
+    # A connection of its own, not the pool's: a session lock is re-entrant within its
+    # session, and the pool would hand the session (and the lock) to another caller.
+    conn = psycopg.connect(saver.conn.conninfo, autocommit=True)
+    key = int.from_bytes(_lease_digest(thread_id)[:_LEASE_KEY_BYTES], "big", signed=True)
+    try:
+        taken = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]
+    except BaseException:
+        conn.close()
+        raise
+    if not taken:
+        conn.close()
+        return None
+    return conn
 
 
 def claim_thread(saver: Any, thread_id: str) -> bool:
-    """Claim `thread_id` for a new run: True for the one caller that wins it, False for
-    every other (another process or thread started it first, or it was claimed before)."""
-    now = datetime.now(UTC).isoformat()
+    """Take the lease of `thread_id` for this process: True for the one caller that wins
+    it, False while another holder (this process or another, on any host sharing the
+    database) has it. Given back by release_thread, or by the holder's end, crash included."""
     backend = type(saver).__name__
-    if backend == "SqliteSaver":
-        with saver.lock:
-            try:
-                with saver.conn:  # one transaction: commits, or rolls back on error
-                    saver.conn.execute(_CLAIMS_DDL)
-                    saver.conn.execute(
-                        f"INSERT INTO {CLAIMS_TABLE} VALUES (?, ?)", (thread_id, now)
-                    )
-            except sqlite3.IntegrityError:
+    handle: Any
+    if backend == "SqliteSaver" and (database := _sqlite_file(saver)) is not None:
+        try:
+            handle = _claim_sqlite(database, thread_id)
+        except OSError as error:
+            raise CheckpointStoreError(
+                f"cannot take the lease of thread {thread_id!r} beside {database}: {error}"
+            ) from error
+    elif backend == "PostgresSaver":
+        handle = _claim_postgres(saver, thread_id)
+    else:
+        with _memory_claims_lock:
+            claimed = _memory_claims.setdefault(saver, set())
+            if thread_id in claimed:
                 return False
-        return True
-    if backend == "PostgresSaver":
-        with saver._cursor() as cur:
-            row = cur.execute(
-                f"INSERT INTO {CLAIMS_TABLE} VALUES (%s, %s) "
-                "ON CONFLICT (thread_id) DO NOTHING RETURNING thread_id",
-                (thread_id, now),
-            ).fetchone()
-        return row is not None
-    with _memory_claims_lock:
-        claimed = _memory_claims.setdefault(saver, set())
-        if thread_id in claimed:
-            return False
-        claimed.add(thread_id)
-        return True
+            claimed.add(thread_id)
+            return True
+    if handle is None:
+        return False
+    with _held_lock:
+        _held[(id(saver), thread_id)] = handle
+    return True
 
 
 def release_thread(saver: Any, thread_id: str) -> None:
-    """Give a claim back: the run stopped before it saved anything (a bad setting), so
-    the id may be used again."""
-    backend = type(saver).__name__
-    if backend == "SqliteSaver":
-        with saver.lock, saver.conn:
-            saver.conn.execute(f"DELETE FROM {CLAIMS_TABLE} WHERE thread_id = ?", (thread_id,))
-    elif backend == "PostgresSaver":
-        with saver._cursor() as cur:
-            cur.execute(f"DELETE FROM {CLAIMS_TABLE} WHERE thread_id = %s", (thread_id,))
-    else:
+    """Give a lease back (a no-op for one this process does not hold)."""
+    with _held_lock:
+        handle = _held.pop((id(saver), thread_id), None)
+    if handle is None:
         with _memory_claims_lock:
             _memory_claims.get(saver, set()).discard(thread_id)
+    elif isinstance(handle, int):
+        os.close(handle)  # closing the descriptor drops its flock
+    else:
+        handle.close()  # ending the session drops its advisory lock
+
+
+@contextmanager
+def thread_lease(saver: Any, thread_id: str, busy: Callable[[], BaseException]) -> Iterator[None]:
+    """Hold the lease of `thread_id` for the block; raise `busy()` if another holds it.
+    Without a saver (a graph compiled without a checkpointer) there is nothing to guard."""
+    if saver is None:
+        yield
+        return
+    if not claim_thread(saver, thread_id):
+        raise busy()
+    try:
+        yield
+    finally:
+        release_thread(saver, thread_id)

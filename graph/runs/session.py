@@ -8,29 +8,37 @@ shows progress, an observer.
 
 from __future__ import annotations
 
+import json
+import os
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Durability
 
+from catalog.paths import is_postgres_url, redact_url
 from graph.checks.stated import checked_request, request_facts
 from graph.context import Context
 from graph.cost import CostEstimate, estimate_plan_cost
 from graph.providers.models import chat_model_session
 from graph.runs.approval import ApprovalDecision, ApprovalRequest, RunObserver
-from graph.runs.checkpoint import claim_thread, release_thread
+from graph.runs.checkpoint import thread_lease
 from graph.runs.draft import PlanDraft
-from graph.runs.threads import error_of, status_of, thread_config
+from graph.runs.threads import error_of, read_state, status_of, thread_config
 from graph.state import Plan
 from graph.tools import get_catalog
 
 # The Context fields a run saves in its checkpoint metadata; a resumed run reuses them.
 RUN_SETTINGS = ("provider", "model", "tool_mode", "catalog", "search_limit")
+# The metadata key of the catalog a run is tied to (catalog_identity, as JSON text: the
+# checkpointers keep only scalar metadata); a resume that would see another catalog stops
+# unless told otherwise.
+CATALOG_IDENTITY = "catalog_identity"
 
 
 class RunFailed(RuntimeError):
@@ -87,14 +95,77 @@ def run_context(settings: Mapping[str, Any], saved: Mapping[str, Any] | None = N
     merged = {k: v for k, v in (saved or {}).items() if k in RUN_SETTINGS}
     merged.update({k: v for k, v in settings.items() if v is not None})
     try:
-        return Context(**{k: v for k, v in merged.items() if k in RUN_SETTINGS and v is not None})
+        context = Context(
+            **{k: v for k, v in merged.items() if k in RUN_SETTINGS and v is not None}
+        )
     except ValueError as error:  # a setting out of range: one line, before any call
         raise RunFailed(f"bad setting: {error}") from None
+    # Saved as an absolute path: a resume from another directory opens the same file.
+    return replace(context, catalog=absolute_catalog(context.catalog))
+
+
+def absolute_catalog(catalog: str | None) -> str | None:
+    """A catalog path made absolute against the working directory (a URL as given).
+    Symlinks are kept, not resolved: a loop is the catalog loader's to report, and the
+    content hash ties the run to what the link pointed at."""
+    if not catalog or is_postgres_url(catalog):
+        return catalog
+    return os.path.abspath(Path(catalog).expanduser())
+
+
+def catalog_identity(context: Context) -> dict[str, str | None]:
+    """What ties a run to its catalog: the path (None: the shipped default), the database
+    (redacted), and the content marker of the opened catalog (its file's sha256, or the
+    PostgreSQL table's; None while the default is not opened)."""
+    backend = context.catalog_backend
+    return {
+        "catalog": context.catalog,
+        "database": redact_url(context.catalog_url) if context.catalog_url else None,
+        "source": getattr(backend, "source", None) if backend is not None else None,
+    }
+
+
+def check_same_catalog(thread_id: str, saved: Any, now: dict[str, str | None]) -> None:
+    """RunFailed naming both catalogs if a resume would see another catalog than the run
+    started on. A run saved before identities were kept is not checked."""
+    try:
+        saved = json.loads(saved) if isinstance(saved, str) else None
+    except ValueError:
+        saved = None
+    if not isinstance(saved, dict):
+        return
+    same_place = all(saved.get(k) == now[k] for k in ("catalog", "database"))
+    same_content = None in (saved.get("source"), now["source"]) or saved["source"] == now["source"]
+    if same_place and same_content:
+        return
+    then, later = _describe_catalog(saved), _describe_catalog(now)
+    if same_place:
+        then, later = f"{then} as it was then", f"its content now ({_short(now['source'])})"
+    raise RunFailed(
+        f"thread {thread_id!r} started on catalog {then}; this resume would use {later}. "
+        "Pass --other-catalog to resume on it anyway"
+    )
+
+
+def _describe_catalog(identity: Mapping[str, Any]) -> str:
+    where = identity.get("catalog") or "the shipped default"
+    database = identity.get("database")
+    text = f"{where} (PostgreSQL {database})" if database else str(where)
+    source = identity.get("source")
+    return f"{text} [{_short(source)}]" if source else text
+
+
+def _short(source: str | None) -> str:
+    """The content hash of a catalog marker, shortened for a message."""
+    if not source:
+        return "unknown content"
+    digest = next((part for part in source.split(":") if len(part) == 64), source)
+    return f"sha256 {digest[:12]}"
 
 
 def saved_settings(graph: CompiledStateGraph, thread_id: str) -> dict[str, Any]:
     """The run settings a thread's latest checkpoint carries."""
-    metadata = graph.get_state(thread_config(thread_id)).metadata or {}
+    metadata = read_state(graph, thread_id).metadata or {}
     return {k: v for k, v in metadata.items() if k in RUN_SETTINGS}
 
 
@@ -139,40 +210,23 @@ def start(
     request, _ = checked_request(request)
     thread_id = check_thread_id(thread_id) if thread_id is not None else new_thread_id()
     context = open_run_catalog(context)
-    if graph.get_state(thread_config(thread_id)).values:
+    if read_state(graph, thread_id).values:
         raise _thread_taken(thread_id)  # early, before a local model server starts
-    with chat_model_session(context) as resolved:
-        return _start_claimed(graph, thread_id, request, resolved, approve, observer)
+    # The lease is exclusive (two processes starting one thread: exactly one wins), and the
+    # state is read again under it: a racer that already saved its run is seen.
+    with thread_lease(_saver(graph), thread_id, lambda: _thread_taken(thread_id)):
+        if read_state(graph, thread_id).values:
+            raise _thread_taken(thread_id)
+        try:
+            with chat_model_session(context) as resolved:
+                return drive(graph, thread_id, {"request": request}, resolved, approve, observer)
+        except BaseException as error:
+            note_thread(error, thread_id, _saved(graph, thread_id))
+            raise
 
 
-def _start_claimed(
-    graph: CompiledStateGraph,
-    thread_id: str,
-    request: str,
-    context: Context,
-    approve: Approver,
-    observer: RunObserver | None,
-) -> RunResult:
-    saver = graph.checkpointer if isinstance(graph.checkpointer, BaseCheckpointSaver) else None
-    # The claim is atomic (two processes starting one thread: exactly one wins); the
-    # state check covers threads saved before claims existed.
-    if (saver is not None and not claim_thread(saver, thread_id)) or graph.get_state(
-        thread_config(thread_id)
-    ).values:
-        raise _thread_taken(thread_id)
-    try:
-        return drive(graph, thread_id, {"request": request}, context, approve, observer)
-    except BaseException as error:
-        saved = _saved(graph, thread_id)
-        # Stopped before anything was saved (a bad setting, Ctrl-C at once): no thread is
-        # left behind, and the id may be used again.
-        if saver is not None and saved is False:
-            try:
-                release_thread(saver, thread_id)
-            except Exception:  # the store is failing too (locked, full): keep the error
-                saved = None
-        note_thread(error, thread_id, saved)
-        raise
+def _saver(graph: CompiledStateGraph) -> BaseCheckpointSaver | None:
+    return graph.checkpointer if isinstance(graph.checkpointer, BaseCheckpointSaver) else None
 
 
 def note_thread(error: BaseException, thread_id: str, saved: bool | None) -> None:
@@ -192,17 +246,24 @@ def _thread_taken(thread_id: str) -> RunFailed:
     )
 
 
+def _thread_busy(thread_id: str) -> RunFailed:
+    return RunFailed(
+        f"thread {thread_id!r} is being run by another process right now; "
+        f"when that run ends or pauses, --resume {thread_id} continues it"
+    )
+
+
 def _saved(graph: CompiledStateGraph, thread_id: str) -> bool | None:
     """Whether the thread holds a saved run; None if the store cannot say (locked)."""
     try:
-        return bool(graph.get_state(thread_config(thread_id)).values)
+        return bool(read_state(graph, thread_id).values)
     except Exception:
         return None  # cannot tell: keep the claim
 
 
 def resumable_status(graph: CompiledStateGraph, thread_id: str) -> str:
     """The status of a thread that can be resumed; RunFailed if there is nothing to resume."""
-    snapshot = graph.get_state(thread_config(thread_id))
+    snapshot = read_state(graph, thread_id)
     if not snapshot.values:
         raise RunFailed(f"no run with thread id {thread_id!r}; see --list")
     status = status_of(snapshot)
@@ -218,16 +279,25 @@ def resume(
     *,
     settings: Mapping[str, Any] | None = None,
     observer: RunObserver | None = None,
+    other_catalog: bool = False,
 ) -> RunResult:
-    """Continue an unfinished run with its saved settings (explicit `settings` win)."""
-    resumable_status(graph, thread_id)
-    context = open_run_catalog(run_context(settings or {}, saved_settings(graph, thread_id)))
-    try:
-        with chat_model_session(context) as resolved:
-            return drive(graph, thread_id, None, resolved, approve, observer)
-    except BaseException as error:
-        note_thread(error, thread_id, True)  # a resumed run was saved before
-        raise
+    """Continue an unfinished run with its saved settings (explicit `settings` win). A
+    resume that would see another catalog than the run started on (another path, or the
+    file changed) stops with RunFailed unless `other_catalog`."""
+    # Held before the status is read: a run that another process finished meanwhile is
+    # seen as done, and a step in flight elsewhere never runs a second time.
+    with thread_lease(_saver(graph), thread_id, lambda: _thread_busy(thread_id)):
+        resumable_status(graph, thread_id)
+        metadata = read_state(graph, thread_id).metadata or {}
+        context = open_run_catalog(run_context(settings or {}, saved_settings(graph, thread_id)))
+        if not other_catalog:
+            check_same_catalog(thread_id, metadata.get(CATALOG_IDENTITY), catalog_identity(context))
+        try:
+            with chat_model_session(context) as resolved:
+                return drive(graph, thread_id, None, resolved, approve, observer)
+        except BaseException as error:
+            note_thread(error, thread_id, True)  # a resumed run was saved before
+            raise
 
 
 def run_thread(
@@ -239,7 +309,18 @@ def run_thread(
 ) -> RunResult:
     """Run a thread to its end: start it, resume it where it stopped, or read it back if
     it already ended. For batch callers (eval) whose context is already resolved."""
-    snapshot = graph.get_state(thread_config(thread_id))
+    with thread_lease(_saver(graph), thread_id, lambda: _thread_busy(thread_id)):
+        return _run_thread_leased(graph, thread_id, request, context, approve)
+
+
+def _run_thread_leased(
+    graph: CompiledStateGraph,
+    thread_id: str,
+    request: str,
+    context: Context,
+    approve: Approver,
+) -> RunResult:
+    snapshot = read_state(graph, thread_id)
     if not snapshot.values:
         return drive(graph, thread_id, {"request": checked_request(request)[0]}, context, approve)
     status = status_of(snapshot)
@@ -262,6 +343,7 @@ def drive(
     `approve`. Every checkpoint carries the run settings, so a resume reuses them."""
     config: dict[str, Any] = thread_config(thread_id)
     config["metadata"] = {name: getattr(context, name) for name in RUN_SETTINGS}
+    config["metadata"][CATALOG_IDENTITY] = json.dumps(catalog_identity(context), sort_keys=True)
     estimate: CostEstimate | None = None
     pending: Any = graph_input
     while True:

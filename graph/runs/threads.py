@@ -17,12 +17,47 @@ from graph.checks.edits import describe_change
 from graph.state import Plan, PlanEdit, PlanStep, StepResult, plan_that_runs
 
 ThreadStatus = Literal[
-    "planning", "awaiting approval", "running", "done", "rejected", "failed", "unknown"
+    "planning",
+    "awaiting approval",
+    "running",
+    "done",
+    "rejected",
+    "failed",
+    "unknown",
+    "unreadable",
 ]
+
+
+class UnreadableThread(RuntimeError):
+    """A thread whose stored checkpoints do not decode (written by another version, or
+    damaged); every other thread stays readable."""
 
 
 def thread_config(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id}}
+
+
+def _is_store_failure(error: BaseException) -> bool:
+    """The database failing (locked, full, gone), not one thread's bytes: said as such."""
+    return type(error).__module__.split(".")[0] in ("sqlite3", "psycopg", "psycopg_pool")
+
+
+def unreadable(thread_id: str, error: BaseException) -> UnreadableThread:
+    reason = " ".join(str(error).split())[:160] or type(error).__name__
+    return UnreadableThread(
+        f"thread {thread_id!r} cannot be read: its stored checkpoint does not decode "
+        f"({type(error).__name__}: {reason}); the other runs are unaffected"
+    )
+
+
+def read_state(graph: CompiledStateGraph, thread_id: str) -> StateSnapshot:
+    """The thread's latest state; UnreadableThread if its checkpoint does not decode."""
+    try:
+        return graph.get_state(thread_config(thread_id))
+    except Exception as error:
+        if _is_store_failure(error):
+            raise
+        raise unreadable(thread_id, error) from error
 
 
 def _get(values: dict[str, Any], key: str, default: Any = None) -> Any:
@@ -112,14 +147,19 @@ def recent_thread_ids(saver: BaseCheckpointSaver, limit: int = 20) -> list[str]:
 def list_threads(
     graph: CompiledStateGraph, saver: BaseCheckpointSaver, limit: int = 20
 ) -> list[ThreadSummary]:
-    return [
-        summarize(graph.get_state(thread_config(thread_id)), thread_id)
-        for thread_id in recent_thread_ids(saver, limit)
-    ]
+    summaries = []
+    for thread_id in recent_thread_ids(saver, limit):
+        try:
+            summaries.append(summarize(read_state(graph, thread_id), thread_id))
+        except UnreadableThread as error:  # one bad thread never hides the others
+            summaries.append(
+                ThreadSummary(thread_id, "", "unreadable", 0, 0, None, error=str(error))
+            )
+    return summaries
 
 
 def thread_exists(graph: CompiledStateGraph, thread_id: str) -> bool:
-    return bool(graph.get_state(thread_config(thread_id)).values)
+    return bool(read_state(graph, thread_id).values)
 
 
 @dataclass
@@ -160,7 +200,12 @@ def _search_of(step: PlanStep) -> str:
 
 def thread_history(graph: CompiledStateGraph, thread_id: str) -> list[HistoryEntry]:
     """Checkpoints in order, each with the node that produced it and a short result."""
-    snapshots = list(graph.get_state_history(thread_config(thread_id)))
+    try:
+        snapshots = list(graph.get_state_history(thread_config(thread_id)))
+    except Exception as error:
+        if _is_store_failure(error):
+            raise
+        raise unreadable(thread_id, error) from error
     snapshots.reverse()
     entries: list[HistoryEntry] = []
     previous: StateSnapshot | None = None

@@ -1,0 +1,109 @@
+"""Classes 3, 9 (bytes the settings do not expect) and 10 (a FIFO) of the second red-team
+round (#24): `.env` is read from the working directory only, never from a directory above
+it, and a key is sent only to the base URL it was configured with. Through the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_runs import cli_environment
+from fake_openai_server import FakeScript, fake_openai_server
+from fakes import STRAP_PICK, STRAP_PLAN
+
+KEY = "sk-redteam-0123456789abcdef0123456789"
+
+
+def fake() -> FakeScript:
+    return FakeScript(replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]})
+
+
+def run_in(cwd: Path, data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The CLI run from `cwd`, its provider settings only those in `env` (and `cwd`/.env)."""
+    base = cli_environment("", data_dir, **env)
+    for name in ("OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_API_KEY"):
+        if name not in env:
+            base.pop(name, None)
+    return subprocess.run(
+        [sys.executable, "-m", "graph.run", *args],
+        cwd=cwd,
+        env=base,
+        capture_output=True,
+        text=True,
+        timeout=90,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_the_working_directorys_env_is_read_and_named_under_debug(
+    tmp_path: Path, small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    script = fake()
+    with fake_openai_server(script) as url:
+        (tmp_path / ".env").write_text(f"OPENAI_BASE_URL={url}\nOPENAI_MODEL=fake-model\n")
+        run = run_in(
+            tmp_path, isolated_data_dir, "a photo gift", "--yes", "--debug",
+            "--catalog", str(small_catalog_file),
+        )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"settings read from {tmp_path / '.env'}" in run.stderr
+    assert script.calls_for("Plan")
+
+
+def test_an_env_above_the_working_directory_is_never_read(
+    tmp_path: Path, small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    planted = fake()
+    below = tmp_path / "checkout" / "sub"
+    below.mkdir(parents=True)
+    with fake_openai_server(planted) as url:
+        (tmp_path / ".env").write_text(f"OPENAI_BASE_URL={url}\nOPENAI_API_KEY={KEY}\n")
+        (tmp_path / "checkout" / ".env").write_text(f"OPENAI_BASE_URL={url}\n")
+        run = run_in(below, isolated_data_dir, "a photo gift", "--yes", "--debug")
+    assert run.returncode != 0
+    assert not planted.requests, "a .env above the working directory redirected the run"
+    assert "no .env in" in run.stderr
+
+
+def test_a_key_is_not_sent_to_a_base_url_set_without_it(
+    tmp_path: Path, small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    planted = fake()
+    with fake_openai_server(planted) as url:
+        (tmp_path / ".env").write_text(f"OPENAI_BASE_URL={url}\nOPENAI_MODEL=fake-model\n")
+        run = run_in(
+            tmp_path, isolated_data_dir, "a photo gift", "--yes",
+            "--catalog", str(small_catalog_file), OPENAI_API_KEY=KEY,
+        )  # fmt: skip
+    output = run.stdout + run.stderr
+    assert run.returncode == 2, output
+    assert not planted.requests, "the key went to a base URL it was not configured with"
+    assert "OPENAI_BASE_URL" in output and "OPENAI_API_KEY" in output
+    assert KEY not in output and "Traceback" not in output
+    assert len(output.strip().splitlines()) == 1, output
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"OPENAI_MODEL=caf\xe9\n", b"OPENAI_MODEL=a\x00b\n", b"\xff\xfeO\x00=\x00"],
+    ids=["latin-1", "nul", "utf-16"],
+)
+def test_an_env_with_unexpected_bytes_is_one_line(
+    content: bytes, tmp_path: Path, isolated_data_dir: Path
+) -> None:
+    (tmp_path / ".env").write_bytes(content)
+    run = run_in(tmp_path, isolated_data_dir, "--list")
+    output = run.stdout + run.stderr
+    assert run.returncode == 2, output
+    assert "Traceback" not in output and ".env" in output, output
+    assert len(output.strip().splitlines()) == 1, output
+
+
+def test_an_env_that_is_a_fifo_does_not_hang(tmp_path: Path, isolated_data_dir: Path) -> None:
+    os.mkfifo(tmp_path / ".env")
+    run = run_in(tmp_path, isolated_data_dir, "--list")  # a hang fails on the timeout
+    output = run.stdout + run.stderr
+    assert run.returncode == 2 and "not a regular file" in output, output

@@ -1,0 +1,113 @@
+"""Class 2 of the second red-team round (#24): a run is tied to the catalog it started
+with. A relative --catalog is kept absolute, so a resume from another directory opens the
+same file; a resume that would see another catalog (SHOPPING_CATALOG set since, or the file
+changed) stops with one line naming both, unless --other-catalog. Through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from cli_runs import cli_environment
+from conftest import SMALL_CATALOG
+from fake_openai_server import FakeScript, fake_openai_server
+from fakes import STRAP_PICK, STRAP_PLAN
+
+from graph.builder import build_graph
+from graph.runs.checkpoint import open_checkpointer
+from graph.runs.threads import thread_config
+
+
+def fake() -> FakeScript:
+    return FakeScript(
+        replies={"Plan": [dict(STRAP_PLAN)] * 3, "ReasoningAnswer": [dict(STRAP_PICK)] * 3}
+    )
+
+
+def cli(url: str, cwd: Path, data_dir: Path, *args: str, **env: str) -> tuple[int, str]:
+    run = subprocess.run(
+        [sys.executable, "-m", "graph.run", *args],
+        cwd=cwd,
+        env=cli_environment(url, data_dir, COLUMNS="300", **env),
+        capture_output=True,
+        text=True,
+        timeout=90,
+        stdin=subprocess.DEVNULL,
+    )
+    return run.returncode, run.stdout + run.stderr
+
+
+def write_catalog(path: Path, id_prefix: str) -> Path:
+    rows = [{**row, "id": f"{id_prefix}{row['id']}"} for row in SMALL_CATALOG]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def searched_ids(data_dir: Path, thread: str) -> set[str]:
+    graph = build_graph(open_checkpointer(str(data_dir / "checkpoints.sqlite")))
+    values = graph.get_state(thread_config(thread)).values
+    return {p.id for result in values["step_results"] for p in result.products}
+
+
+def test_a_relative_catalog_resumed_from_another_directory_is_the_same_file(
+    tmp_path: Path, isolated_data_dir: Path
+) -> None:
+    first, other = tmp_path / "first", tmp_path / "other"
+    first.mkdir(), other.mkdir()
+    write_catalog(first / "shop.jsonl", "")
+    write_catalog(other / "shop.jsonl", "elsewhere-")
+    with fake_openai_server(fake()) as url:
+        code, out = cli(
+            url,
+            first,
+            isolated_data_dir,
+            "a photo gift",
+            "--thread",
+            "t",
+            "--catalog",
+            "shop.jsonl",
+        )
+        assert code == 2 and "--yes" in out, out  # paused at approval
+        code, out = cli(url, other, isolated_data_dir, "--resume", "t", "--yes")
+    assert code == 0, out
+    found = searched_ids(isolated_data_dir, "t")
+    assert found and not any(i.startswith("elsewhere-") for i in found), found
+
+
+def test_a_resume_that_would_see_another_catalog_stops_unless_told(
+    tmp_path: Path, isolated_data_dir: Path
+) -> None:
+    shop = write_catalog(tmp_path / "shop.jsonl", "")
+    planted = write_catalog(tmp_path / "planted.jsonl", "planted-")
+    with fake_openai_server(fake()) as url:
+        # Started on the shipped default; SHOPPING_CATALOG set before the resume.
+        code, out = cli(url, tmp_path, isolated_data_dir, "a photo gift", "--thread", "d")
+        assert code == 2, out
+        code, out = cli(
+            url, tmp_path, isolated_data_dir, "--resume", "d", "--yes",
+            SHOPPING_CATALOG=str(planted),
+        )  # fmt: skip
+        assert code == 2 and "Traceback" not in out, out
+        assert "the shipped default" in out and str(planted) in out, out
+        assert [line for line in out.splitlines() if line.startswith("error:")] == [
+            out.splitlines()[-1]
+        ], out
+
+        # Started on a file that changed before the resume.
+        code, out = cli(
+            url, tmp_path, isolated_data_dir, "a photo gift", "--thread", "f", "--catalog",
+            str(shop),
+        )  # fmt: skip
+        assert code == 2, out
+        write_catalog(shop, "changed-")
+        code, out = cli(url, tmp_path, isolated_data_dir, "--resume", "f", "--yes")
+        assert code == 2 and str(shop) in out and "--other-catalog" in out, out
+
+        # Told: the resume runs on the catalog as it is now.
+        code, out = cli(
+            url, tmp_path, isolated_data_dir, "--resume", "f", "--yes", "--other-catalog"
+        )
+    assert code == 0, out
+    assert all(i.startswith("changed-") for i in searched_ids(isolated_data_dir, "f"))
