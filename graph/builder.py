@@ -16,18 +16,14 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 
 from graph.context import Context
-from graph.nodes import (
-    approval,
-    executor,
-    planner,
-    record_search,
+from graph.nodes import approval, executor, planner, record_search, verify
+from graph.providers.retry import llm_retry_policy
+from graph.routes import (
     route_after_approval,
     route_after_executor,
     route_after_planner,
     route_next_step,
-    verify,
 )
-from graph.providers.retry import llm_retry_policy
 from graph.state import STATE_TYPES, InputState, State
 from graph.tools import TOOLS, tool_error_message
 

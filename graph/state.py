@@ -1,10 +1,7 @@
-"""State and schemas of the planner-executor graph.
-
-Data flows one way: request -> Plan -> StepResults -> Outcome. At approval a person may
-edit the Plan once (PlanEdit); the model's plan is kept beside the edit, which runs.
-Each plain state field has one writer node, named beside it; the two reducer fields are
-append-only logs that the node finishing a step appends to (see State).
-"""
+"""State and schemas of the planner-executor graph. Data flows one way: request -> Plan
+-> StepResults -> Outcome; at approval a person may edit the Plan (PlanEdit), which then
+runs, the model's kept beside it. Each plain state field has one writer node, named
+beside it; the two reducer fields are append-only logs (see State)."""
 
 from __future__ import annotations
 
@@ -33,6 +30,7 @@ from graph.caps import (
 )
 
 MAX_PLAN_STEPS = 10
+SEARCH_FILTERS = ("category", "min_price", "max_price", "min_rating")
 
 
 class PlanStep(BaseModel):
@@ -94,12 +92,8 @@ class PlanStep(BaseModel):
 
     def search_arguments(self) -> dict[str, object]:
         """Arguments for `search_products`, without the unset filters."""
-        arguments: dict[str, object] = {"query": self.query or ""}
-        for name in ("category", "min_price", "max_price", "min_rating"):
-            value = getattr(self, name)
-            if value is not None:
-                arguments[name] = value
-        return arguments
+        filters = {name: getattr(self, name) for name in SEARCH_FILTERS}
+        return {"query": self.query or "", **{k: v for k, v in filters.items() if v is not None}}
 
 
 class Plan(BaseModel):
@@ -207,14 +201,9 @@ class ProductSummary(BaseModel):
 
     @classmethod
     def of(cls, product: Product) -> ProductSummary:
-        """The one way a catalog record becomes a summary (search results, checked picks)."""
-        return cls(
-            id=product.id,
-            title=product.title,
-            price=product.price,
-            rating=product.rating,
-            category=product.category,
-        )
+        """The one way a catalog record becomes a summary (search results, checked picks):
+        the summary's fields, each the product's own."""
+        return cls(**{name: getattr(product, name) for name in cls.model_fields})
 
 
 class Usage(BaseModel):
@@ -289,10 +278,7 @@ class Outcome(BaseModel):
 
 
 ApprovalStatus = Literal["approved", "rejected"]
-
-
-# The fields of a plan a person edits at approval, in the order they are shown.
-PlanValue = str | float | list[str] | None
+PlanValue = str | float | list[str] | None  # a plan field's value, before or after an edit
 
 
 class PlanChange(BaseModel):
@@ -358,8 +344,7 @@ class State(InputState):
         self.plan_edit = _as_model(PlanEdit, self.plan_edit)
         self.dispatched = _as_model(SearchDispatch, self.dispatched)
         self.outcome = _as_model(Outcome, self.outcome)
-        if any(isinstance(r, dict) for r in self.step_results):
-            self.step_results = [_as_model(StepResult, r) for r in self.step_results]
+        self.step_results = [_as_model(StepResult, r) for r in self.step_results]
 
     @property
     def run_plan(self) -> Plan | None:

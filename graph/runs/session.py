@@ -8,25 +8,27 @@ shows progress, an observer.
 
 from __future__ import annotations
 
-import json
-import os
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Durability
 
-from catalog.paths import is_postgres_url, redact_url
 from graph.checks.stated import checked_request, request_facts
 from graph.context import Context
 from graph.cost import CostEstimate, estimate_plan_cost
 from graph.providers.models import chat_model_session
 from graph.runs.approval import ApprovalDecision, ApprovalRequest, RunObserver
+from graph.runs.catalog_tie import (
+    CATALOG_IDENTITY,
+    absolute_catalog,
+    catalog_change,
+    identity_metadata,
+)
 from graph.runs.checkpoint import thread_lease
 from graph.runs.draft import PlanDraft
 from graph.runs.threads import error_of, read_state, status_of, thread_config
@@ -35,10 +37,6 @@ from graph.tools import get_catalog
 
 # The Context fields a run saves in its checkpoint metadata; a resumed run reuses them.
 RUN_SETTINGS = ("provider", "model", "tool_mode", "catalog", "search_limit")
-# The metadata key of the catalog a run is tied to (catalog_identity, as JSON text: the
-# checkpointers keep only scalar metadata); a resume that would see another catalog stops
-# unless told otherwise.
-CATALOG_IDENTITY = "catalog_identity"
 
 
 class RunFailed(RuntimeError):
@@ -102,65 +100,6 @@ def run_context(settings: Mapping[str, Any], saved: Mapping[str, Any] | None = N
         raise RunFailed(f"bad setting: {error}") from None
     # Saved as an absolute path: a resume from another directory opens the same file.
     return replace(context, catalog=absolute_catalog(context.catalog))
-
-
-def absolute_catalog(catalog: str | None) -> str | None:
-    """A catalog path made absolute against the working directory (a URL as given).
-    Symlinks are kept, not resolved: a loop is the catalog loader's to report, and the
-    content hash ties the run to what the link pointed at."""
-    if not catalog or is_postgres_url(catalog):
-        return catalog
-    return os.path.abspath(Path(catalog).expanduser())
-
-
-def catalog_identity(context: Context) -> dict[str, str | None]:
-    """What ties a run to its catalog: the path (None: the shipped default), the database
-    (redacted), and the content marker of the opened catalog (its file's sha256, or the
-    PostgreSQL table's; None while the default is not opened)."""
-    backend = context.catalog_backend
-    return {
-        "catalog": context.catalog,
-        "database": redact_url(context.catalog_url) if context.catalog_url else None,
-        "source": getattr(backend, "source", None) if backend is not None else None,
-    }
-
-
-def check_same_catalog(thread_id: str, saved: Any, now: dict[str, str | None]) -> None:
-    """RunFailed naming both catalogs if a resume would see another catalog than the run
-    started on. A run saved before identities were kept is not checked."""
-    try:
-        saved = json.loads(saved) if isinstance(saved, str) else None
-    except ValueError:
-        saved = None
-    if not isinstance(saved, dict):
-        return
-    same_place = all(saved.get(k) == now[k] for k in ("catalog", "database"))
-    same_content = None in (saved.get("source"), now["source"]) or saved["source"] == now["source"]
-    if same_place and same_content:
-        return
-    then, later = _describe_catalog(saved), _describe_catalog(now)
-    if same_place:
-        then, later = f"{then} as it was then", f"its content now ({_short(now['source'])})"
-    raise RunFailed(
-        f"thread {thread_id!r} started on catalog {then}; this resume would use {later}. "
-        "Pass --other-catalog to resume on it anyway"
-    )
-
-
-def _describe_catalog(identity: Mapping[str, Any]) -> str:
-    where = identity.get("catalog") or "the shipped default"
-    database = identity.get("database")
-    text = f"{where} (PostgreSQL {database})" if database else str(where)
-    source = identity.get("source")
-    return f"{text} [{_short(source)}]" if source else text
-
-
-def _short(source: str | None) -> str:
-    """The content hash of a catalog marker, shortened for a message."""
-    if not source:
-        return "unknown content"
-    digest = next((part for part in source.split(":") if len(part) == 64), source)
-    return f"sha256 {digest[:12]}"
 
 
 def saved_settings(graph: CompiledStateGraph, thread_id: str) -> dict[str, Any]:
@@ -291,7 +230,9 @@ def resume(
         metadata = read_state(graph, thread_id).metadata or {}
         context = open_run_catalog(run_context(settings or {}, saved_settings(graph, thread_id)))
         if not other_catalog:
-            check_same_catalog(thread_id, metadata.get(CATALOG_IDENTITY), catalog_identity(context))
+            moved = catalog_change(thread_id, metadata.get(CATALOG_IDENTITY), context)
+            if moved is not None:
+                raise RunFailed(moved)
         try:
             with chat_model_session(context) as resolved:
                 return drive(graph, thread_id, None, resolved, approve, observer)
@@ -343,7 +284,7 @@ def drive(
     `approve`. Every checkpoint carries the run settings, so a resume reuses them."""
     config: dict[str, Any] = thread_config(thread_id)
     config["metadata"] = {name: getattr(context, name) for name in RUN_SETTINGS}
-    config["metadata"][CATALOG_IDENTITY] = json.dumps(catalog_identity(context), sort_keys=True)
+    config["metadata"][CATALOG_IDENTITY] = identity_metadata(context)
     estimate: CostEstimate | None = None
     pending: Any = graph_input
     while True:
