@@ -118,11 +118,31 @@ def fingerprint(server: LocalModelServer) -> str:
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()
 
 
+# How long a client waits for a server's lock: another client holds it while it checks,
+# starts (loading the model can take minutes) or stops that server.
+START_LOCK_TIMEOUT_S = 900.0
+STOP_LOCK_TIMEOUT_S = 15.0
+
+
 @contextlib.contextmanager
-def _exclusive(path: Path) -> Iterator[None]:
+def _exclusive(path: Path, timeout_s: float = START_LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold `path`'s lock; LocalModelError if another process holds it past `timeout_s`
+    (for example a run suspended with Ctrl-Z while it starts the model)."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LocalModelError(
+                        f"another process has held the local model server's lock {path} for "
+                        f"{timeout_s:g} s (a run starting or using the model, perhaps suspended "
+                        "with Ctrl-Z); let it finish or end it, then try again"
+                    ) from None
+                time.sleep(0.1)
         yield
     finally:
         os.close(fd)
@@ -329,7 +349,7 @@ def stop_servers(data_dir: Path, timeout_s: float = 10.0) -> list[WarmServer]:
     """Stop every warm server of `data_dir`; returns those that were running."""
     stopped = []
     for files in _Files.all(data_dir):
-        with _exclusive(files.lock):
+        with _exclusive(files.lock, STOP_LOCK_TIMEOUT_S):
             server = _read_running(files)
             if server is not None:
                 _terminate(server.pid, timeout_s)
