@@ -156,7 +156,7 @@ OPTIONAL_FOR_MODEL = frozenset({"category", "min_price", "max_price", "min_ratin
 # Fields code fills in after the model answers; the model never sees them. The budget is
 # the request's stated cap, read in code (graph/checks/stated.py), which overrode the model's
 # budget whenever they differed: written by the model it was ~8 tokens of a plan's ~150.
-WRITTEN_BY_CODE = frozenset({"budget", "filled_from_request", "built_in_code"})
+WRITTEN_BY_CODE = frozenset({"budget", "pick", "filled_from_request", "built_in_code"})
 
 
 def model_facing_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:

@@ -10,14 +10,14 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from graph.caps import PlanningError, StatedLimits
+from graph.checks.choice import choose
 from graph.checks.edits import HOW_TO_ANSWER, PlanEditError, checked_plan, edit_of
 from graph.checks.fallback import fallback_plan
 from graph.checks.intent import shopping_reason
 from graph.checks.limits import limit_warnings, reconcile_limits
+from graph.checks.occasion import pick_mode
 from graph.checks.picks import (
-    best_per_search,
     candidates_of,
-    guard_picks,
     is_relevant,
     missing_items,
     missing_limit_warning,
@@ -129,6 +129,7 @@ def _planned(
     reasoning steps that read the same results merged; each change is noted."""
     reconciled = reconcile_limits(request, stated, plan)
     tidied, merged = merge_reasoning_runs(reconciled.plan)
+    tidied = tidied.model_copy(update={"pick": pick_mode(request, tidied)})
     return {
         "clean_request": request,
         "stated_limits": stated,
@@ -260,10 +261,7 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if unknown:
             result.warnings.append(f"ignored ids not among earlier results: {', '.join(unknown)}")
         picked = [i for i in picked if i in known]
-        picked, note = one_pick_per_search(picked, candidates)
-        if note:
-            result.warnings.append(note)
-        picked, note = guard_picks(state.run_plan, picked, candidates)
+        picked, note = one_pick_per_search(picked, candidates, state.run_plan)
         if note:
             result.warnings.append(note)
         result.answer = parsed.answer
@@ -297,51 +295,48 @@ def record_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         artifact = tool_message.artifact or {}
         # The tool wrote each summary as a dict (plain data in the checkpointed message).
         result.products = [ProductSummary.model_validate(p) for p in artifact.get("products", [])]
+        result.pool = [ProductSummary.model_validate(p) for p in artifact.get("pool", [])]
         result.warnings = list(artifact.get("warnings", []))
     return _finish_step(result, state)
 
 
 def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Check the recommendation in code: ids exist, prices come from the catalog, and the
-    total is compared with the budget. Violations are flagged, never fixed by an LLM."""
+    """Choose and check the recommendation in code: one product per item within every
+    limit and the budget when the pools allow it (graph/checks/choice.py), prices from the
+    catalog, the total compared with the budget, and what is missing or over named."""
     assert state.run_plan is not None
     if state.run_plan.not_shopping:
         # Nothing was searched: say so, and recommend nothing.
         return {"outcome": Outcome(not_shopping=True, warnings=list(NOT_SHOPPING_NOTE))}
     results = list(state.step_results)
-    chosen = next((r for r in reversed(results) if r.kind == "reasoning" and r.products), None)
     catalog = catalog_for(runtime.context)
-    if chosen is not None:
-        picked = chosen.products
-    else:
-        # No reasoning step picked anything: each search's best candidate by the checks
-        # computed in code (limits, wanted terms, rank). Still no LLM call.
-        picked = best_per_search(candidates_of(state.run_plan, results, catalog))
-    found = catalog.get(p.id for p in picked)
-    outcome = Outcome(budget=state.run_plan.budget)
+    # The last reasoning step's picks are the model's; code chooses the recommendation
+    # over every search's pool (graph/checks/choice.py), keeping them where none covers
+    # the request better. With no reasoning step, code chooses alone. Still no LLM call.
+    said = next((r for r in reversed(results) if r.kind == "reasoning" and r.products), None)
+    model_ids = [p.id for p in said.products] if said else []
     request, stated = request_facts(vars(state))
+    candidates = candidates_of(state.run_plan, results, catalog)
+    found = catalog.get(c.summary.id for c in candidates)
+    outcome = Outcome(budget=state.run_plan.budget)
+    wanted = request_words(request, state.run_plan)
+    unrelated = {i for i, r in found.items() if wanted and not is_relevant(r, wanted)}
+    outcome.warnings += [
+        f"{i} matches none of the request's words; it is not recommended"
+        for i in dict.fromkeys(model_ids)
+        if i in unrelated
+    ]
+    candidates = [c for c in candidates if c.summary.id in found and c.summary.id not in unrelated]
+    choice = choose(state.run_plan, candidates, model_ids)
+    # Each pick as the catalog has it now (price and title from the record, not a step).
+    outcome.picks = [ProductSummary.of(found[c.summary.id]) for c in choice.picks]
+    outcome.reasons = choice.reasons
+    outcome.unknown_ids = [i for i in dict.fromkeys(model_ids) if i not in found]
     if missing_limit_warning(stated, state.run_plan):
         # The plan's budget is not what the shopper asked for: say so, never "within budget".
         outcome.dropped_limit = stated.budget
     # A limit in another currency was never applied: the total is not compared with it.
     outcome.unapplied_limits = [f"{f.shown} ({f.currency})" for f in stated.foreign]
-    wanted = request_words(request, state.run_plan)
-    for product in picked:
-        record = found.get(product.id)
-        if record is None:
-            outcome.unknown_ids.append(product.id)
-            continue
-        if any(p.id == record.id for p in outcome.picks):
-            # One product is bought once: a pick for two steps (two searches found it) is
-            # counted once, so the total is not doubled.
-            outcome.warnings.append(f"{record.id} was picked twice; it is counted once")
-            continue
-        if wanted and not is_relevant(record, wanted):
-            outcome.warnings.append(
-                f"{record.id} matches none of the request's words; it is not recommended"
-            )
-            continue
-        outcome.picks.append(ProductSummary.of(record))
     outcome.total_price = round(sum(p.price for p in outcome.picks), 2)
     outcome.missing = missing_items(state.run_plan, results, outcome.picks)
     if outcome.unknown_ids:
@@ -364,6 +359,8 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         elif outcome.picks and not outcome.missing:
             # Only a whole recommendation is "within budget": a part of one, or none, is not.
             outcome.within_budget = True
+    if outcome.picks and not choice.fits:
+        outcome.warnings.extend(choice.notes)  # nothing fits: how far the cheapest is over
     outcome.warnings.extend(item.describe() for item in outcome.missing)
     outcome.warnings.extend(f"plan: {warning}" for warning in state.run_plan_warnings)
     for result in results:

@@ -15,13 +15,16 @@ Rules:
 1. One search step per kind of product wanted. Its query is 2-5 words: the product and \
 its most telling feature, such as "cushioned running shoes"; never prices or numbers.
 2. features: up to 4 product features the shopper asks for, 1-3 words each; [] if \
-none. Limits, shipping and reviews are not features.
+none. Limits, shipping, reviews, hobbies and occasions are not features.
 3. Code reads the request's budget and copies its price and rating limits into every \
 search, so leave max_price, min_price and min_rating out, unless one item has its own \
 limit.
 4. The last step is a reasoning step with query null that picks what to buy.
 5. At most {max_steps} steps, numbered from 1: search similar small items together.
-6. shopping is false only if the request asks for no product at all (weather, news, \
+6. A gift, an occasion or a hobby that names no product: search 2 to 4 different \
+kinds of item that suit the person, one step each; for a gardener, "gardening gloves", \
+"pruning shears" and "garden kneeler".
+7. shopping is false only if the request asks for no product at all (weather, news, \
 sums); then steps is [].
 
 Example. Request: "cushioned running shoes and wool socks, $150 total, 4+ stars". Plan:
@@ -58,7 +61,10 @@ Earlier results:
 {results}
 </catalog_data>
 
-Answer in one sentence and list the ids you pick (one per kind of item wanted)."""
+Answer in one sentence and list the ids you pick ({pick_rule})."""
+
+# What a reasoning step picks, by the plan's `pick` (graph/checks/occasion.py).
+PICK_RULES = {"each": "one per kind of item wanted", "one": "the single best one"}
 
 PLANNING_RETRY = """Your previous plan was rejected: {error}
 Return the plan again, fixing that problem. A shopping plan has at least one search step \
@@ -188,6 +194,7 @@ def reasoning_messages(
         budget=format_money(plan.budget),
         features=", ".join(plan.features) or "none",
         results=compact_results(plan, visible_results(results), candidates),
+        pick_rule=PICK_RULES[plan.pick],
     )
     return [SystemMessage(REASONING_SYSTEM), HumanMessage(user)]
 

@@ -123,6 +123,9 @@ class Plan(BaseModel):
         default=None,
         description="Total budget in USD stated by the shopper, or null if none was stated.",
     )
+    # Written by code (graph/checks/occasion.py) or a person: "each" item searched for, or
+    # the single best of all the kinds searched ("one": a gift, an occasion, a hobby).
+    pick: Literal["each", "one"] = "each"
     # Written by code, never by the model: why this plan was built in code rather than by
     # the planner (it returned no usable plan twice), or None for the planner's own plan.
     built_in_code: str | None = None
@@ -236,7 +239,10 @@ class StepResult(BaseModel):
     step: int
     kind: Literal["search", "reasoning"]
     action: str
-    products: list[ProductSummary] = []
+    products: list[ProductSummary] = []  # a search's shown matches; a reasoning step's picks
+    # A search's further matches, best first (tools.POOL_DEPTH in all): never shown to a
+    # model; code chooses among them too (graph/checks/choice.py).
+    pool: list[ProductSummary] = []
     answer: str = ""
     warnings: list[str] = []
     error: str | None = None
@@ -260,6 +266,7 @@ class Outcome(BaseModel):
     """The recommendation checked in code after the last step (no LLM involved)."""
 
     picks: list[ProductSummary] = []
+    reasons: dict[str, str] = {}  # per pick id: why, from catalog figures (checks/choice.py)
     # Every item the plan searched for is in `picks` or here: none disappears unnamed.
     missing: list[MissingItem] = []
     total_price: float = 0.0

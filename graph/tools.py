@@ -12,6 +12,12 @@ from langgraph.runtime import get_runtime
 from catalog import CatalogBackend, CatalogQueryError, SearchArgs, category_slug, open_catalog
 from graph.state import ProductSummary
 
+# What a search step keeps, within its filters: the products it shows (its `limit`, 5 by
+# default) and the further matches behind them. A bundle under one total budget is chosen
+# in code over these (graph/checks/choice.py): the cheaper option that makes a bundle fit
+# is often below the top five by relevance.
+POOL_DEPTH = 50
+
 # One open catalog (and so one tantivy searcher or connection pool) per process, URL and path.
 _catalogs: dict[tuple[str | None, str | None], CatalogBackend] = {}
 _catalogs_lock = threading.Lock()
@@ -63,13 +69,17 @@ def resolve_category(
 
 
 def search_catalog(catalog: CatalogBackend, args: SearchArgs) -> tuple[str, dict[str, Any]]:
-    """Run one search; return (compact text for an LLM, artifact with products and warnings).
-    The category is matched to the catalog's first: a near miss is tolerated, and an
-    unknown one is dropped with a warning that quotes it as the planner wrote it."""
+    """Run one search; return (compact text for an LLM, artifact with products, pool and
+    warnings). The text and `products` hold the `args.limit` best matches; `pool` holds
+    the further matches, up to POOL_DEPTH in all, best first. The category is matched to
+    the catalog's first: a near miss is tolerated, and an unknown one is dropped with a
+    warning that quotes it as the planner wrote it."""
     resolved, warnings = resolve_category(catalog, args.category)
     if resolved != args.category:
         args = replace(args, category=resolved)
-    products = [ProductSummary.of(hit.product).model_dump() for hit in catalog.search(args)]
+    deep = replace(args, limit=max(args.limit, POOL_DEPTH))
+    found = [ProductSummary.of(hit.product).model_dump() for hit in catalog.search(deep)]
+    products, pool = found[: args.limit], found[args.limit :]
     if not products:
         warnings.append(f"no products matched {args.query!r}")
     lines = [
@@ -77,7 +87,7 @@ def search_catalog(catalog: CatalogBackend, args: SearchArgs) -> tuple[str, dict
         for p in products
     ]
     content = "\n".join(lines + [f"warning: {w}" for w in warnings]) or "no products matched"
-    return content, {"products": products, "warnings": warnings}
+    return content, {"products": products, "pool": pool, "warnings": warnings}
 
 
 @tool(response_format="content_and_artifact")

@@ -30,7 +30,7 @@ from graph.state import (
     PlanValue,
 )
 
-PLAN_FIELDS = ("goal", "budget", "features")
+PLAN_FIELDS = ("goal", "budget", "pick", "features")
 STEP_FIELDS = ("action", "query", "category", "min_price", "max_price", "min_rating")
 
 
@@ -52,8 +52,10 @@ EDIT_HEADER = f"""\
 #
 # Step fields: action (required), query, category, min_price, max_price (USD for
 # one item), min_rating (0 to 5). Delete a line to leave that filter unset.
-# budget is the total in USD (delete the line for none); features are short
-# phrases the products must have, e.g. ["waterproof", "rubber sole"].
+# budget is the total in USD (delete the line for none); pick is "each" (one
+# product per item searched for) or "one" (the single best of all the kinds
+# searched, as for a gift); features are short phrases the products must have,
+# e.g. ["waterproof", "rubber sole"].
 #
 # Text goes in double quotes. Lines starting with # are ignored.
 # Saving the file unchanged, or empty, means no edit.
@@ -63,7 +65,7 @@ EDIT_HEADER = f"""\
 HOW_TO_ANSWER = (
     'Resume with {"approved": true} to run the plan, {"approved": false} to reject it, '
     'or {"approved": true, "plan": {...}} to run your edit of "plan" instead: the same '
-    "fields (goal, budget, features, and steps with action, query, category, min_price, "
+    "fields (goal, budget, pick, features, and steps with action, query, category, min_price, "
     "max_price, min_rating). Steps run in the order given and are numbered from it. "
     "An invalid plan is refused and the run stays here."
 )
@@ -92,10 +94,11 @@ def _toml_value(value: PlanValue) -> str:
 
 def plan_text(plan: Plan) -> str:
     """The plan as the text a person edits: the header explaining the format, then the
-    goal, budget, features and each step's fields (unset ones left out)."""
+    goal, budget, pick, features and each step's fields (unset ones left out)."""
     lines = [EDIT_HEADER, f"goal = {_toml_value(plan.goal)}"]
     if plan.budget is not None:
         lines.append(f"budget = {_toml_value(plan.budget)}")
+    lines.append(f"pick = {_toml_value(plan.pick)}")
     lines.append(f"features = {_toml_value(list(plan.features))}")
     for step in plan.steps:
         lines += ["", f"[[step]]  # step {step.step}"]
@@ -123,7 +126,7 @@ def read_plan_text(text: str, model_plan: Plan) -> Plan | None:
     if unknown:
         raise PlanEditError(
             [
-                f"unknown field {name!r} (plan fields: goal, budget, features, [[step]])"
+                f"unknown field {name!r} (plan fields: goal, budget, pick, features, [[step]])"
                 for name in unknown
             ]
         )

@@ -4,7 +4,6 @@ by facts rather than by its arithmetic. No LLM call and no replanning happens he
 
 from __future__ import annotations
 
-import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -13,11 +12,10 @@ from rapidfuzz.utils import default_process
 
 from catalog import CatalogBackend, Product
 from graph.caps import StatedLimits
-from graph.checks.words import product_words, stem
+from graph.checks.words import head_word, product_words, same_word, stem, words_found
 from graph.state import MissingItem, Plan, PlanStep, ProductSummary, StepResult
 
 FEATURE_MATCH_THRESHOLD = 85  # the same fuzzy cut-off WebShop scores attributes with
-MAX_GUARD_COMBINATIONS = 20_000
 
 
 def missing_limit_warning(stated: StatedLimits, plan: Plan) -> str | None:
@@ -106,6 +104,21 @@ class Candidate:
     rank: int
     within_limits: bool
     features_matched: list[str] = field(default_factory=list)
+    # The step's query words its title, tags or category mention: what kind of product
+    # it is, against the kind searched for ("memory foam sneakers": is it a sneaker?).
+    type_words: list[str] = field(default_factory=list)
+    query_length: int = 0  # the step's query product words, of which type_words
+    # Among the results the step shows (and a reasoning model sees), or deeper in its pool.
+    shown: bool = True
+    # The query's head word (words.head_word: "water *bottle*") is mentioned. A product
+    # deeper in a pool than the step shows must be of the kind searched for.
+    of_searched_kind: bool = True
+
+    @property
+    def coverage(self) -> tuple[int, float]:
+        """How well it covers what was asked: wanted features matched, then the share of
+        its query's words (a share, so the kinds of a gift plan compare fairly)."""
+        return len(self.features_matched), len(self.type_words) / max(self.query_length, 1)
 
     def label(self, plan: Plan) -> str:
         parts = ["fits limits" if self.within_limits else "OVER LIMIT"]
@@ -132,16 +145,19 @@ def candidates_of(
 ) -> list[Candidate]:
     """Every product earlier search steps found, in search-rank order, with checks made
     against its full catalog record (tags and description are not in the step results)."""
-    found = [p.id for result in results if result.kind == "search" for p in result.products]
-    records = catalog.get(found)
+    searches = [r for r in results if r.kind == "search"]
+    records = catalog.get(p.id for r in searches for p in [*r.products, *r.pool])
     terms, _ = wanted_terms(plan)
     candidates = []
-    for result in results:
-        if result.kind != "search":
-            continue
+    for result in searches:
         step = plan.steps[result.step - 1]
-        for rank, product in enumerate(result.products, start=1):
+        query_words = product_words((step.query or "").replace("-", " "))
+        head = head_word(step.query or "")
+        shown = len(result.products)
+        for rank, product in enumerate([*result.products, *result.pool], start=1):
             record = records.get(product.id)
+            text = " ".join([record.title, record.category or "", *record.tags]) if record else ""
+            kind_words = words_found(query_words, text)
             candidates.append(
                 Candidate(
                     summary=product,
@@ -149,44 +165,61 @@ def candidates_of(
                     rank=rank,
                     within_limits=within_step_limits(product, plan, step),
                     features_matched=feature_matches(record, terms) if record else [],
+                    type_words=kind_words,
+                    query_length=len(query_words),
+                    shown=rank <= shown,
+                    of_searched_kind=head is None or head in kind_words,
                 )
             )
     return candidates
 
 
-# Two searches that found this many of the same products were looking for one kind of
+# Two searches that show this many of the same products were looking for one kind of
 # item (a 1.5B model searched once per feature of a single sweater: five searches, each
-# listing the same sweater). One shared product can be chance in a small catalog.
+# listing the same sweater). One shared product can be chance in a small catalog, unless
+# it is both searches' best match, or one of them searched for a feature alone.
 SAME_ITEM_SHARED_PRODUCTS = 2
 
 
-def item_of_step(candidates: list[Candidate]) -> dict[int, int]:
-    """Each search step's item: steps whose results share SAME_ITEM_SHARED_PRODUCTS or
-    more products look for the same kind of item, and get the number of the first."""
-    found: dict[int, set[str]] = {}
+def item_of_step(candidates: list[Candidate], plan: Plan | None = None) -> dict[int, int]:
+    """Each search step's item, numbered by its first step. Two steps look for the same
+    item when their shown results share SAME_ITEM_SHARED_PRODUCTS products, when their
+    best matches are one product, or when they share one and either step's query is only
+    the plan's wanted features ("machine wash": a feature of the sweater searched for,
+    not a thing to buy). Deeper pools are not compared: fifty matches of "running shoes"
+    and of "water bottle" can share products by chance."""
+    found: dict[int, list[str]] = {}
     for candidate in candidates:
-        found.setdefault(candidate.source_step, set()).add(candidate.summary.id)
+        if candidate.shown:
+            found.setdefault(candidate.source_step, []).append(candidate.summary.id)
+    features_only = {step for step in found if plan and _only_features(plan, step)}
+
+    def same(a: int, b: int) -> bool:
+        shared = len(set(found[a]) & set(found[b]))
+        if shared >= SAME_ITEM_SHARED_PRODUCTS or found[a][0] == found[b][0]:
+            return True
+        return shared > 0 and bool({a, b} & features_only)
+
     item: dict[int, int] = {}
     for step in sorted(found):
-        item[step] = next(
-            (
-                item[earlier]
-                for earlier in sorted(item)
-                if len(found[step] & found[earlier]) >= SAME_ITEM_SHARED_PRODUCTS
-            ),
-            step,
-        )
+        item[step] = next((item[e] for e in sorted(item) if same(step, e)), step)
     return item
 
 
+def _only_features(plan: Plan, step: int) -> bool:
+    words = product_words((plan.steps[step - 1].query or "").replace("-", " "))
+    features = product_words(" ".join(plan.features).replace("-", " "))
+    return bool(words) and all(any(same_word(w, f) for f in features) for w in words)
+
+
 def one_pick_per_search(
-    picked_ids: list[str], candidates: list[Candidate]
+    picked_ids: list[str], candidates: list[Candidate], plan: Plan | None = None
 ) -> tuple[list[str], str | None]:
     """Plans search once per kind of item wanted, so a pick keeps the first product the
     model named for each item (a search step, or searches that found the same products);
     the others are dropped with a note."""
     by_id = {c.summary.id: c for c in candidates}
-    item = item_of_step(candidates)
+    item = item_of_step(candidates, plan)
     kept: list[str] = []
     dropped: list[str] = []
     seen_items: set[int] = set()
@@ -207,78 +240,13 @@ def one_pick_per_search(
     )
 
 
-def guard_picks(
-    plan: Plan, picked_ids: list[str], candidates: list[Candidate]
-) -> tuple[list[str], str | None]:
-    """Keep the model's picks if they satisfy the hard limits (each step's price and
-    rating filters, and the total budget). Otherwise, when some choice of candidates does,
-    return the best such choice (one product per search step the model picked from, most
-    features matched, then best search rank) and a note saying what was replaced."""
-    by_id = {c.summary.id: c for c in candidates}
-    picks = [by_id[i] for i in picked_ids if i in by_id]
-    if not picks:
-        return picked_ids, None
-    total = sum(c.summary.price for c in picks)
-    budget_ok = plan.budget is None or total <= plan.budget + 1e-9
-    if budget_ok and all(c.within_limits for c in picks):
-        return picked_ids, None
-    steps = list(dict.fromkeys(c.source_step for c in picks))
-    pools = [
-        sorted(
-            (c for c in candidates if c.source_step == step and c.within_limits),
-            key=lambda c: (-len(c.features_matched), c.rank),
-        )
-        for step in steps
-    ]
-    best: tuple[Candidate, ...] | None = None
-    best_key: tuple[float, ...] | None = None
-    for checked, combination in enumerate(itertools.product(*pools)):
-        if checked >= MAX_GUARD_COMBINATIONS:
-            break
-        if len({c.summary.id for c in combination}) < len(combination):
-            continue  # one product found by two searches is still one product
-        cost = sum(c.summary.price for c in combination)
-        if plan.budget is not None and cost > plan.budget + 1e-9:
-            continue
-        key = (
-            -sum(len(c.features_matched) for c in combination),
-            sum(c.rank for c in combination),
-            cost,
-        )
-        if best_key is None or key < best_key:
-            best, best_key = combination, key
-    if best is None:
-        return picked_ids, None
-    chosen = [c.summary.id for c in best]
-    note = (
-        f"picks {', '.join(c.summary.id for c in picks)} broke a price or rating limit; "
-        f"replaced in code by {', '.join(chosen)}, the best-ranked choice within the limits"
-    )
-    return chosen, note
-
-
-def best_per_search(candidates: list[Candidate]) -> list[ProductSummary]:
-    """Each item's best candidate by the code checks (an item: a search step, or searches
-    that found the same products): within the limits first, then most wanted terms
-    matched, then search rank. Used when no reasoning step picked."""
-    item = item_of_step(candidates)
-    best: dict[int, Candidate] = {}
-    for candidate in sorted(candidates, key=_preference):
-        wanted = item[candidate.source_step]
-        taken = {c.summary.id for c in best.values()}
-        if wanted not in best and candidate.summary.id not in taken:
-            best[wanted] = candidate
-    return [best[wanted].summary for wanted in sorted(best)]
-
-
-def _preference(candidate: Candidate) -> tuple[bool, int, int]:
-    return (not candidate.within_limits, -len(candidate.features_matched), candidate.rank)
-
-
 def missing_items(
     plan: Plan, results: list[StepResult], picks: list[ProductSummary]
 ) -> list[MissingItem]:
-    """The plan's searched-for items that no pick comes from, each with its reason."""
+    """The plan's searched-for items that no pick comes from, each with its reason. A plan
+    for the single best of several kinds (pick "one") misses nothing once it has a pick."""
+    if plan.pick == "one" and picks:
+        return []
     picked = {p.id for p in picks}
     by_step = {r.step: r for r in results}
     missing = []
@@ -292,8 +260,9 @@ def missing_items(
             reason = f"its search failed ({result.error})"
         elif not result.products:
             reason = "the search found no matching product"
-        elif picked.isdisjoint(p.id for p in result.products):
-            reason = f"none of the {len(result.products)} products found for it was picked"
+        elif picked.isdisjoint(p.id for p in [*result.products, *result.pool]):
+            found = len(result.products) + len(result.pool)
+            reason = f"none of the {found} products found for it was picked"
         else:
             continue
         missing.append(MissingItem(step=step.step, query=step.query, reason=reason))

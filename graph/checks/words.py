@@ -40,3 +40,29 @@ def stem(word: str) -> str:
         if len(word) > 4 and word.endswith(suffix):
             return word[: -len(suffix)]
     return word
+
+
+_AFTER_HEAD = re.compile(r"\s(?:for|with|without|to|under|in|from|by)\s", re.IGNORECASE)
+
+
+def head_word(query: str) -> str | None:
+    """The word naming the kind of product in an English query: the last product word
+    before a preposition ("water *bottle*", "running *shoes* for her")."""
+    words = product_words(_AFTER_HEAD.split(f" {query} ", maxsplit=1)[0].replace("-", " "))
+    return words[-1] if words else None
+
+
+def same_word(a: str, b: str) -> bool:
+    """Two words of one product sense, up to a plural ("shoe", "shoes"; "box", "boxes"):
+    their stems are equal, or one stem is the other and at most two letters more."""
+    a, b = stem(a), stem(b)
+    short, long = sorted((a, b), key=len)
+    return short == long or (
+        len(short) >= 3 and long.startswith(short) and len(long) - len(short) <= 2
+    )
+
+
+def words_found(words: list[str], text: str) -> list[str]:
+    """The `words` (product words of a query, say) that `text` mentions, in their order."""
+    found = product_words(text.replace("-", " "))
+    return [w for w in words if any(same_word(w, f) for f in found)]

@@ -146,6 +146,11 @@ class RunView:
                 terminal_text(detail),
             )
         self.console.print(table)
+        if plan.pick == "one" and len(plan.search_steps) > 1:
+            self.console.print(
+                'Recommends the single best of the kinds searched (pick = "one"; edit the '
+                "plan for one of each)"
+            )
         if plan.built_in_code:
             self.console.print(
                 terminal_text(f"! built in code: {plan.built_in_code}", style="bold yellow")
@@ -247,6 +252,11 @@ class RunView:
             )
         self.console.print(table)
         self.console.print(budget_line(outcome))
+        for pick in outcome.picks:
+            # Why each pick, from catalog figures (code's reason, never the model's prose).
+            reason = outcome.reasons.get(pick.id)
+            if reason:
+                self.console.print(terminal_text(f"why {pick.id}: {reason}", style="dim"))
         for warning in outcome.warnings:
             self.console.print(terminal_text(f"! {warning}", style="yellow"))
         self.usage(totals, estimate)

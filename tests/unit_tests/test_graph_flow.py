@@ -61,11 +61,13 @@ def test_plan_runs_in_order_and_zero_result_step_continues(small_catalog_file: P
     assert any("no products matched" in w for w in results[1].warnings)
     assert results[2].products[0].id == "clean-1"
     assert plan.budget == 200
+    # A gift that names no kind searched: the plan recommends the single best one (#22).
+    assert plan.pick == "one"
     outcome = state["outcome"]
     assert [p.id for p in outcome.picks] == ["strap-1"]
-    # Two of the three searched items have no pick: named, and so not "within budget" (#24).
-    assert outcome.total_price == 39.0 and outcome.within_budget is None
-    assert [item.step for item in outcome.missing] == [2, 3]
+    assert outcome.total_price == 39.0 and outcome.within_budget is True
+    assert outcome.missing == []
+    assert "the model's pick" in outcome.reasons["strap-1"]
     assert any("step 2 found no products" in w for w in outcome.warnings)
 
 
@@ -196,10 +198,13 @@ def test_over_budget_total_is_replaced_in_code_when_a_choice_fits(
     state = run_graph(
         model, small_catalog_file, request="a camera strap and a lens cleaner, $50 total"
     )
-    reasoning = state["step_results"][2]
-    assert any("replaced in code" in w for w in reasoning.warnings)
-    assert sum(p.price for p in reasoning.products) <= 50
-    assert state["outcome"].within_budget is True
+    outcome = state["outcome"]
+    assert outcome.total_price <= 50 and outcome.within_budget is True
+    replaced = [i for i in ("strap-1", "clean-1") if i not in {p.id for p in outcome.picks}]
+    assert replaced, outcome.picks
+    assert any(
+        f"in place of the model's pick {i}" in r for r in outcome.reasons.values() for i in replaced
+    )
 
 
 def test_invalid_plan_twice_gives_a_fallback_plan_built_from_the_request(
@@ -445,7 +450,7 @@ def test_later_reasoning_step_reads_earlier_answers_not_their_searches(
             ],
         }
     )
-    state = run_graph(model, small_catalog_file)
+    state = run_graph(model, small_catalog_file, "a camera strap and running shoes")
     first, second = ("\n".join(str(m.content) for m in p) for p in model.prompts[-2:])
     assert "id=strap-2" in first  # the first reasoning step saw the whole strap search
     assert "Step 2 answer: The leather strap." in second and "id=strap-1" in second

@@ -1,6 +1,7 @@
 """Class 7 of the second red-team round (#24): every item the plan searches for is in the
 recommendation or named as missing, with the reason, and an empty recommendation is never
-"within budget". Through the real CLI, text and --json."""
+"within budget". An item the model left unpicked is chosen in code (#22), with its reason.
+Through the real CLI, text and --json."""
 
 from __future__ import annotations
 
@@ -31,13 +32,31 @@ NOTHING_FOUND: dict[str, Any] = {
 }
 
 CASES = {
-    # The model picks for one item only.
-    "one-item-picked": (TWO_ITEMS, ["strap-1"], ["'lens cleaning kit' (step 2)"]),
-    # Its pick for the kit is not among that item's results (a strap twice).
-    "pick-not-among-results": (TWO_ITEMS, ["strap-1", "strap-2"], ["'lens cleaning kit'"]),
     # Every search found nothing.
     "nothing-found": (NOTHING_FOUND, [], ["'zzqxv'", "'qqzxw'"]),
 }
+# The model picks for one item only, or picks a strap twice (none for the kit): code
+# chooses the kit from what its search found, and says so.
+UNPICKED = {"one-item-picked": ["strap-1"], "pick-not-among-results": ["strap-1", "strap-2"]}
+
+
+@pytest.mark.parametrize("case", list(UNPICKED))
+def test_an_item_the_model_left_unpicked_is_chosen_in_code(
+    case: str, small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    pick = {"answer": "These.", "product_ids": UNPICKED[case]}
+    script = FakeScript(replies={"Plan": [dict(TWO_ITEMS)], "ReasoningAnswer": [pick]})
+    request = ("a camera strap and a lens cleaning kit under $200", "--yes", "--json")
+    with fake_openai_server(script) as url:
+        run = graph_run_process(
+            url, isolated_data_dir, *request, "--catalog", str(small_catalog_file)
+        )
+    assert run.returncode == 0, run.stdout + run.stderr
+    outcome = json.loads(run.stdout)["outcome"]
+    assert [p["id"] for p in outcome["picks"]] == ["strap-1", "clean-1"]
+    assert outcome["missing"] == [] and outcome["within_budget"] is True
+    assert "the model's pick" in outcome["reasons"]["strap-1"]
+    assert "fits the $200.00 total" in outcome["reasons"]["clean-1"]
 
 
 @pytest.mark.parametrize("case", list(CASES))

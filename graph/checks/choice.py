@@ -1,0 +1,251 @@
+"""The recommendation, chosen in code from what the search steps found. No LLM call and
+no replanning happens here.
+
+A plan recommends one product per item it searched for (`Plan.pick == "each"`), or the
+single best product among all the kinds it searched (`"one"`, an open-ended gift). Every
+step's limits hold, and the total stays within the plan's budget whenever some choice of
+one product per item does: a combinatorial choice, made exactly here over each search's
+whole pool (tools.POOL_DEPTH matches), not only the few rows a model was shown.
+
+Among the choices that fit, the one a shopper would take: the wanted features matched and
+the kind searched for (Candidate.coverage), then the model's own pick, then rating, then
+search rank. So the model's pick stands unless another candidate covers the request
+better, and it breaks ties. When nothing fits, the cheapest choice is shown, with how
+far over it is.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from graph.checks.picks import Candidate, item_of_step
+from graph.state import Plan
+
+Score = tuple[float, ...]
+Scorer = Callable[[Candidate], Score]
+_CENT = 0.005  # prices are in cents: a total this close to the budget is at the budget
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing to buy: the search steps that looked for it, and its candidates (each
+    product once, at its best rank)."""
+
+    steps: tuple[int, ...]
+    query: str
+    options: tuple[Candidate, ...]
+
+
+@dataclass
+class Choice:
+    """What code recommends: one candidate per item it could fill, whether that fits every
+    limit and the budget, one line per pick on why, and notes for the shopper."""
+
+    picks: list[Candidate] = field(default_factory=list)
+    fits: bool = True
+    reasons: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def items_of(plan: Plan, candidates: list[Candidate]) -> list[Item]:
+    """The plan's items: its search steps, steps that found the same products merged
+    (item_of_step); with `pick == "one"`, every kind searched is one item. Products deeper
+    in a pool than a step shows count only when they are of the kind searched for."""
+    group = item_of_step(candidates, plan)
+    if plan.pick == "one":
+        group = dict.fromkeys(group, min(group, default=0))
+    best: dict[int, dict[str, Candidate]] = defaultdict(dict)
+    for candidate in candidates:
+        if not (candidate.shown or candidate.of_searched_kind):
+            continue
+        options = best[group[candidate.source_step]]
+        known = options.get(candidate.summary.id)
+        if known is None or _order(candidate) < _order(known):
+            options[candidate.summary.id] = candidate
+    items = []
+    for first in sorted(best):
+        steps = tuple(s for s, g in sorted(group.items()) if g == first)
+        queries = [plan.steps[s - 1].query or "" for s in steps]
+        items.append(Item(steps, " / ".join(dict.fromkeys(queries)), tuple(best[first].values())))
+    return items
+
+
+def _order(candidate: Candidate) -> tuple[bool, int]:
+    return not candidate.shown, candidate.rank
+
+
+def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Choice:
+    """The recommendation for `plan` from `candidates`, the model's picks (`model_ids`, in
+    its order) kept where nothing covers the request better."""
+    items = [item for item in items_of(plan, candidates) if item.options]
+    if not items:
+        return Choice(fits=False)
+    wanted = _model_pick_per_item(items, model_ids, one=plan.pick == "one")
+
+    def score(candidate: Candidate) -> Score:
+        features, kind = candidate.coverage
+        return (
+            features,
+            kind,
+            float(candidate.summary.id in wanted.values()),
+            candidate.summary.rating or 0.0,
+            -candidate.rank,
+        )
+
+    fitting = [tuple(c for c in item.options if c.within_limits) for item in items]
+    best = best_combination(fitting, score, plan.budget)
+    if best is not None:
+        choice = Choice(picks=list(best))
+    else:
+        # Nothing fits every limit: the cheapest choice, so the shopper sees how far off.
+        cheapest = best_combination([item.options for item in items], _cheapness, None)
+        assert cheapest is not None  # every item has an option, and no budget applies
+        choice = Choice(picks=list(cheapest), fits=False)
+        choice.notes = _over_notes(plan, items, list(cheapest))
+    for index, (item, pick) in enumerate(zip(items, choice.picks, strict=True)):
+        reason = _reason(plan, item, pick, choice, score, wanted.get(index))
+        choice.reasons[pick.summary.id] = reason
+    return choice
+
+
+def _cheapness(candidate: Candidate) -> Score:
+    return (-candidate.summary.price, -candidate.rank)
+
+
+def _model_pick_per_item(items: list[Item], model_ids: list[str], *, one: bool) -> dict[int, str]:
+    """Each item's model pick: the first id the model named among its options."""
+    picks: dict[int, str] = {}
+    for index, item in enumerate(items):
+        ids = {c.summary.id for c in item.options}
+        first = next((i for i in model_ids if i in ids), None)
+        if first is not None:
+            picks[index] = first
+    if one and picks:
+        return {0: picks[min(picks)]}
+    return picks
+
+
+def best_combination(
+    pools: list[tuple[Candidate, ...]], score: Scorer, budget: float | None
+) -> tuple[Candidate, ...] | None:
+    """One candidate per pool, all distinct products, of the highest summed score (scores
+    are tuples, compared in order; a sum of them compares the same way), with the total
+    price within `budget`; None when no such choice exists. Exact: partial choices are
+    extended pool by pool, and one is dropped only when another costs no more, scores at
+    least as much and can meet the same later pools (it holds none of their products)."""
+    later_ids = [set() for _ in pools]
+    for index in range(len(pools) - 2, -1, -1):
+        later_ids[index] = later_ids[index + 1] | {c.summary.id for c in pools[index + 1]}
+    limit = float("inf") if budget is None else budget + _CENT
+    partials: list[tuple[float, Score, tuple[Candidate, ...]]] = [(0.0, (), ())]
+    for index, pool in enumerate(pools):
+        grown = []
+        for cost, total, chosen in partials:
+            taken = {c.summary.id for c in chosen}
+            for candidate in pool:
+                price = cost + candidate.summary.price
+                if candidate.summary.id in taken or price > limit:
+                    continue
+                grown.append((price, _add(total, score(candidate)), (*chosen, candidate)))
+        partials = _undominated(grown, later_ids[index])
+        if not partials:
+            return None
+    return max(partials, key=lambda p: (p[1], -p[0]))[2]
+
+
+def _add(a: Score, b: Score) -> Score:
+    return b if not a else tuple(x + y for x, y in zip(a, b, strict=True))
+
+
+def _undominated(
+    partials: list[tuple[float, Score, tuple[Candidate, ...]]], later: set[str]
+) -> list[tuple[float, Score, tuple[Candidate, ...]]]:
+    """The partial choices no other beats: cheaper or as cheap, and better or as good,
+    among those that hold the same products of later pools."""
+    groups: dict[frozenset[str], list[tuple[float, Score, tuple[Candidate, ...]]]] = defaultdict(
+        list
+    )
+    for partial in partials:
+        groups[frozenset(c.summary.id for c in partial[2]) & later].append(partial)
+    kept = []
+    for group in groups.values():
+        best: Score | None = None
+        for partial in sorted(group, key=lambda p: (p[0], [-x for x in p[1]])):
+            if best is None or partial[1] > best:
+                kept.append(partial)
+                best = partial[1]
+    return kept
+
+
+def _money(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def _reason(
+    plan: Plan, item: Item, pick: Candidate, choice: Choice, score: Scorer, model_id: str | None
+) -> str:
+    """One line, from catalog figures only: what the pick fits, matches and is rated,
+    the model's pick it replaced, and what the next best candidate would have given."""
+    total = sum(c.summary.price for c in choice.picks)
+    parts = []
+    if plan.budget is not None and choice.fits:
+        left = _money(plan.budget - total)
+        parts.append(f"fits the {_money(plan.budget)} total with {left} left")
+    elif not choice.fits:
+        parts.append("the cheapest found")
+    if plan.features:
+        parts.append(", ".join(pick.features_matched) or "none of the wanted features")
+    parts.append(f"rated {pick.summary.rating:.1f}" if pick.summary.rating else "not rated")
+    model_pick = next((c for c in item.options if c.summary.id == model_id), None)
+    if model_pick is pick:
+        parts.append("the model's pick")
+    elif model_pick is not None:
+        versus = _versus(model_pick, pick, plan, total)
+        parts.append(f"in place of the model's pick {model_id}: {versus}")
+    others = [c for c in item.options if c.summary.id not in {pick.summary.id, model_id}]
+    runner = max(others, key=score, default=None)
+    if runner is not None:
+        parts.append(f"next best {runner.summary.id}: {_versus(runner, pick, plan, total)}")
+    return "; ".join(parts)
+
+
+def _versus(other: Candidate, pick: Candidate, plan: Plan, total: float) -> str:
+    """How `other` compares with the pick, in the terms a shopper weighs."""
+    said = []
+    if other.coverage != pick.coverage:
+        said.append(
+            f"matches {'more' if other.coverage > pick.coverage else 'less'} of the request"
+        )
+    if (other.summary.rating or 0) > (pick.summary.rating or 0):
+        said.append(f"rated higher ({other.summary.rating:.1f})")
+    difference = other.summary.price - pick.summary.price
+    if difference > _CENT:
+        over = plan.budget is not None and total + difference > plan.budget + _CENT
+        said.append(f"{_money(difference)} dearer" + (" (over the total)" if over else ""))
+    elif difference < -_CENT:
+        said.append(f"{_money(-difference)} cheaper")
+    if not other.within_limits:
+        said.append("breaks a limit")
+    return ", ".join(said) or "no better on any check"
+
+
+def _over_notes(plan: Plan, items: list[Item], picks: list[Candidate]) -> list[str]:
+    """When no choice fits: the total of the cheapest, and one line per item on how far
+    it is over what the budget leaves it after the cheapest of the others."""
+    total = sum(c.summary.price for c in picks)
+    if plan.budget is None:
+        return ["no choice of the products found keeps every step's limits"]
+    notes = [
+        f"no choice of one product per item fits the {_money(plan.budget)} total: the "
+        f"cheapest is shown, {_money(total)} in all, {_money(total - plan.budget)} over"
+    ]
+    for item, pick in zip(items, picks, strict=True):
+        left = plan.budget - (total - pick.summary.price)
+        notes.append(
+            f"{item.query!r}: the cheapest found is {pick.summary.id} at "
+            f"{_money(pick.summary.price)}; with the cheapest of the rest it would need to "
+            f"cost {_money(max(left, 0))} or less, {_money(pick.summary.price - left)} over"
+        )
+    return notes
