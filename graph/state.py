@@ -386,20 +386,6 @@ def plan_that_runs(values: Mapping[str, Any]) -> Plan | None:
 # blocks any type not listed. Compiling under strict mode also derives them from State.
 STATE_TYPES = [
     (cls.__module__, cls.__name__)
-    for cls in (
-        Plan,
-        PlanStep,
-        StepResult,
-        ProductSummary,
-        Usage,
-        Outcome,
-        MissingItem,
-        ReasoningAnswer,
-        SearchDispatch,
-        PlanChange,
-        PlanEdit,
-        StatedLimits,
-        ItemCap,
-        ForeignLimit,
-    )
+    for cls in (Plan, PlanStep, StepResult, ProductSummary, Usage, Outcome, MissingItem)
+    + (ReasoningAnswer, SearchDispatch, PlanChange, PlanEdit, StatedLimits, ItemCap, ForeignLimit)
 ]
