@@ -82,7 +82,8 @@ def run_graph(graph: Any, durability: Any) -> None:
 def run_loop(catalog: Any) -> None:
     """The same model and catalog calls as the graph makes, in a plain loop."""
     from graph.caps import validate_request
-    from graph.checks.picks import candidates_of, guard_picks
+    from graph.checks.choice import choose
+    from graph.checks.picks import candidates_of
     from graph.prompts import planner_messages, reasoning_messages
     from graph.state import Plan, ProductSummary, ReasoningAnswer, StepResult
     from graph.tools import search_catalog
@@ -99,16 +100,17 @@ def run_loop(catalog: Any) -> None:
         if step.is_search:
             _, artifact = search_catalog(catalog, SearchArgs(**step.search_arguments(), limit=5))
             products = [ProductSummary.model_validate(p) for p in artifact["products"]]
+            pool = [ProductSummary.model_validate(p) for p in artifact["pool"]]
             results.append(
-                StepResult(step=step.step, kind="search", action=step.action, products=products)
+                StepResult(
+                    step=step.step, kind="search", action=step.action, products=products, pool=pool
+                )
             )
             continue
         candidates = candidates_of(plan, results, catalog)
         reply = reasoner.invoke(reasoning_messages(plan, step, results, candidates))
         known = {p.id: p for r in results for p in r.products}
-        picked, _ = guard_picks(
-            plan, [i for i in reply["parsed"].product_ids if i in known], candidates
-        )
+        picked = [i for i in reply["parsed"].product_ids if i in known]
         results.append(
             StepResult(
                 step=step.step,
@@ -118,8 +120,9 @@ def run_loop(catalog: Any) -> None:
                 products=[known[i] for i in picked],
             )
         )
-    chosen = next(r for r in reversed(results) if r.kind == "reasoning" and r.products)
-    catalog.get(p.id for p in chosen.products)
+    said = next(r for r in reversed(results) if r.kind == "reasoning" and r.products)
+    choice = choose(plan, candidates_of(plan, results, catalog), [p.id for p in said.products])
+    catalog.get(c.summary.id for c in choice.picks)
 
 
 def measure(runs: int, warmup: int, directory: Path) -> dict[str, list[float]]:

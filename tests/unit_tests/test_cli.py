@@ -42,10 +42,11 @@ def test_plan_is_printed_before_steps_and_the_outcome_is_checked(
     out = run.stdout
     assert out.index("Plan: A photography gift") < out.index("Estimate:") < out.index("step 1")
     assert out.index("step 4") < out.index("Recommendation")
-    # The kit the plan searched for is not picked: named, and the total is not "within
-    # budget" for a part of the request (#24, class 7).
-    assert "strap-1" in out and "missing: 'lens cleaning kit'" in out
-    assert "incomplete" in out and "within budget" not in out
+    # A gift naming no kind it searches for: the single best of the kinds (#22), shown in
+    # the plan, and its pick explained in one line from catalog figures.
+    assert "Recommends the single best of the kinds searched" in out
+    assert "why strap-1: fits the $200.00 total" in out and "missing:" not in out
+    assert "within budget" in out
 
 
 def test_json_output_is_machine_readable(small_catalog_file: Path, isolated_data_dir: Path) -> None:
