@@ -168,6 +168,9 @@ def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if not is_approval(decision):
         return {"approval": "rejected", **cleared}
     edited = decision.get("plan") if isinstance(decision, dict) else None
+    if isinstance(edited, dict) and "pick" not in edited:
+        # An edit sent over the API before `pick` existed keeps the plan's choice of it.
+        edited = {**edited, "pick": state.plan.pick}
     if edited is None:
         return {"approval": "approved", **cleared}
     try:

@@ -384,8 +384,9 @@ def plan_that_runs(values: Mapping[str, Any]) -> Plan | None:
 # Our own types in checkpointed state, as (module, name), for the serializer's msgpack
 # allowlist: the strict serializer (LANGGRAPH_STRICT_MSGPACK=true, a future default)
 # blocks any type not listed. Compiling under strict mode also derives them from State.
+_STATE_CLASSES = (Plan, PlanStep, StepResult, ProductSummary, Usage, Outcome, MissingItem)
+_MORE_STATE_CLASSES = (ReasoningAnswer, SearchDispatch, PlanChange, PlanEdit, StatedLimits)
 STATE_TYPES = [
     (cls.__module__, cls.__name__)
-    for cls in (Plan, PlanStep, StepResult, ProductSummary, Usage, Outcome, MissingItem)
-    + (ReasoningAnswer, SearchDispatch, PlanChange, PlanEdit, StatedLimits, ItemCap, ForeignLimit)
+    for cls in (*_STATE_CLASSES, *_MORE_STATE_CLASSES, ItemCap, ForeignLimit)
 ]

@@ -33,6 +33,7 @@ from graph.checks.edits import (
     read_plan_text,
 )
 from graph.checks.limits import reconcile_limits
+from graph.checks.occasion import pick_mode
 from graph.checks.stated import read_limits
 from graph.context import Context
 from graph.runs.checkpoint import open_sqlite_checkpointer
@@ -40,16 +41,21 @@ from graph.runs.threads import thread_config
 from graph.state import Plan
 
 # The fake model's plan as the planner node leaves it for the tests' request: the stated
-# $200 cap filled in on step 3 (graph/checks/limits.py).
-MODEL_PLAN = reconcile_limits(
+# $200 cap filled in on step 3 (graph/checks/limits.py), and the single best of the kinds
+# searched recommended, as for any gift naming none of them (graph/checks/occasion.py).
+_RECONCILED = reconcile_limits(
     "a photo gift under $200",
     read_limits("a photo gift under $200"),
     Plan.model_validate(GIFT_PLAN),
 ).plan
+MODEL_PLAN = _RECONCILED.model_copy(
+    update={"pick": pick_mode("a photo gift under $200", _RECONCILED)}
+)
 # The edit the tests make: step 1's query changed, step 2 removed, a price cap on step 3.
 EDITED = {
     "goal": GIFT_PLAN["goal"],
     "budget": 200,
+    "pick": "one",  # as the plan has it: unchanged
     "steps": [
         {"action": "Find camera straps", "query": "leather strap", "max_price": 200},
         {"action": "Find cleaning kits", "query": "lens cleaning kit", "max_price": 20},
