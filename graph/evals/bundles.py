@@ -17,7 +17,7 @@ Per request:
   product of each kind (a product without a rating counts as 0); cheapest_total: the
   cheapest one-per-kind combination whatever the budget;
 - rating (when items_present): the mean rating of the picks serving the kinds;
-  rating_ratio = rating / best_rating (above 1 only for a bundle over the budget);
+  rating_ratio = rating / best_rating (above 1 only when the budget or a cap is broken);
 - llm_calls, input/output tokens and latency_s as graph.runs.session.usage_totals.
 """
 
@@ -46,6 +46,7 @@ from graph.evals.bundle_sets import (
     BundleRequest,
     Combination,
     assign,
+    brute_force,
     catalog_brute_force,
     check_kinds,
     load_bundles,
@@ -58,19 +59,21 @@ from graph.runs.session import approve_all, run_thread, usage_totals
 from graph.tools import get_catalog
 
 
-def search_pools(request: BundleRequest, catalog_file: Path, limit: int = 5) -> list[list[Product]]:
-    """What the catalog's own search returns for each item's query (else its kind), capped
-    at the budget: the pool a shallow search offers."""
+def search_pools(
+    request: BundleRequest, catalog_file: Path, *, caps: bool = False, limit: int = 5
+) -> list[list[Product]]:
+    """What the catalog's own search returns for each item's query (else its kind), at
+    most the budget (with `caps`, at most the item's own cap where it has one): the pool
+    a shallow search offers."""
     catalog = get_catalog(str(catalog_file))
-    return [
-        [
-            hit.product
-            for hit in catalog.search(
-                SearchArgs(item.query or item.kind, max_price=request.budget, limit=limit)
-            )
-        ]
-        for item in request.items
-    ]
+    pools = []
+    for item in request.items:
+        cap = request.budget
+        if caps and item.max_price is not None:
+            cap = min(cap, item.max_price)
+        hits = catalog.search(SearchArgs(item.query or item.kind, max_price=cap, limit=limit))
+        pools.append([hit.product for hit in hits])
+    return pools
 
 
 @dataclass
@@ -276,21 +279,26 @@ def _combination(combo: Combination | None) -> str:
     if combo is None:
         return "none"
     parts = [
-        f"{p.id} {clean_text(p.title, 60)} (${p.price:.2f}, {p.rating})" for p in combo.products
+        f"{clean_text(p.id, 40)} {clean_text(p.title, 60)} "
+        f"(${p.price:.2f}, {'unrated' if p.rating is None else f'{p.rating:g}'})"
+        for p in combo.products
     ]
     return " + ".join(parts) + f" = ${combo.total:.2f}, mean rating {combo.rating:.2f}"
 
 
 def check_text(bundles: BundleFile, products: Sequence[Product]) -> str:
-    """What the brute force finds per request, for reading a dev set without a model."""
+    """What the brute force finds per request, over the whole catalog and over the top 5
+    search results of each item's query, for reading a dev set without a model."""
     lines = []
     for request in bundles.requests:
         found = catalog_brute_force(request, products)
+        shallow = brute_force(request.items, search_pools(request, bundles.catalog), request.budget)
         lines += [
             f"{clean_text(request.id, 40)}: {clean_text(request.request, 200)}",
             f"  budget ${request.budget:.2f}, fitting_exists: {found.best is not None}",
             f"  best:     {_combination(found.best)}",
             f"  cheapest: {_combination(found.cheapest)}",
+            f"  best in the top 5 of each item's search: {_combination(shallow.best)}",
         ]
     return "\n".join(lines)
 
