@@ -188,14 +188,16 @@ def load_bundles(path: Path, catalog: Path | None = None) -> BundleFile:
     )
 
 
-def check_kinds(bundles: BundleFile, products: Sequence[Product]) -> None:
-    """Every kind matches some catalog product, else the dev set is broken."""
-    for request in bundles.requests:
+def check_kinds(
+    requests: Sequence[BundleRequest], products: Sequence[Product], catalog: Path, source: str = ""
+) -> None:
+    """Every kind matches some product of the catalog, else the dev set is broken."""
+    for request in requests:
         for item in request.items:
             if not any(item.holds(p) for p in products):
                 raise BundleFileError(
-                    f"{bundles.path} request {request.id!r}: kind {item.kind!r} matches no "
-                    f"product of {bundles.catalog}"
+                    f"{source} request {request.id!r}: kind {item.kind!r} matches no "
+                    f"product of {catalog}".strip()
                 )
 
 

@@ -131,7 +131,7 @@ def score_bundle(
     picks = [catalog[i] for i in result.picked if i in catalog]
     result.total = round(sum(p.price for p in picks), 2)
     served = assign(request.items, picks)
-    result.missing_kinds = [i.kind for i, p in zip(request.items, served, strict=True) if not p]
+    result.missing_kinds = [i.kind for i, p in zip(request.items, served, strict=True) if p is None]
     result.items_present = not result.missing_kinds
     result.within_budget = (
         bool(result.picked)
@@ -140,7 +140,7 @@ def score_bundle(
         and all(p is None or i.within_cap(p) for i, p in zip(request.items, served, strict=True))
     )
     if result.items_present:
-        result.rating = round(sum(rating_of(p) for p in served if p) / len(served), 4)
+        result.rating = round(sum(rating_of(p) for p in served if p is not None) / len(served), 4)
         if result.best_rating:
             result.rating_ratio = round(result.rating / result.best_rating, 4)
 
@@ -209,7 +209,7 @@ def run_bundles_eval(
     """Run each request as one checkpointed thread (auto-approved) and score its picks
     against the brute force over `catalog_file`, the catalog the context's runs use."""
     products = load_products(catalog_file)
-    check_kinds(BundleFile(Path(bundles_file), catalog_file, tuple(requests)), products)
+    check_kinds(requests, products, catalog_file, bundles_file)
     by_id = {p.id: p for p in products}
     selected = list(requests[:limit] if limit else requests)
     results: list[BundleResult] = []
@@ -308,7 +308,7 @@ def bundles_main(args: argparse.Namespace) -> int:
     try:
         bundles = load_bundles(args.goals, args.catalog)
         products = load_products(bundles.catalog)
-        check_kinds(bundles, products)
+        check_kinds(bundles.requests, products, bundles.catalog, str(bundles.path))
     except (BundleFileError, CatalogError) as error:
         print(f"error: {clean_text(error, 2000)}", file=sys.stderr)
         return 2

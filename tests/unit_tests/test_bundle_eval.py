@@ -15,8 +15,12 @@ from typing import Any
 
 import pytest
 from conftest import REPO_ROOT, shared_file
+from fakes import FakeShoppingChatModel
+from langgraph.checkpoint.memory import MemorySaver
 
 from catalog import DEFAULT_CATALOG_FILE, Product, load_products
+from graph.builder import build_graph
+from graph.context import Context
 from graph.evals.bundle_sets import (
     BundleFileError,
     BundleRequest,
@@ -32,6 +36,7 @@ from graph.evals.bundles import (
     BundleReport,
     markdown_table,
     new_result,
+    run_bundles_eval,
     score_bundle,
     search_pools,
 )
@@ -119,8 +124,10 @@ def test_a_kind_no_catalog_product_has_is_a_broken_dev_set(tmp_path: Path) -> No
     item = {"kind": "hoverboard", "title_has": ["hoverboard"]}
     bundles = load_bundles(write(tmp_path, {"requests": [a_request(items=[item])]}))
     assert bundles.catalog == DEFAULT_CATALOG_FILE  # no catalog named: the shipped one
-    with pytest.raises(BundleFileError, match=r"request 'r1': kind 'hoverboard' matches no"):
-        check_kinds(bundles, load_products(bundles.catalog))
+    with pytest.raises(
+        BundleFileError, match=r"^f.json request 'r1': kind 'hoverboard' matches no"
+    ):
+        check_kinds(bundles.requests, load_products(bundles.catalog), bundles.catalog, "f.json")
 
 
 def test_a_relative_catalog_is_taken_from_the_working_directory(
@@ -231,7 +238,7 @@ def dev_set(request: pytest.FixtureRequest) -> tuple[Any, list[Product]]:
     else:
         bundles = load_bundles(DUMMYJSON_DEV, shared_file("dummyjson", "products.json"))
     products = load_products(bundles.catalog)
-    check_kinds(bundles, products)
+    check_kinds(bundles.requests, products, bundles.catalog)
     return bundles, products
 
 
@@ -377,6 +384,60 @@ def test_the_summary_counts_over_the_requests_a_bundle_fits() -> None:
     assert data["bundles_file"] == "dev.json" and len(data["results"]) == 4
     table = markdown_table([data, data])
     assert "| every item, within budget | 1/3 (0.33) | 1/3 (0.33) |" in table
+
+
+# A plan over tests/conftest.py SMALL_CATALOG: one search per item, then one pick.
+STRAP_AND_KIT_PLAN: dict[str, Any] = {
+    "goal": "A camera strap and a lens cleaning kit, $60 for both.",
+    "budget": 60,
+    "steps": [
+        {"step": 1, "action": "Find camera straps", "query": "camera strap", "max_price": 60},
+        {"step": 2, "action": "Find cleaning kits", "query": "lens cleaning kit", "max_price": 60},
+        {"step": 3, "action": "Pick one of each", "query": None},
+    ],
+}
+STRAP_AND_KIT = BundleRequest(
+    "s01",
+    "a camera strap and a lens cleaning kit, $60 for both",
+    60.0,
+    (ItemKind("camera strap", ("camera strap",)), ItemKind("cleaning kit", ("cleaning kit",))),
+)
+
+
+def test_each_request_runs_as_one_thread_and_a_rerun_reads_it_back(
+    small_catalog_file: Path,
+) -> None:
+    """run_bundles_eval is called as run_eval is (a replay test can do the same), here
+    with a fake model: the padded strap and the kit, $40.49, where the best is the
+    leather strap and the kit (4.5 against 4.25)."""
+    model = FakeShoppingChatModel(
+        replies={
+            "Plan": [dict(STRAP_AND_KIT_PLAN)],
+            "ReasoningAnswer": [{"answer": "Both.", "product_ids": ["strap-2", "clean-1"]}],
+        }
+    )
+    graph = build_graph(checkpointer=MemorySaver())
+    context = Context(catalog=str(small_catalog_file), auto_approve=True, chat_model=model)
+    report = run_bundles_eval(
+        [STRAP_AND_KIT], small_catalog_file, context, graph, label="fake", progress=False
+    )
+    (result,) = report.results
+    assert result.error is None and result.thread_id == "bundle-fake-s01"
+    assert result.picked == ["strap-2", "clean-1"] and result.total == 40.49
+    assert result.items_present and result.within_budget
+    assert result.best_combination == ["strap-1", "clean-1"] and result.best_rating == 4.5
+    assert result.rating_ratio == pytest.approx(4.25 / 4.5, abs=1e-4)
+    assert result.llm_calls == 2 and result.output_tokens > 0
+    # The fake has no reply left, so any new call would fail: the finished thread is read.
+    again = run_bundles_eval(
+        [STRAP_AND_KIT], small_catalog_file, context, graph, label="fake", progress=False
+    )
+    assert again.results == report.results
+    # Another label is another thread: its planner call fails, and the eval goes on.
+    other = run_bundles_eval(
+        [STRAP_AND_KIT], small_catalog_file, context, graph, label="other", progress=False
+    )
+    assert other.results[0].error and other.summary()["errors"] == 1
 
 
 # --- the CLI ---------------------------------------------------------------------------
