@@ -1,6 +1,7 @@
 """The bundle eval without a model: its file checks, the brute force against a naive one,
 the dev sets' promises (a fitting bundle exists, and the top 5 search results of each item
-do not hold one), the scoring of a hand-built final state, and `--bundles --check`."""
+do not hold one), the scoring of a hand-built final state, runs through the graph with a
+scripted fake model and fake server, and `--bundles --check`."""
 
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ from typing import Any
 
 import pytest
 from conftest import REPO_ROOT, shared_file
+from fake_openai_server import FakeScript, fake_openai_server
 from fakes import FakeShoppingChatModel
 from langgraph.checkpoint.memory import MemorySaver
 
 from catalog import DEFAULT_CATALOG_FILE, Product, load_products
 from graph.builder import build_graph
 from graph.context import Context
+from graph.eval import main
 from graph.evals.bundle_sets import (
     BundleFileError,
     BundleRequest,
@@ -483,3 +486,45 @@ def test_compare_knows_a_bundle_report(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert "| metric | run-a | run-b |" in run.stdout
     assert "| every item, within budget | 1/1 (1.00) | 1/1 (1.00) |" in run.stdout
+
+
+def test_the_cli_runs_the_bundles_and_writes_the_report(
+    small_catalog_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--bundles` end to end through the HTTP path, against the fake OpenAI-compatible
+    server (scripted answers, not a model): every plan approved, the report written."""
+    path = write(
+        tmp_path,
+        {
+            "catalog": str(small_catalog_file),
+            "requests": [
+                {
+                    "id": "s01",
+                    "request": STRAP_AND_KIT.request,
+                    "budget": 60,
+                    "items": [
+                        {"kind": "camera strap", "title_has": ["camera strap"]},
+                        {"kind": "cleaning kit", "title_has": ["cleaning kit"]},
+                    ],
+                }
+            ],
+        },
+    )
+    out = tmp_path / "report.json"
+    script = FakeScript(
+        replies={
+            "Plan": [STRAP_AND_KIT_PLAN],
+            "ReasoningAnswer": [{"answer": "Both.", "product_ids": ["strap-1", "clean-1"]}],
+        }
+    )
+    with fake_openai_server(script) as url:
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+        monkeypatch.setenv("OPENAI_MODEL", "fake-model")
+        args = [str(path), "--bundles", "--label", "cli", "--out", str(out)]
+        assert main([*args, "--db", str(tmp_path / "runs.sqlite")]) == 0
+    data = json.loads(out.read_text())
+    (result,) = data["results"]
+    assert result["thread_id"] == "bundle-cli-s01" and result["error"] is None
+    assert result["picked"] == ["strap-1", "clean-1"] and result["rating_ratio"] == 1.0
+    assert data["summary"]["all_items_and_within_budget"] == 1
+    assert "| every item, within budget | 1/1 (1.00) |" in out.with_suffix(".md").read_text()
