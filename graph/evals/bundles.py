@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -208,6 +209,9 @@ def run_bundles_eval(
 ) -> BundleReport:
     """Run each request as one checkpointed thread (auto-approved) and score its picks
     against the brute force over `catalog_file`, the catalog the context's runs use."""
+    runs_on = Path(context.catalog) if context.catalog else None
+    if runs_on is not None and runs_on.is_file() and not os.path.samefile(runs_on, catalog_file):
+        raise ValueError(f"the runs use {runs_on} but the scores would use {catalog_file}")
     products = load_products(catalog_file)
     check_kinds(requests, products, catalog_file, bundles_file)
     by_id = {p.id: p for p in products}

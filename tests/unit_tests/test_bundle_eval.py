@@ -441,6 +441,9 @@ def test_each_request_runs_as_one_thread_and_a_rerun_reads_it_back(
         [STRAP_AND_KIT], small_catalog_file, context, graph, label="other", progress=False
     )
     assert other.results[0].error and other.summary()["errors"] == 1
+    # Runs on one catalog and scores from another would measure nothing.
+    with pytest.raises(ValueError, match=r"the runs use .* but the scores would use"):
+        run_bundles_eval([STRAP_AND_KIT], DEFAULT_CATALOG_FILE, context, graph, label="x")
 
 
 # --- the CLI ---------------------------------------------------------------------------
