@@ -5,9 +5,13 @@ score the final pick as the WebShop benchmark does.
                          [--limit N] [--out report.json]
     python -m graph.eval --compare A.json B.json
     python -m graph.eval REQUESTS.jsonl --limits LABELS.json [--provider ...] [--out R.json]
+    python -m graph.eval BUNDLES.json --bundles [--check] [--catalog PATH] [--out R.json]
 
 The --limits mode plans requests that have no known answer and scores each plan's
 filters against the limits labelled for it (graph/evals/limits.py); nothing is searched.
+The --bundles mode runs requests for several items under one total budget and scores the
+picks against the best bundle the catalog holds (graph/evals/bundles.py); --check only
+prints that brute force, with no model.
 
 Each goal is one checkpointed thread, so a rerun resumes where the last one stopped.
 """
@@ -30,6 +34,8 @@ from catalog.paths import keep_data_private
 from catalog.terminal import terminal_markup
 from graph.builder import build_graph
 from graph.context import Context, load_env_file
+from graph.evals.bundles import bundles_main
+from graph.evals.bundles import markdown_table as bundles_table
 from graph.evals.limits import load_labels, load_requests, run_limits_eval
 from graph.evals.limits import markdown_table as limits_table
 from graph.evals.webshop_reward import webshop_reward
@@ -303,6 +309,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--limits", type=Path, metavar="LABELS", help="score plans' filters against these labels"
     )
+    parser.add_argument("--bundles", action="store_true", help="GOALS is a bundle file")
+    parser.add_argument("--check", action="store_true", help="--bundles: brute force only")
     args = parser.parse_args(argv)
 
     load_env_file()  # .env of the working directory configures providers; real variables win
@@ -311,6 +319,8 @@ def main(argv: list[str] | None = None) -> int:
         reports = [json.loads(p.read_text()) for p in args.compare]
         if all("requests_file" in r for r in reports):
             print(limits_table(reports))
+        elif all("bundles_file" in r for r in reports):
+            print(bundles_table(reports))
         else:
             print(markdown_table(reports))
         return 0
@@ -318,6 +328,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.goals is None:
             parser.error("give REQUESTS.jsonl with --limits")
         return _limits_main(args)
+    if args.check and not args.bundles:
+        parser.error("--check goes with --bundles")
+    if args.bundles:
+        if args.goals is None:
+            parser.error("give BUNDLES.json with --bundles")
+        return bundles_main(args)
     if args.goals is None or args.catalog is None:
         parser.error("give GOALS.json and --catalog (or --compare A.json B.json)")
 

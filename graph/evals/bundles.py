@@ -1,0 +1,347 @@
+"""Bundle evaluation: requests for several items under one total budget, each run through
+the whole graph and scored against the best bundle the catalog holds (issue #22).
+
+    python -m graph.eval BUNDLES.json --bundles [--catalog PATH] [--provider ...] [--out R.json]
+    python -m graph.eval BUNDLES.json --bundles --check     # brute force only, no model
+
+The file format and the brute force: graph/evals/bundle_sets.py. Each request is one
+checkpointed thread (`bundle-{label}-{request id}`), run with every plan approved, so a
+rerun resumes where the last one stopped.
+
+Per request:
+- items_present: every kind is served by a pick, each pick serving at most one kind;
+- within_budget: something was picked, every pick is in the catalog, the picks' total
+  at catalog prices (each distinct id once; the outcome's own total is not trusted) is
+  at most the budget, and each pick serving a capped kind is within its cap;
+- fitting_exists, best_rating, best_combination: the brute force over every catalog
+  product of each kind (a product without a rating counts as 0); cheapest_total: the
+  cheapest one-per-kind combination whatever the budget;
+- rating (when items_present): the mean rating of the picks serving the kinds;
+  rating_ratio = rating / best_rating (above 1 only when the budget or a cap is broken);
+- llm_calls, input/output tokens and latency_s as graph.runs.session.usage_totals.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+from rich.progress import Progress
+
+from catalog import CatalogError, Product, SearchArgs, load_products
+from catalog.terminal import clean_text, terminal_markup
+from graph.builder import build_graph
+from graph.context import Context
+from graph.evals.bundle_sets import (
+    BruteForce,
+    BundleFile,
+    BundleFileError,
+    BundleRequest,
+    Combination,
+    assign,
+    brute_force,
+    catalog_brute_force,
+    check_kinds,
+    load_bundles,
+    rating_of,
+    within,
+)
+from graph.providers.models import chat_model_session
+from graph.runs.checkpoint import open_checkpointer
+from graph.runs.session import approve_all, run_thread, usage_totals
+from graph.tools import get_catalog
+
+
+def search_pools(
+    request: BundleRequest, catalog_file: Path, *, caps: bool = False, limit: int = 5
+) -> list[list[Product]]:
+    """What the catalog's own search returns for each item's query (else its kind), at
+    most the budget (with `caps`, at most the item's own cap where it has one): the pool
+    a shallow search offers."""
+    catalog = get_catalog(str(catalog_file))
+    pools = []
+    for item in request.items:
+        cap = request.budget
+        if caps and item.max_price is not None:
+            cap = min(cap, item.max_price)
+        hits = catalog.search(SearchArgs(item.query or item.kind, max_price=cap, limit=limit))
+        pools.append([hit.product for hit in hits])
+    return pools
+
+
+@dataclass
+class BundleResult:
+    id: str
+    request: str
+    thread_id: str
+    budget: float
+    kinds: list[str]
+    fitting_exists: bool = False
+    best_rating: float | None = None
+    best_combination: list[str] = field(default_factory=list)
+    cheapest_total: float | None = None
+    items_present: bool = False
+    within_budget: bool = False
+    missing_kinds: list[str] = field(default_factory=list)
+    total: float = 0.0
+    rating: float | None = None
+    rating_ratio: float | None = None
+    picked: list[str] = field(default_factory=list)
+    unknown_ids: list[str] = field(default_factory=list)
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    error: str | None = None
+
+
+def new_result(request: BundleRequest, thread_id: str, found: BruteForce) -> BundleResult:
+    result = BundleResult(
+        request.id, request.request, thread_id, request.budget, [i.kind for i in request.items]
+    )
+    if found.best is not None:
+        result.fitting_exists = True
+        result.best_rating = round(found.best.rating, 4)
+        result.best_combination = [p.id for p in found.best.products]
+    if found.cheapest is not None:
+        result.cheapest_total = found.cheapest.total
+    return result
+
+
+def score_bundle(
+    result: BundleResult,
+    values: dict[str, Any],
+    request: BundleRequest,
+    catalog: dict[str, Product],
+) -> None:
+    """Fill a request's result from its run's final state."""
+    totals = usage_totals(values)
+    result.llm_calls, result.input_tokens = totals.llm_calls, totals.input_tokens
+    result.output_tokens, result.latency_s = totals.output_tokens, totals.latency_s
+    outcome = values.get("outcome")
+    result.picked = list(dict.fromkeys(p.id for p in outcome.picks)) if outcome else []
+    result.unknown_ids = [i for i in result.picked if i not in catalog]
+    picks = [catalog[i] for i in result.picked if i in catalog]
+    result.total = round(sum(p.price for p in picks), 2)
+    served = assign(request.items, picks)
+    result.missing_kinds = [i.kind for i, p in zip(request.items, served, strict=True) if p is None]
+    result.items_present = not result.missing_kinds
+    result.within_budget = (
+        bool(result.picked)
+        and not result.unknown_ids
+        and within(result.total, request.budget)
+        and all(p is None or i.within_cap(p) for i, p in zip(request.items, served, strict=True))
+    )
+    if result.items_present:
+        result.rating = round(sum(rating_of(p) for p in served if p is not None) / len(served), 4)
+        if result.best_rating:
+            result.rating_ratio = round(result.rating / result.best_rating, 4)
+
+
+@dataclass
+class BundleReport:
+    label: str
+    bundles_file: str
+    catalog: str
+    provider: str | None
+    model: str | None
+    tool_mode: str
+    results: list[BundleResult]
+
+    def summary(self) -> dict[str, Any]:
+        results = self.results
+        fitting = [r for r in results if r.fitting_exists]
+        met = [r for r in fitting if r.items_present and r.within_budget]
+        ratios = [r.rating_ratio for r in met if r.rating_ratio is not None]
+        n = len(results) or 1
+
+        def mean(name: str) -> float:
+            return round(sum(float(getattr(r, name)) for r in results) / n, 4)
+
+        return {
+            "requests": len(results),
+            "fitting_exists": len(fitting),
+            # Over the requests a fitting bundle exists for: the others cannot be met.
+            "all_items_and_within_budget": len(met),
+            "all_items_and_within_budget_share": round(len(met) / (len(fitting) or 1), 4),
+            "items_present": sum(r.items_present for r in results),
+            "within_budget": sum(r.within_budget for r in results),
+            # Over the met requests only, so it reads "how good, when it worked".
+            "mean_rating_ratio": round(sum(ratios) / len(ratios), 4) if ratios else None,
+            "llm_calls": mean("llm_calls"),
+            "input_tokens": mean("input_tokens"),
+            "output_tokens": mean("output_tokens"),
+            "latency_s": mean("latency_s"),
+            "errors": sum(1 for r in results if r.error),
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "bundles_file": self.bundles_file,  # marks a bundle report (--compare)
+            "catalog": self.catalog,
+            "provider": self.provider,
+            "model": self.model,
+            "tool_mode": self.tool_mode,
+            "summary": self.summary(),
+            "results": [asdict(r) for r in self.results],
+        }
+
+
+def run_bundles_eval(
+    requests: Sequence[BundleRequest],
+    catalog_file: Path,
+    context: Context,
+    graph: CompiledStateGraph,
+    *,
+    label: str,
+    bundles_file: str = "",
+    limit: int | None = None,
+    progress: bool = True,
+) -> BundleReport:
+    """Run each request as one checkpointed thread (auto-approved) and score its picks
+    against the brute force over `catalog_file`, the catalog the context's runs use."""
+    runs_on = Path(context.catalog) if context.catalog else None
+    if runs_on is not None and runs_on.is_file() and not os.path.samefile(runs_on, catalog_file):
+        raise ValueError(f"the runs use {runs_on} but the scores would use {catalog_file}")
+    products = load_products(catalog_file)
+    check_kinds(requests, products, catalog_file, bundles_file)
+    by_id = {p.id: p for p in products}
+    selected = list(requests[:limit] if limit else requests)
+    results: list[BundleResult] = []
+    with Progress(disable=not progress, transient=False) as bar:
+        task = bar.add_task("requests", total=len(selected))
+        for request in selected:
+            thread_id = f"bundle-{label}-{request.id}"
+            result = new_result(request, thread_id, catalog_brute_force(request, products))
+            started = time.perf_counter()
+            try:
+                values = run_thread(graph, thread_id, request.request, context, approve_all).values
+                score_bundle(result, values, request, by_id)
+            except Exception as error:  # one failing request must not end the evaluation
+                result.error = f"{type(error).__name__}: {error}"[:500]
+                result.latency_s = round(time.perf_counter() - started, 3)
+            results.append(result)
+            missing = ", ".join(result.missing_kinds)
+            bar.console.print(
+                f"request {terminal_markup(request.id, 40)}: "
+                + (f"missing {terminal_markup(missing, 200)}" if missing else "every item")
+                + f", ${result.total:.2f} of ${request.budget:.2f}"
+                + (f" error: {terminal_markup(result.error, 80)}" if result.error else "")
+            )
+            bar.advance(task)
+    return BundleReport(
+        label,
+        bundles_file,
+        str(catalog_file),
+        context.provider,
+        context.model,
+        context.tool_mode,
+        results,
+    )
+
+
+def markdown_table(reports: list[dict[str, Any]]) -> str:
+    """One column per report, so two runs compare side by side."""
+    lines = ["| metric | " + " | ".join(r["label"] for r in reports) + " |"]
+    lines.append("|---|" + "---:|" * len(reports))
+
+    def row(title: str, cell: Any) -> None:
+        lines.append(f"| {title} | " + " | ".join(cell(r["summary"]) for r in reports) + " |")
+
+    def number(value: float | None) -> str:
+        return "–" if value is None else f"{value:.2f}"
+
+    row("requests (a fitting bundle exists)", lambda s: f"{s['requests']} ({s['fitting_exists']})")
+    row(
+        "every item, within budget",
+        lambda s: (
+            f"{s['all_items_and_within_budget']}/{s['fitting_exists']} "
+            f"({s['all_items_and_within_budget_share']:.2f})"
+        ),
+    )
+    row("every item present", lambda s: f"{s['items_present']}/{s['requests']}")
+    row("within budget", lambda s: f"{s['within_budget']}/{s['requests']}")
+    row("rating / best fitting (when met)", lambda s: number(s["mean_rating_ratio"]))
+    row("LLM calls / request", lambda s: number(s["llm_calls"]))
+    row("input tokens / request", lambda s: number(s["input_tokens"]))
+    row("output tokens / request", lambda s: number(s["output_tokens"]))
+    row("latency s / request", lambda s: number(s["latency_s"]))
+    row("errors", lambda s: str(s["errors"]))
+    return "\n".join(lines)
+
+
+def _combination(combo: Combination | None) -> str:
+    if combo is None:
+        return "none"
+    parts = [
+        f"{clean_text(p.id, 40)} {clean_text(p.title, 60)} "
+        f"(${p.price:.2f}, {'unrated' if p.rating is None else f'{p.rating:g}'})"
+        for p in combo.products
+    ]
+    return " + ".join(parts) + f" = ${combo.total:.2f}, mean rating {combo.rating:.2f}"
+
+
+def check_text(bundles: BundleFile, products: Sequence[Product]) -> str:
+    """What the brute force finds per request, over the whole catalog and over the top 5
+    search results of each item's query, for reading a dev set without a model."""
+    lines = []
+    for request in bundles.requests:
+        found = catalog_brute_force(request, products)
+        shallow = brute_force(request.items, search_pools(request, bundles.catalog), request.budget)
+        lines += [
+            f"{clean_text(request.id, 40)}: {clean_text(request.request, 200)}",
+            f"  budget ${request.budget:.2f}, fitting_exists: {found.best is not None}",
+            f"  best:     {_combination(found.best)}",
+            f"  cheapest: {_combination(found.cheapest)}",
+            f"  best in the top 5 of each item's search: {_combination(shallow.best)}",
+        ]
+    return "\n".join(lines)
+
+
+def bundles_main(args: argparse.Namespace) -> int:
+    """`python -m graph.eval BUNDLES.json --bundles [--check]` (parsed by webshop.main)."""
+    try:
+        bundles = load_bundles(args.goals, args.catalog)
+        products = load_products(bundles.catalog)
+        check_kinds(bundles.requests, products, bundles.catalog, str(bundles.path))
+    except (BundleFileError, CatalogError) as error:
+        print(f"error: {clean_text(error, 2000)}", file=sys.stderr)
+        return 2
+    if args.check:
+        print(check_text(bundles, products))
+        return 0
+    context = Context(
+        provider=args.provider,
+        model=args.model,
+        tool_mode=args.tool_mode,
+        catalog=str(bundles.catalog),
+    )
+    context.auto_approve = True
+    graph = build_graph(checkpointer=open_checkpointer(args.db))
+    with chat_model_session(context) as context:
+        label = args.label or f"{context.provider}-{context.model}-{context.tool_mode}"
+        report = run_bundles_eval(
+            bundles.requests,
+            bundles.catalog,
+            context,
+            graph,
+            label=label,
+            bundles_file=str(args.goals),
+            limit=args.limit,
+        )
+    data = report.to_json()
+    table = markdown_table([data])
+    print(table)
+    if args.out:
+        args.out.write_text(json.dumps(data, indent=2) + "\n")
+        args.out.with_suffix(".md").write_text(table + "\n")
+    return 0
