@@ -18,7 +18,8 @@ from graph.builder import build_graph
 from graph.tools import get_catalog
 
 # name -> request; chosen to cover one item, several items under one budget, a search
-# that finds nothing, a rating limit, and a request not in English.
+# that finds nothing, a rating limit, a request not in English, open-ended gifts, and a
+# total no choice of products meets.
 RECORDED_REQUESTS = {
     "photo-gift": "a birthday gift for someone who likes photography, under $200",
     "multi-item-budget": "running shoes and a water bottle, $150 total",
@@ -27,6 +28,8 @@ RECORDED_REQUESTS = {
     "home-office": "an ergonomic chair and a monitor arm for my home office, budget $500",
     "tent-rating": "a tent for two people rated 4 stars or better under $250",
     "spanish": "un regalo para mi hermana que corre maratones, menos de 100 dólares",
+    "gift-runner": "a gift for a runner under $80",
+    "over-budget": "running shoes and a water bottle, $100 total",
 }
 
 
@@ -102,9 +105,37 @@ def test_searches_return_catalog_products(recorded_runs: RecordedRuns) -> None:
 def test_demo_request_recommends_a_photography_gift_within_budget(
     recorded_runs: RecordedRuns,
 ) -> None:
-    outcome = recorded_runs["photo-gift"]["outcome"]
+    state = recorded_runs["photo-gift"]
+    outcome = state["outcome"]
     assert outcome.budget == 200
     assert outcome.picks and outcome.within_budget is True
+    # A gift looks at several kinds of item, and the single best pick is explained (#22).
+    assert state["plan"].pick == "one"
+    assert len({s.query for s in state["plan"].search_steps}) >= 2
+    assert len(outcome.picks) == 1 and outcome.reasons[outcome.picks[0].id]
+
+
+@pytest.mark.replay
+@pytest.mark.parametrize("name", ["photo-gift", "gift-runner", "spanish"])
+def test_a_gift_searches_several_kinds_and_explains_its_pick(
+    name: str, recorded_runs: RecordedRuns
+) -> None:
+    state = recorded_runs[name]
+    assert len({s.query for s in state["plan"].search_steps}) >= 2
+    outcome = state["outcome"]
+    assert outcome.picks and all(outcome.reasons.get(p.id) for p in outcome.picks)
+    assert outcome.within_budget is True
+
+
+@pytest.mark.replay
+def test_a_total_nothing_meets_shows_the_cheapest_combination(
+    recorded_runs: RecordedRuns,
+) -> None:
+    outcome = recorded_runs["over-budget"]["outcome"]
+    assert outcome.budget == 100 and outcome.within_budget is False
+    assert len(outcome.picks) == 2  # one shoe, one bottle: the cheapest of each
+    assert any("the cheapest is shown" in w for w in outcome.warnings)
+    assert sum("the cheapest found is" in w for w in outcome.warnings) == 2
 
 
 @pytest.mark.replay
@@ -125,7 +156,10 @@ def test_multi_item_request_keeps_one_budget(recorded_runs: RecordedRuns) -> Non
     state = recorded_runs["multi-item-budget"]
     assert state["plan"].budget == 150
     assert len(state["plan"].search_steps) >= 2
-    assert state["outcome"].within_budget is not None
+    # The README example: a fitting pair exists (below the five shoes shown), so it is met.
+    outcome = state["outcome"]
+    assert outcome.within_budget is True and outcome.total_price <= 150
+    assert not outcome.missing and len(outcome.picks) == 2
 
 
 @pytest.mark.replay

@@ -1,0 +1,171 @@
+"""The recommendation chosen in code (graph/checks/choice.py, #22): exact over the deep
+pools, within the total whenever some choice fits, the cheapest shown when none does, and
+a one-line reason per pick from catalog figures. Plain data, no model."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from graph.checks.choice import best_combination, choose
+from graph.checks.occasion import pick_mode
+from graph.checks.picks import Candidate
+from graph.state import Plan, ProductSummary
+
+
+def candidate(
+    id: str, price: float, step: int, rank: int, *, rating: float = 4.0, features: int = 0
+) -> Candidate:
+    return Candidate(
+        summary=ProductSummary(id=id, title=id, price=price, rating=rating),
+        source_step=step,
+        rank=rank,
+        within_limits=True,
+        features_matched=[f"f{i}" for i in range(features)],
+        type_words=["kind"],
+        query_length=1,
+        shown=rank <= 5,
+    )
+
+
+def two_item_plan(budget: float | None, **fields: object) -> Plan:
+    return Plan.model_validate(
+        {
+            "goal": "Shoes and a bottle.",
+            "budget": budget,
+            "steps": [
+                {"step": 1, "action": "Find shoes", "query": "running shoes"},
+                {"step": 2, "action": "Find bottles", "query": "water bottle"},
+                {"step": 3, "action": "Pick", "query": None},
+            ],
+            **fields,
+        }
+    )
+
+
+def readme_pools() -> list[Candidate]:
+    """The README example's shape: the five shoes shown are all too dear for the total
+    with any bottle; a cheaper shoe is sixth in its search."""
+    shoes = [candidate(f"shoe-{i}", 135 + i, 1, i, rating=4.2) for i in range(1, 6)]
+    shoes.append(candidate("shoe-6", 115.99, 1, 6, rating=4.2))
+    bottles = [candidate(f"bottle-{i}", 27.99 + 7 * i, 2, i + 1) for i in range(5)]
+    return shoes + bottles
+
+
+def test_a_fitting_bundle_is_found_below_the_rows_shown() -> None:
+    choice = choose(two_item_plan(150), readme_pools(), ["shoe-1", "bottle-0"])
+    assert [c.summary.id for c in choice.picks] == ["shoe-6", "bottle-0"]
+    assert choice.fits
+    assert choice.reasons["shoe-6"].startswith("fits the $150.00 total with $6.02 left")
+    # The model's shoe is named, with what it would have cost against the total.
+    assert "in place of the model's pick shoe-1" in choice.reasons["shoe-6"]
+    assert "(over the total)" in choice.reasons["shoe-6"]
+    assert "the model's pick" in choice.reasons["bottle-0"]
+
+
+def test_the_models_picks_stand_when_they_fit_and_cover_as_much() -> None:
+    choice = choose(two_item_plan(200), readme_pools(), ["shoe-2", "bottle-1"])
+    assert [c.summary.id for c in choice.picks] == ["shoe-2", "bottle-1"]
+
+
+def test_more_features_matched_wins_over_the_models_pick() -> None:
+    pools = [
+        candidate("plain", 50, 1, 1, rating=4.9),
+        candidate("waterproof", 60, 1, 2, rating=3.5, features=1),
+        candidate("bottle", 10, 2, 1),
+    ]
+    choice = choose(two_item_plan(100), pools, ["plain", "bottle"])
+    assert [c.summary.id for c in choice.picks] == ["waterproof", "bottle"]
+    assert "matches less of the request" in choice.reasons["waterproof"]
+
+
+def test_when_nothing_fits_the_cheapest_is_shown_with_how_far_each_item_is_over() -> None:
+    choice = choose(two_item_plan(100), readme_pools(), [])
+    assert not choice.fits
+    assert [c.summary.id for c in choice.picks] == ["shoe-6", "bottle-0"]
+    assert "$143.98 in all, $43.98 over" in choice.notes[0]
+    assert len(choice.notes) == 3  # the total, then one line per item
+    assert "'running shoes': the cheapest found is shoe-6 at $115.99" in choice.notes[1]
+    assert "$72.01 or less, $43.98 over" in choice.notes[1]
+
+
+def test_a_per_item_cap_beside_the_total_is_kept() -> None:
+    pools = readme_pools()
+    for c in pools:
+        c.within_limits = not (c.source_step == 2 and c.summary.price > 30)  # bottle <= $30
+    choice = choose(two_item_plan(200), pools, ["shoe-5", "bottle-4"])
+    assert [c.summary.id for c in choice.picks][1] == "bottle-0"
+
+
+def test_a_gift_recommends_the_single_best_of_the_kinds_searched() -> None:
+    plan = two_item_plan(200, pick="one")
+    pools = [candidate("strap", 30, 1, 1, rating=4.1), candidate("tripod", 90, 2, 1, rating=4.7)]
+    choice = choose(plan, pools, ["strap"])
+    assert [c.summary.id for c in choice.picks] == ["strap"]  # the model's, as good otherwise
+    assert "next best tripod: rated higher (4.7), $60.00 dearer" in choice.reasons["strap"]
+
+
+@pytest.mark.parametrize(
+    ("request_text", "mode"),
+    [
+        ("a birthday gift for someone who likes photography, under $200", "one"),
+        ("something for a coffee lover under $60", "one"),
+        ("help me put together a birthday gift for a photographer, under $200", "each"),
+        ("a gift for my dad: running shoes and a water bottle", "each"),
+        ("running shoes and a water bottle, $150 total", "each"),
+    ],
+)
+def test_an_open_ended_request_naming_no_kind_searched_picks_one(
+    request_text: str, mode: str
+) -> None:
+    plan = Plan.model_validate(
+        {
+            "goal": "g",
+            "steps": [
+                {"step": 1, "action": "a", "query": "running shoes"},
+                {"step": 2, "action": "b", "query": "insulated water bottle for hikers"},
+                {"step": 3, "action": "c", "query": None},
+            ],
+        }
+    )
+    assert pick_mode(request_text, plan) == mode
+
+
+def test_the_choice_is_exact_against_brute_force_on_random_pools() -> None:
+    rng = random.Random(22)
+    for _ in range(200):
+        pools = []
+        for item in range(rng.randint(1, 4)):
+            size = rng.randint(1, 7)
+            ids = [f"p{rng.randint(0, 12)}" for _ in range(size)]  # shared ids across items
+            pools.append(
+                tuple(
+                    candidate(i, rng.randint(5, 60), item + 1, rank, rating=rng.randint(1, 5))
+                    for rank, i in enumerate(dict.fromkeys(ids), start=1)
+                )
+            )
+        budget = rng.choice([None, rng.randint(20, 150)])
+
+        def score(c: Candidate) -> tuple[float, ...]:
+            return (c.summary.rating or 0.0, -c.rank)
+
+        got = best_combination(pools, score, budget)
+        fitting = [
+            combo
+            for combo in itertools.product(*pools)
+            if len({c.summary.id for c in combo}) == len(combo)
+            and (budget is None or sum(c.summary.price for c in combo) <= budget + 0.005)
+        ]
+        if not fitting:
+            assert got is None
+            continue
+        assert got is not None
+
+        def total(combo: tuple[Candidate, ...]) -> tuple[float, ...]:
+            return tuple(sum(x) for x in zip(*(score(c) for c in combo), strict=True))
+
+        assert total(got) == max(total(c) for c in fitting)
+        assert budget is None or sum(c.summary.price for c in got) <= budget + 0.005
+        assert len({c.summary.id for c in got}) == len(got)
