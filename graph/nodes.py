@@ -322,15 +322,17 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     candidates = candidates_of(state.run_plan, results, catalog)
     found = catalog.get(c.summary.id for c in candidates)
     outcome = Outcome(budget=state.run_plan.budget)
-    wanted = request_words(request, state.run_plan)
+    # An open-ended request (pick "one") names the person, not the product ("a gift for a
+    # runner"): its words are no test of relevance; the kinds the plan searched are.
+    wanted = request_words(request, state.run_plan) if state.run_plan.pick == "each" else set()
     unrelated = {i for i, r in found.items() if wanted and not is_relevant(r, wanted)}
     outcome.warnings += [
         f"{i} matches none of the request's words; it is not recommended"
         for i in dict.fromkeys(model_ids)
         if i in unrelated
     ]
-    candidates = [c for c in candidates if c.summary.id in found and c.summary.id not in unrelated]
-    choice = choose(state.run_plan, candidates, model_ids)
+    choosable = [c for c in candidates if c.summary.id in found and c.summary.id not in unrelated]
+    choice = choose(state.run_plan, choosable, model_ids)
     # Each pick as the catalog has it now (price and title from the record, not a step).
     outcome.picks = [ProductSummary.of(found[c.summary.id]) for c in choice.picks]
     outcome.reasons = choice.reasons
@@ -341,7 +343,7 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # A limit in another currency was never applied: the total is not compared with it.
     outcome.unapplied_limits = [f"{f.shown} ({f.currency})" for f in stated.foreign]
     outcome.total_price = round(sum(p.price for p in outcome.picks), 2)
-    outcome.missing = missing_items(state.run_plan, results, outcome.picks)
+    outcome.missing = missing_items(state.run_plan, results, outcome.picks, candidates)
     if outcome.unknown_ids:
         outcome.warnings.append(f"not in the catalog: {', '.join(outcome.unknown_ids)}")
     if not outcome.picks:

@@ -7,8 +7,8 @@ step's limits hold, and the total stays within the plan's budget whenever some c
 one product per item does: a combinatorial choice, made exactly here over each search's
 whole pool (tools.POOL_DEPTH matches), not only the few rows a model was shown.
 
-Among the choices that fit, the one a shopper would take: the wanted features matched and
-the kind searched for (Candidate.coverage), then the model's own pick, then rating, then
+Among the choices that fit, the one a shopper would take: the kind searched for, then the
+wanted features matched (Candidate.coverage), then the model's own pick, then rating, then
 search rank. So the model's pick stands unless another candidate covers the request
 better, and it breaks ties. When nothing fits, the cheapest choice is shown, with how
 far over it is.
@@ -52,13 +52,14 @@ class Choice:
 def items_of(plan: Plan, candidates: list[Candidate]) -> list[Item]:
     """The plan's items: its search steps, steps that found the same products merged
     (item_of_step); with `pick == "one"`, every kind searched is one item. Products deeper
-    in a pool than a step shows count only when they are of the kind searched for."""
+    and only products of the kind searched for are options (a search for "running shoes"
+    under $100 that shows only vests has found no option)."""
     group = item_of_step(candidates, plan)
     if plan.pick == "one":
         group = dict.fromkeys(group, min(group, default=0))
     best: dict[int, dict[str, Candidate]] = defaultdict(dict)
     for candidate in candidates:
-        if not (candidate.shown or candidate.of_searched_kind):
+        if not candidate.of_searched_kind:
             continue
         options = best[group[candidate.source_step]]
         known = options.get(candidate.summary.id)
@@ -85,10 +86,10 @@ def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Cho
     wanted = _model_pick_per_item(items, model_ids, one=plan.pick == "one")
 
     def score(candidate: Candidate) -> Score:
-        features, kind = candidate.coverage
+        kind, features = candidate.coverage
         return (
-            features,
             kind,
+            features,
             float(candidate.summary.id in wanted.values()),
             candidate.summary.rating or 0.0,
             -candidate.rank,

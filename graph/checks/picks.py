@@ -110,15 +110,17 @@ class Candidate:
     query_length: int = 0  # the step's query product words, of which type_words
     # Among the results the step shows (and a reasoning model sees), or deeper in its pool.
     shown: bool = True
-    # The query's head word (words.head_word: "water *bottle*") is mentioned. A product
-    # deeper in a pool than the step shows must be of the kind searched for.
-    of_searched_kind: bool = True
+    # A head word of its item's queries (words.head_word: "water *bottle*") is mentioned:
+    # it is of the kind searched for, which a recommended product must be.
+    of_searched_kind: bool = False
 
     @property
-    def coverage(self) -> tuple[int, float]:
-        """How well it covers what was asked: wanted features matched, then the share of
-        its query's words (a share, so the kinds of a gift plan compare fairly)."""
-        return len(self.features_matched), len(self.type_words) / max(self.query_length, 1)
+    def coverage(self) -> tuple[float, int]:
+        """How well it covers what was asked: first its type, the share of its query's
+        words it mentions (a share, so the kinds of a gift plan compare fairly), then the
+        wanted features matched. Type first: a camera matching three features is still no
+        lens, though a bundle's total would reward putting it in the lens's place."""
+        return len(self.type_words) / max(self.query_length, 1), len(self.features_matched)
 
     def label(self, plan: Plan) -> str:
         parts = ["fits limits" if self.within_limits else "OVER LIMIT"]
@@ -144,20 +146,19 @@ def candidates_of(
     plan: Plan, results: list[StepResult], catalog: CatalogBackend
 ) -> list[Candidate]:
     """Every product earlier search steps found, in search-rank order, with checks made
-    against its full catalog record (tags and description are not in the step results)."""
+    against its full catalog record (tags and description are not in the step results).
+    Its type is checked against its item's queries that name a kind (_kind_queries)."""
     searches = [r for r in results if r.kind == "search"]
     records = catalog.get(p.id for r in searches for p in [*r.products, *r.pool])
     terms, _ = wanted_terms(plan)
-    candidates = []
+    candidates, texts = [], []
     for result in searches:
         step = plan.steps[result.step - 1]
-        query_words = product_words((step.query or "").replace("-", " "))
-        head = head_word(step.query or "")
         shown = len(result.products)
         for rank, product in enumerate([*result.products, *result.pool], start=1):
             record = records.get(product.id)
             text = " ".join([record.title, record.category or "", *record.tags]) if record else ""
-            kind_words = words_found(query_words, text)
+            texts.append(text)
             candidates.append(
                 Candidate(
                     summary=product,
@@ -165,13 +166,43 @@ def candidates_of(
                     rank=rank,
                     within_limits=within_step_limits(product, plan, step),
                     features_matched=feature_matches(record, terms) if record else [],
-                    type_words=kind_words,
-                    query_length=len(query_words),
                     shown=rank <= shown,
-                    of_searched_kind=head is None or head in kind_words,
                 )
             )
+    queries = _kind_queries(plan, candidates)
+    for candidate, text in zip(candidates, texts, strict=True):
+        _check_kind(candidate, text, queries[candidate.source_step])
     return candidates
+
+
+def _kind_queries(plan: Plan, candidates: list[Candidate]) -> dict[int, list[str]]:
+    """For each search step, the queries of its item (item_of_step) that name a kind of
+    product: those that are not only wanted features ("machine wash" names none), or all
+    of them when every one is."""
+    item = item_of_step(candidates, plan)
+    steps = {c.source_step for c in candidates}
+    queries: dict[int, list[str]] = {}
+    for step in steps:
+        mates = [s for s in sorted(steps) if item.get(s, s) == item.get(step, step)]
+        naming = [s for s in mates if not _only_features(plan, s)] or mates
+        queries[step] = [plan.steps[s - 1].query or "" for s in naming]
+    return queries
+
+
+def _check_kind(candidate: Candidate, text: str, queries: list[str]) -> None:
+    """The candidate's type against the best of its item's kind-naming queries: the query
+    words its text mentions, and whether it mentions a query's head word."""
+    best: tuple[float, list[str], int] = (-1.0, [], 0)
+    for query in queries:
+        words = product_words(query.replace("-", " "))
+        found = words_found(words, text)
+        share = len(found) / max(len(words), 1)
+        if share > best[0]:
+            best = (share, found, len(words))
+        head = head_word(query)
+        if head is None or head in found:
+            candidate.of_searched_kind = True
+    candidate.type_words, candidate.query_length = best[1], best[2]
 
 
 # Two searches that show this many of the same products were looking for one kind of
@@ -241,29 +272,48 @@ def one_pick_per_search(
 
 
 def missing_items(
-    plan: Plan, results: list[StepResult], picks: list[ProductSummary]
+    plan: Plan,
+    results: list[StepResult],
+    picks: list[ProductSummary],
+    candidates: list[Candidate] | None = None,
 ) -> list[MissingItem]:
-    """The plan's searched-for items that no pick comes from, each with its reason. A plan
-    for the single best of several kinds (pick "one") misses nothing once it has a pick."""
+    """The plan's searched-for items that no pick comes from, each with its reason, named
+    by the item's first search step (searches for one item, item_of_step, are one item).
+    A plan for the single best of several kinds (pick "one") misses nothing once it has a
+    pick."""
     if plan.pick == "one" and picks:
         return []
     picked = {p.id for p in picks}
     by_step = {r.step: r for r in results}
+    item = item_of_step(candidates or [], plan)
+    found_for: dict[int, set[str]] = {}
+    of_kind: dict[int, bool] = {}
+    for candidate in candidates or []:
+        group = item.get(candidate.source_step, candidate.source_step)
+        found_for.setdefault(group, set()).add(candidate.summary.id)
+        of_kind[group] = of_kind.get(group, False) or candidate.of_searched_kind
     missing = []
     for step in plan.steps:
-        if step.query is None:
-            continue
+        group = item.get(step.step, step.step)
+        if step.query is None or (group != step.step and group in item):
+            continue  # a reasoning step, or a later search for an item already named
         result = by_step.get(step.step)
+        found = (
+            found_for.get(group) or {p.id for p in [*result.products, *result.pool]}
+            if result
+            else set()
+        )
         if result is None:
             reason = "its search step did not run"
         elif result.error:
             reason = f"its search failed ({result.error})"
         elif not result.products:
             reason = "the search found no matching product"
-        elif picked.isdisjoint(p.id for p in [*result.products, *result.pool]):
-            found = len(result.products) + len(result.pool)
-            reason = f"none of the {found} products found for it was picked"
-        else:
+        elif not picked.isdisjoint(found):
             continue
+        elif candidates is not None and not of_kind.get(group, False):
+            reason = f"none of the {len(found)} products found is of the kind searched for"
+        else:
+            reason = f"none of the {len(found)} products found for it was picked"
         missing.append(MissingItem(step=step.step, query=step.query, reason=reason))
     return missing

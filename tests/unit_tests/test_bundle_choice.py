@@ -16,7 +16,14 @@ from graph.state import Plan, ProductSummary
 
 
 def candidate(
-    id: str, price: float, step: int, rank: int, *, rating: float = 4.0, features: int = 0
+    id: str,
+    price: float,
+    step: int,
+    rank: int,
+    *,
+    rating: float = 4.0,
+    features: int = 0,
+    of_kind: bool = True,
 ) -> Candidate:
     return Candidate(
         summary=ProductSummary(id=id, title=id, price=price, rating=rating),
@@ -27,6 +34,7 @@ def candidate(
         type_words=["kind"],
         query_length=1,
         shown=rank <= 5,
+        of_searched_kind=of_kind,
     )
 
 
@@ -105,6 +113,18 @@ def test_a_gift_recommends_the_single_best_of_the_kinds_searched() -> None:
     choice = choose(plan, pools, ["strap"])
     assert [c.summary.id for c in choice.picks] == ["strap"]  # the model's, as good otherwise
     assert "next best tripod: rated higher (4.7), $60.00 dearer" in choice.reasons["strap"]
+
+
+def test_a_product_of_another_kind_is_no_choice_even_if_it_fits() -> None:
+    # A search for shoes under the total that shows only vests has found no shoe.
+    pools = [
+        candidate("vest", 21.95, 1, 1, of_kind=False),
+        candidate("shoe", 115.99, 1, 6),
+        candidate("bottle", 27.99, 2, 1),
+    ]
+    choice = choose(two_item_plan(130), pools, ["vest", "bottle"])
+    assert [c.summary.id for c in choice.picks] == ["shoe", "bottle"]
+    assert not choice.fits  # $143.98: the cheapest, shown as over
 
 
 @pytest.mark.parametrize(
