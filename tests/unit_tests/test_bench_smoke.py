@@ -93,3 +93,12 @@ def test_startup_smoke() -> None:
 def test_local_model_bench_has_help(script: str) -> None:
     # Run by hand only (it starts the real model); here just its command line.
     assert "--model" in run_bench(script, "--help")
+
+
+def test_bundle_choice_smoke(tmp_path: Path) -> None:
+    out_json = tmp_path / "bundle.json"
+    out = run_bench("bundle_choice.py", "--smoke", "--json", str(out_json))
+    assert "every combination ms" in out and "Targets" in out
+    rows = json.loads(out_json.read_text())["data"]["rows"]
+    # The exact choice and trying every combination agree on the best score.
+    assert [row[0] for row in rows] == [2, 3, 4] and all(row[5] is True for row in rows)
