@@ -86,7 +86,7 @@ def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Cho
     wanted = _model_pick_per_item(items, model_ids, one=plan.pick == "one")
 
     def score(candidate: Candidate) -> Score:
-        kind, features = candidate.coverage
+        kind, features = _coverage(candidate, plan)
         return (
             kind,
             features,
@@ -109,6 +109,14 @@ def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Cho
         reason = _reason(plan, item, pick, choice, score, wanted.get(index))
         choice.reasons[pick.summary.id] = reason
     return choice
+
+
+def _coverage(candidate: Candidate, plan: Plan) -> tuple[float, int]:
+    """Candidate.coverage, counting features only when the plan states some: with none,
+    candidates were checked against the goal's words, which in a bundle name the other
+    items too (a strap whose text says "zoom lens" would gain from the kit's words)."""
+    kind, features = candidate.coverage
+    return kind, features if plan.features else 0
 
 
 def _cheapness(candidate: Candidate) -> Score:
@@ -215,10 +223,9 @@ def _reason(
 def _versus(other: Candidate, pick: Candidate, plan: Plan, total: float) -> str:
     """How `other` compares with the pick, in the terms a shopper weighs."""
     said = []
-    if other.coverage != pick.coverage:
-        said.append(
-            f"matches {'more' if other.coverage > pick.coverage else 'less'} of the request"
-        )
+    if _coverage(other, plan) != _coverage(pick, plan):
+        more = _coverage(other, plan) > _coverage(pick, plan)
+        said.append(f"matches {'more' if more else 'less'} of the request")
     if (other.summary.rating or 0) > (pick.summary.rating or 0):
         said.append(f"rated higher ({other.summary.rating:.1f})")
     difference = other.summary.price - pick.summary.price

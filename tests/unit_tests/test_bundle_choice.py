@@ -84,7 +84,7 @@ def test_more_features_matched_wins_over_the_models_pick() -> None:
         candidate("waterproof", 60, 1, 2, rating=3.5, features=1),
         candidate("bottle", 10, 2, 1),
     ]
-    choice = choose(two_item_plan(100), pools, ["plain", "bottle"])
+    choice = choose(two_item_plan(100, features=["waterproof"]), pools, ["plain", "bottle"])
     assert [c.summary.id for c in choice.picks] == ["waterproof", "bottle"]
     assert "matches less of the request" in choice.reasons["waterproof"]
 
