@@ -100,8 +100,10 @@ def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Cho
     if best is not None:
         choice = Choice(picks=list(best))
     else:
-        # Nothing fits every limit: the cheapest choice, so the shopper sees how far off.
-        cheapest = best_combination([item.options for item in items], _cheapness, None)
+        # Nothing fits every limit: the cheapest choice of what best names each kind (a
+        # bottle, not a belt with a bottle holder), so the shopper sees how far off.
+        closest = [_best_typed(item.options, plan) for item in items]
+        cheapest = best_combination(closest, _cheapness, None)
         assert cheapest is not None  # every item has an option, and no budget applies
         choice = Choice(picks=list(cheapest), fits=False)
         choice.notes = _over_notes(plan, items, list(cheapest))
@@ -117,6 +119,11 @@ def _coverage(candidate: Candidate, plan: Plan) -> tuple[float, int]:
     items too (a strap whose text says "zoom lens" would gain from the kit's words)."""
     kind, features = candidate.coverage
     return kind, features if plan.features else 0
+
+
+def _best_typed(options: tuple[Candidate, ...], plan: Plan) -> tuple[Candidate, ...]:
+    best = max(_coverage(c, plan)[0] for c in options)
+    return tuple(c for c in options if _coverage(c, plan)[0] == best)
 
 
 def _cheapness(candidate: Candidate) -> Score:
