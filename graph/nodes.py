@@ -264,7 +264,7 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if unknown:
             result.warnings.append(f"ignored ids not among earlier results: {', '.join(unknown)}")
         picked = [i for i in picked if i in known]
-        picked, note = one_pick_per_search(picked, candidates, state.run_plan)
+        picked, note = one_pick_per_search(picked, candidates)
         if note:
             result.warnings.append(note)
         result.answer = parsed.answer

@@ -20,7 +20,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from graph.checks.picks import Candidate, item_of_step
+from graph.checks.picks import Candidate
 from graph.state import Plan
 
 Score = tuple[float, ...]
@@ -30,10 +30,9 @@ _CENT = 0.005  # prices are in cents: a total this close to the budget is at the
 
 @dataclass(frozen=True)
 class Item:
-    """One thing to buy: the search steps that looked for it, and its candidates (each
+    """One thing to buy: the queries that searched for it, and its candidates (each
     product once, at its best rank)."""
 
-    steps: tuple[int, ...]
     query: str
     options: tuple[Candidate, ...]
 
@@ -50,11 +49,11 @@ class Choice:
 
 
 def items_of(plan: Plan, candidates: list[Candidate]) -> list[Item]:
-    """The plan's items: its search steps, steps that found the same products merged
-    (item_of_step); with `pick == "one"`, every kind searched is one item. Products deeper
-    and only products of the kind searched for are options (a search for "running shoes"
-    under $100 that shows only vests has found no option)."""
-    group = item_of_step(candidates, plan)
+    """The plan's items (Candidate.item: its search steps, those that found the same
+    products merged); with `pick == "one"`, every kind searched is one item. Only products
+    of the kind searched for are options (a search for "running shoes" under $100 that
+    shows only vests has found no option)."""
+    group = {c.source_step: c.item for c in candidates}
     if plan.pick == "one":
         group = dict.fromkeys(group, min(group, default=0))
     best: dict[int, dict[str, Candidate]] = defaultdict(dict)
@@ -67,9 +66,9 @@ def items_of(plan: Plan, candidates: list[Candidate]) -> list[Item]:
             options[candidate.summary.id] = candidate
     items = []
     for first in sorted(best):
-        steps = tuple(s for s, g in sorted(group.items()) if g == first)
+        steps = [s for s, g in sorted(group.items()) if g == first]
         queries = [plan.steps[s - 1].query or "" for s in steps]
-        items.append(Item(steps, " / ".join(dict.fromkeys(queries)), tuple(best[first].values())))
+        items.append(Item(" / ".join(dict.fromkeys(queries)), tuple(best[first].values())))
     return items
 
 
@@ -83,7 +82,7 @@ def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Cho
     items = [item for item in items_of(plan, candidates) if item.options]
     if not items:
         return Choice(fits=False)
-    wanted = _model_pick_per_item(items, model_ids, one=plan.pick == "one")
+    wanted = _model_pick_per_item(items, model_ids)
 
     def score(candidate: Candidate) -> Score:
         kind, features = _coverage(candidate, plan)
@@ -130,16 +129,15 @@ def _cheapness(candidate: Candidate) -> Score:
     return (-candidate.summary.price, -candidate.rank)
 
 
-def _model_pick_per_item(items: list[Item], model_ids: list[str], *, one: bool) -> dict[int, str]:
-    """Each item's model pick: the first id the model named among its options."""
+def _model_pick_per_item(items: list[Item], model_ids: list[str]) -> dict[int, str]:
+    """Each item's model pick, by the item's index: the first id the model named among
+    its options (a "one" plan has one item, so one pick)."""
     picks: dict[int, str] = {}
     for index, item in enumerate(items):
         ids = {c.summary.id for c in item.options}
         first = next((i for i in model_ids if i in ids), None)
         if first is not None:
             picks[index] = first
-    if one and picks:
-        return {0: picks[min(picks)]}
     return picks
 
 

@@ -113,6 +113,12 @@ class Candidate:
     # A head word of its item's queries (words.head_word: "water *bottle*") is mentioned:
     # it is of the kind searched for, which a recommended product must be.
     of_searched_kind: bool = False
+    # Its item, named by the item's first search step (item_of_step); candidates_of sets
+    # it once for every later check. 0 until then: its own step.
+    item: int = 0
+
+    def __post_init__(self) -> None:
+        self.item = self.item or self.source_step
 
     @property
     def coverage(self) -> tuple[float, int]:
@@ -169,6 +175,9 @@ def candidates_of(
                     shown=rank <= shown,
                 )
             )
+    item = item_of_step(candidates, plan)
+    for candidate in candidates:
+        candidate.item = item.get(candidate.source_step, candidate.source_step)
     queries = _kind_queries(plan, candidates)
     for candidate, text in zip(candidates, texts, strict=True):
         _check_kind(candidate, text, queries[candidate.source_step])
@@ -179,13 +188,14 @@ def _kind_queries(plan: Plan, candidates: list[Candidate]) -> dict[int, list[str
     """For each search step, the queries of its item (item_of_step) that name a kind of
     product: those that are not only wanted features ("machine wash" names none), or all
     of them when every one is."""
-    item = item_of_step(candidates, plan)
-    steps = {c.source_step for c in candidates}
+    steps_of: dict[int, set[int]] = {}
+    for candidate in candidates:
+        steps_of.setdefault(candidate.item, set()).add(candidate.source_step)
     queries: dict[int, list[str]] = {}
-    for step in steps:
-        mates = [s for s in sorted(steps) if item.get(s, s) == item.get(step, step)]
-        naming = [s for s in mates if not _only_features(plan, s)] or mates
-        queries[step] = [plan.steps[s - 1].query or "" for s in naming]
+    for mates in steps_of.values():
+        naming = [s for s in sorted(mates) if not _only_features(plan, s)] or sorted(mates)
+        for step in mates:
+            queries[step] = [plan.steps[s - 1].query or "" for s in naming]
     return queries
 
 
@@ -244,19 +254,17 @@ def _only_features(plan: Plan, step: int) -> bool:
 
 
 def one_pick_per_search(
-    picked_ids: list[str], candidates: list[Candidate], plan: Plan | None = None
+    picked_ids: list[str], candidates: list[Candidate]
 ) -> tuple[list[str], str | None]:
     """Plans search once per kind of item wanted, so a pick keeps the first product the
-    model named for each item (a search step, or searches that found the same products);
-    the others are dropped with a note."""
-    by_id = {c.summary.id: c for c in candidates}
-    item = item_of_step(candidates, plan)
+    model named for each item (Candidate.item: a search step, or searches that found the
+    same products); the others are dropped with a note."""
+    item_of = {c.summary.id: c.item for c in candidates}
     kept: list[str] = []
     dropped: list[str] = []
     seen_items: set[int] = set()
     for product_id in picked_ids:
-        step = by_id[product_id].source_step if product_id in by_id else None
-        wanted = item.get(step, step) if step is not None else None
+        wanted = item_of.get(product_id)
         if wanted is not None and wanted in seen_items:
             dropped.append(product_id)
             continue
@@ -285,13 +293,12 @@ def missing_items(
         return []
     picked = {p.id for p in picks}
     by_step = {r.step: r for r in results}
-    item = item_of_step(candidates or [], plan)
+    item = {c.source_step: c.item for c in candidates or []}
     found_for: dict[int, set[str]] = {}
     of_kind: dict[int, bool] = {}
     for candidate in candidates or []:
-        group = item.get(candidate.source_step, candidate.source_step)
-        found_for.setdefault(group, set()).add(candidate.summary.id)
-        of_kind[group] = of_kind.get(group, False) or candidate.of_searched_kind
+        found_for.setdefault(candidate.item, set()).add(candidate.summary.id)
+        of_kind[candidate.item] = of_kind.get(candidate.item, False) or candidate.of_searched_kind
     missing = []
     for step in plan.steps:
         group = item.get(step.step, step.step)
