@@ -24,7 +24,6 @@ Per request:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -54,6 +53,7 @@ from graph.evals.bundle_sets import (
     rating_of,
     within,
 )
+from graph.evals.common import approved_context, show_and_save
 from graph.providers.models import chat_model_session
 from graph.runs.checkpoint import open_checkpointer
 from graph.runs.session import approve_all, run_thread, usage_totals
@@ -319,13 +319,7 @@ def bundles_main(args: argparse.Namespace) -> int:
     if args.check:
         print(check_text(bundles, products))
         return 0
-    context = Context(
-        provider=args.provider,
-        model=args.model,
-        tool_mode=args.tool_mode,
-        catalog=str(bundles.catalog),
-    )
-    context.auto_approve = True
+    context = approved_context(args, bundles.catalog)
     graph = build_graph(checkpointer=open_checkpointer(args.db))
     with chat_model_session(context) as context:
         label = args.label or f"{context.provider}-{context.model}-{context.tool_mode}"
@@ -339,9 +333,5 @@ def bundles_main(args: argparse.Namespace) -> int:
             limit=args.limit,
         )
     data = report.to_json()
-    table = markdown_table([data])
-    print(table)
-    if args.out:
-        args.out.write_text(json.dumps(data, indent=2) + "\n")
-        args.out.with_suffix(".md").write_text(table + "\n")
+    show_and_save(data, markdown_table([data]), args.out)
     return 0

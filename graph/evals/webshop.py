@@ -36,6 +36,7 @@ from graph.builder import build_graph
 from graph.context import Context, load_env_file
 from graph.evals.bundles import bundles_main
 from graph.evals.bundles import markdown_table as bundles_table
+from graph.evals.common import approved_context, show_and_save
 from graph.evals.limits import load_labels, load_requests, run_limits_eval
 from graph.evals.limits import markdown_table as limits_table
 from graph.evals.webshop_reward import webshop_reward
@@ -338,13 +339,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give GOALS.json and --catalog (or --compare A.json B.json)")
 
     goals = load_goals(args.goals)
-    context = Context(
-        provider=args.provider,
-        model=args.model,
-        tool_mode=args.tool_mode,
-        catalog=str(args.catalog),
-    )
-    context.auto_approve = True
+    context = approved_context(args, args.catalog)
     graph = build_graph(checkpointer=open_checkpointer(args.db))
     with chat_model_session(context) as context:
         label = args.label or f"{context.provider}-{context.model}-{context.tool_mode}"
@@ -358,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
             limit=args.limit,
         )
     data = report.to_json()
-    _show_and_save(data, markdown_table([data]), args.out)
+    show_and_save(data, markdown_table([data]), args.out)
     return 0
 
 
@@ -380,16 +375,8 @@ def _limits_main(args: argparse.Namespace) -> int:
             limit=args.limit,
         )
     data = report.to_json()
-    _show_and_save(data, limits_table([data]), args.out)
+    show_and_save(data, limits_table([data]), args.out)
     return 0
-
-
-def _show_and_save(data: dict[str, Any], table: str, out: Path | None) -> None:
-    """Print a report's table; with --out, write the report as JSON and the table beside."""
-    print(table)
-    if out:
-        out.write_text(json.dumps(data, indent=2) + "\n")
-        out.with_suffix(".md").write_text(table + "\n")
 
 
 if __name__ == "__main__":
