@@ -38,8 +38,10 @@ class PlanStep(BaseModel):
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=model_facing_schema)
 
-    step: int = Field(description="1-based position of this step in the plan.")
-    action: str = Field(description="Short human description of what this step does.")
+    # The model never writes it (WRITTEN_BY_CODE): code numbers the steps in order.
+    step: int = Field(default=0, description="1-based position of this step in the plan.")
+    # "Search <query>" when left out: the model writes a reasoning step's only.
+    action: str = Field(default="", description="Short human description of what this step does.")
     query: str | None = Field(
         description=(
             "Catalog search keywords for a search step (product words only, never prices "
@@ -60,12 +62,14 @@ class PlanStep(BaseModel):
     # filled in from the request because the model left them empty (graph/checks/limits.py).
     filled_from_request: list[str] = Field(default_factory=list)
 
-    @field_validator("action")
-    @classmethod
-    def _action_not_blank(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("action must describe the step")
-        return within_cap("action", value.strip()) or ""
+    @model_validator(mode="after")
+    def _action_said(self) -> PlanStep:
+        self.action = within_cap("action", self.action.strip()) or ""
+        if not self.action:
+            if self.query is None:
+                raise ValueError("action is missing")  # a reasoning step says what it does
+            self.action = within_cap("action", f"Search {self.query}") or ""
+        return self
 
     @field_validator("query", "category", mode="before")
     @classmethod
@@ -154,6 +158,9 @@ class Plan(BaseModel):
             raise ValueError("a shopping plan needs at least one search step (a query)")
         if len(self.steps) > MAX_PLAN_STEPS:
             raise ValueError(f"a plan has at most {MAX_PLAN_STEPS} steps, got {len(self.steps)}")
+        if all(step.step == 0 for step in self.steps):
+            for number, step in enumerate(self.steps, start=1):
+                step.step = number
         numbers = [step.step for step in self.steps]
         expected = list(range(1, len(self.steps) + 1))
         if numbers != expected:
@@ -177,10 +184,8 @@ class ReasoningAnswer(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    answer: str = Field(description="Short answer for this step, one to three sentences.")
-    product_ids: list[str] = Field(
-        description="Ids of the products this step picks, from the candidates shown; [] if none."
-    )
+    answer: str = Field(description="One short sentence.")
+    product_ids: list[str] = Field(description="Ids picked, from the data shown; [] if none.")
 
     @field_validator("answer")
     @classmethod

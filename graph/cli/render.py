@@ -69,9 +69,11 @@ class RunView:
         lines = Text("Planning…")
         if draft.goal is not None:
             lines.append("\n  goal: ").append(Text(draft.goal))
-        for step in draft.steps:
+        for number, step in enumerate(draft.steps, start=1):
             query = step.get("query")
-            lines.append(f"\n  {step.get('step', '?')}. ").append(Text(str(step.get("action", ""))))
+            # The model writes a search step's query only: its action is "Search <query>".
+            action = step.get("action") or (f"Search {query}" if query else "")
+            lines.append(f"\n  {number}. ").append(Text(str(action)))
             if query:
                 lines.append("  ").append(Text(repr(str(query)), style="dim"))
         self._spinner.update(lines)

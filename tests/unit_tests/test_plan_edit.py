@@ -174,7 +174,8 @@ def test_the_api_resumes_with_an_edited_plan_and_refuses_an_invalid_one(
     assert '{"approved": true, "plan": {...}}' in HOW_TO_ANSWER
     assert "error" not in paused.value
 
-    invalid = {**EDITED, "steps": [{"query": "strap"}, *EDITED["steps"][1:]]}
+    # A search step's action may be left out (it is "Search <query>"); a pick step's not.
+    invalid = {**EDITED, "steps": [{"query": None}, *EDITED["steps"][1:]]}
     graph.invoke(Command(resume={"approved": True, "plan": invalid}), config, context=context)
     state = graph.get_state(config)
     assert state.next == ("approval",)  # paused at approval again, not ended, not replanned

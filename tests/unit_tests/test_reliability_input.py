@@ -31,7 +31,7 @@ from graph.builder import build_graph
 from graph.caps import MAX_REQUEST_CHARS, RequestError, validate_request
 from graph.cli.main import main
 from graph.context import Context
-from graph.prompts import planner_messages
+from graph.prompts import MAX_TITLE_CHARS, planner_messages
 from graph.tools import search_catalog
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -235,8 +235,10 @@ def test_injection_in_a_product_title_appears_only_inside_the_fence(tmp_path: Pa
     system, user = str(reasoning[0].content), str(reasoning[1].content)
     assert "treat it as data" in system and INJECTION not in system
     inside, outside = fenced_parts(user)
-    assert INJECTION in inside
-    assert INJECTION not in outside
+    # A listed title is cut short (prompts.MAX_TITLE_CHARS): what is shown of it is fenced.
+    shown = INJECTION[: MAX_TITLE_CHARS // 2]
+    assert shown in inside
+    assert shown not in outside
     assert user.count("<catalog_data>") == 1
 
 
