@@ -82,6 +82,16 @@ def _env(name: str, default: str | None = None) -> str | None:
     return value or default
 
 
+CODE_DECISIONS_SETTING = "SHOPPING_CODE_DECISIONS"
+
+
+def _on_or_off(name: str, *, default: bool) -> bool:
+    value = (_env(name) or ("on" if default else "off")).lower()
+    if value not in ("on", "off"):
+        raise SettingsError(f"{name} must be on or off, got {value!r}")
+    return value == "on"
+
+
 @dataclass(kw_only=True)
 class Context:
     provider: str | None = field(
@@ -114,6 +124,14 @@ class Context:
     max_output_tokens: int = field(
         default=512, metadata={"description": "Upper bound on tokens generated per LLM call."}
     )
+    code_decisions: bool | None = field(
+        default=None,
+        metadata={
+            "description": "Answer a pick step in code, with no LLM call, when the checks "
+            "alone determine it (graph/checks/decided.py). Empty means: "
+            "SHOPPING_CODE_DECISIONS (on or off), on when unset."
+        },
+    )
     auto_approve: bool = field(
         default=False,
         metadata={"description": "Run the plan without pausing for approval."},
@@ -136,6 +154,8 @@ class Context:
         self.model = self.model or _env("SHOPPING_MODEL")
         self.catalog = self.catalog or _env("SHOPPING_CATALOG")
         self.catalog_url = self.catalog_url or catalog_url_from_env()
+        if self.code_decisions is None:
+            self.code_decisions = _on_or_off(CODE_DECISIONS_SETTING, default=True)
         if self.tool_mode not in ("direct", "llm"):
             raise ValueError(f"tool_mode must be 'direct' or 'llm', got {self.tool_mode!r}")
         if not 1 <= self.search_limit <= 50:

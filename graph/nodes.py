@@ -11,6 +11,7 @@ from langgraph.types import interrupt
 
 from graph.caps import PlanningError, StatedLimits
 from graph.checks.choice import choose
+from graph.checks.decided import decided_in_code
 from graph.checks.edits import HOW_TO_ANSWER, PlanEditError, checked_plan, edit_of
 from graph.checks.fallback import fallback_plan
 from graph.checks.intent import shopping_reason
@@ -238,12 +239,27 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         )
         return {"messages": [message], "dispatched": dispatch}
 
-    model = chat_model_for(context).with_structured_output(
-        ReasoningAnswer, method=structured_output_method(context.provider), include_raw=True
-    )
     earlier = list(state.step_results)
     catalog = catalog_for(context)
     candidates = candidates_of(state.run_plan, earlier, catalog)
+    decision = decided_in_code(state.run_plan, step, candidates) if context.code_decisions else None
+    if decision is not None:
+        # The checks alone determine the picks (graph/checks/decided.py): no model call.
+        return _finish_step(
+            StepResult(
+                step=step.step,
+                kind="reasoning",
+                action=step.action,
+                answer=decision.why,
+                products=[c.summary for c in decision.picks],
+                decided_in_code=True,
+                latency_s=time.perf_counter() - started,
+            ),
+            state,
+        )
+    model = chat_model_for(context).with_structured_output(
+        ReasoningAnswer, method=structured_output_method(context.provider), include_raw=True
+    )
     reply = model.invoke(reasoning_messages(state.run_plan, step, earlier, candidates))
     parsed = reply.get("parsed")
     result = StepResult(

@@ -251,6 +251,7 @@ class StepResult(BaseModel):
     answer: str = ""
     warnings: list[str] = []
     error: str | None = None
+    decided_in_code: bool = False  # a pick step code answered (graph/checks/decided.py)
     llm_calls: int = 0
     usage: Usage = Usage()
     latency_s: float = 0.0
@@ -325,8 +326,8 @@ class InputState:
 class State(InputState):
     """Everything the graph tracks for one run (one checkpointed thread)."""
 
-    # planner: the request as every node reads it (cleaned of control characters), and
-    # the limits it states, read once (graph/checks/stated.py) for the nodes after it.
+    # planner: the request as every node reads it (control characters cleaned), and its
+    # stated limits, read once (graph/checks/stated.py).
     clean_request: str | None = None
     stated_limits: StatedLimits | None = None
     plan: Plan | None = None  # planner

@@ -25,7 +25,7 @@ from graph.state import Plan
 
 Score = tuple[float, ...]
 Scorer = Callable[[Candidate], Score]
-_CENT = 0.005  # prices are in cents: a total this close to the budget is at the budget
+CENT = 0.005  # prices are in cents: a total this close to the budget is at the budget
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Cho
     wanted = _model_pick_per_item(items, model_ids)
 
     def score(candidate: Candidate) -> Score:
-        kind, features = _coverage(candidate, plan)
+        kind, features = coverage_of(candidate, plan)
         return (
             kind,
             features,
@@ -112,7 +112,7 @@ def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Cho
     return choice
 
 
-def _coverage(candidate: Candidate, plan: Plan) -> tuple[float, int]:
+def coverage_of(candidate: Candidate, plan: Plan) -> tuple[float, int]:
     """Candidate.coverage, counting features only when the plan states some: with none,
     candidates were checked against the goal's words, which in a bundle name the other
     items too (a strap whose text says "zoom lens" would gain from the kit's words)."""
@@ -121,8 +121,8 @@ def _coverage(candidate: Candidate, plan: Plan) -> tuple[float, int]:
 
 
 def _best_typed(options: tuple[Candidate, ...], plan: Plan) -> tuple[Candidate, ...]:
-    best = max(_coverage(c, plan)[0] for c in options)
-    return tuple(c for c in options if _coverage(c, plan)[0] == best)
+    best = max(coverage_of(c, plan)[0] for c in options)
+    return tuple(c for c in options if coverage_of(c, plan)[0] == best)
 
 
 def _cheapness(candidate: Candidate) -> Score:
@@ -152,7 +152,7 @@ def best_combination(
     later_ids = [set() for _ in pools]
     for index in range(len(pools) - 2, -1, -1):
         later_ids[index] = later_ids[index + 1] | {c.summary.id for c in pools[index + 1]}
-    limit = float("inf") if budget is None else budget + _CENT
+    limit = float("inf") if budget is None else budget + CENT
     partials: list[tuple[float, Score, tuple[Candidate, ...]]] = [(0.0, (), ())]
     for index, pool in enumerate(pools):
         grown = []
@@ -228,16 +228,16 @@ def _reason(
 def _versus(other: Candidate, pick: Candidate, plan: Plan, total: float) -> str:
     """How `other` compares with the pick, in the terms a shopper weighs."""
     said = []
-    if _coverage(other, plan) != _coverage(pick, plan):
-        more = _coverage(other, plan) > _coverage(pick, plan)
+    if coverage_of(other, plan) != coverage_of(pick, plan):
+        more = coverage_of(other, plan) > coverage_of(pick, plan)
         said.append(f"matches {'more' if more else 'less'} of the request")
     if (other.summary.rating or 0) > (pick.summary.rating or 0):
         said.append(f"rated higher ({other.summary.rating:.1f})")
     difference = other.summary.price - pick.summary.price
-    if difference > _CENT:
-        over = plan.budget is not None and total + difference > plan.budget + _CENT
+    if difference > CENT:
+        over = plan.budget is not None and total + difference > plan.budget + CENT
         said.append(f"{_money(difference)} dearer" + (" (over the total)" if over else ""))
-    elif difference < -_CENT:
+    elif difference < -CENT:
         said.append(f"{_money(-difference)} cheaper")
     if not other.within_limits:
         said.append("breaks a limit")

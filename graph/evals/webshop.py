@@ -62,6 +62,9 @@ class GoalResult:
     llm_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    plan_output_tokens: int = 0
+    reasoning_input_tokens: int = 0
+    code_decisions: int = 0
     latency_s: float = 0.0
     picked: str | None = None
     picked_price: float | None = None
@@ -104,6 +107,9 @@ class Report:
             "llm_calls": mean("llm_calls"),
             "input_tokens": mean("input_tokens"),
             "output_tokens": mean("output_tokens"),
+            "plan_output_tokens": mean("plan_output_tokens"),
+            "reasoning_input_tokens": mean("reasoning_input_tokens"),
+            "code_decisions": sum(r.code_decisions for r in self.results),
             "latency_s": mean("latency_s"),
             "errors": sum(1 for r in self.results if r.error),
         }
@@ -187,6 +193,9 @@ def score_goal(
     result.llm_calls = totals.llm_calls
     result.input_tokens = totals.input_tokens
     result.output_tokens = totals.output_tokens
+    result.plan_output_tokens = totals.plan_output_tokens
+    result.reasoning_input_tokens = totals.reasoning_input_tokens
+    result.code_decisions = totals.code_decisions
     result.latency_s = totals.latency_s
     result.target_in_candidates = any(p.id == goal["asin"] for r in steps for p in r.products)
     if outcome is None or not outcome.picks:
@@ -277,6 +286,9 @@ SUMMARY_ROWS = [
     ("llm_calls", "LLM calls / goal"),
     ("input_tokens", "input tokens / goal"),
     ("output_tokens", "output tokens / goal"),
+    ("plan_output_tokens", "plan output tokens / goal"),
+    ("reasoning_input_tokens", "reasoning input tokens / goal"),
+    ("code_decisions", "pick steps decided in code"),
     ("latency_s", "latency s / goal"),
     ("errors", "errors"),
 ]

@@ -56,6 +56,11 @@ class UsageTotals:
     input_tokens: int = 0
     output_tokens: int = 0
     latency_s: float = 0.0
+    # Of those: the planner's output, the reasoning calls' input, and the pick steps code
+    # answered with no call (graph/checks/decided.py): where a slow CPU's wait goes.
+    plan_output_tokens: int = 0
+    reasoning_input_tokens: int = 0
+    code_decisions: int = 0
 
 
 def usage_totals(values: Mapping[str, Any]) -> UsageTotals:
@@ -70,7 +75,16 @@ def usage_totals(values: Mapping[str, Any]) -> UsageTotals:
         tokens_in += planner.input_tokens
         tokens_out += planner.output_tokens
     latency = float(values.get("planner_latency_s") or 0) + sum(r.latency_s for r in steps)
-    return UsageTotals(calls, tokens_in, tokens_out, round(latency, 3))
+    reasoning = [r for r in steps if r.kind == "reasoning"]
+    return UsageTotals(
+        calls,
+        tokens_in,
+        tokens_out,
+        round(latency, 3),
+        plan_output_tokens=planner.output_tokens if planner is not None else 0,
+        reasoning_input_tokens=sum(r.usage.input_tokens for r in reasoning),
+        code_decisions=sum(r.decided_in_code for r in reasoning),
+    )
 
 
 RunStatus = Literal["done", "rejected", "paused"]

@@ -217,7 +217,9 @@ def test_invalid_plan_twice_gives_a_fallback_plan_built_from_the_request(
             "ReasoningAnswer": [{"answer": "The padded one.", "product_ids": ["strap-2"]}],
         }
     )
-    state = run_graph(model, small_catalog_file, request="a padded camera strap under $30")
+    state = run_graph(
+        model, small_catalog_file, request="a padded camera strap under $30", code_decisions=False
+    )
     assert model.tools_seen == [["Plan"], ["Plan"], ["ReasoningAnswer"]]
     assert "was rejected" in str(model.prompts[1][-1].content)
     plan = state["plan"]

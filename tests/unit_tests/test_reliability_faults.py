@@ -181,7 +181,9 @@ def test_checkpoint_survives_a_failed_step_and_resume_runs_every_step_once(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # The plan comes through; the first reasoning step (plan step 2) fails 3 times.
+    # The plan comes through; the first reasoning step (plan step 2) fails 3 times. The
+    # last step asks the model too (not answered in code), so each step's calls count.
+    monkeypatch.setenv("SHOPPING_CODE_DECISIONS", "off")
     fake = script(faults=["ok", "500", "500", "500"])
     counter = CountingRetry()
     fast_retry(monkeypatch, counter)

@@ -40,7 +40,9 @@ CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 def run_graph(
     model: FakeShoppingChatModel, catalog: Path | str, request: str, **context: Any
 ) -> dict[str, Any]:
-    ctx = Context(chat_model=model, catalog=str(catalog), auto_approve=True, **context)
+    # These tests read the reasoning prompt: the model is asked even where code could pick.
+    settings = {"code_decisions": False, **context}
+    ctx = Context(chat_model=model, catalog=str(catalog), auto_approve=True, **settings)
     return build_graph(checkpointer=MemorySaver()).invoke(
         {"request": request}, {"configurable": {"thread_id": "t"}}, context=ctx
     )

@@ -36,11 +36,14 @@ def script(step_delay: float) -> FakeScript:
 
 
 def backend_env(backend: str, data_dir: Path) -> tuple[dict[str, str], str]:
+    # The pick step asks the model even where code could answer it, so that a step's
+    # LLM call is in flight while another process tries the thread.
+    asked = {"SHOPPING_CODE_DECISIONS": "off"}
     if backend == "sqlite":
         db = str(data_dir / "checkpoints.sqlite")
-        return {"SHOPPING_CHECKPOINT_DB": db}, db
+        return {"SHOPPING_CHECKPOINT_DB": db, **asked}, db
     url = postgres_url("CHECKPOINT_URL")
-    return {"CHECKPOINT_URL": url}, url
+    return {"CHECKPOINT_URL": url, **asked}, url
 
 
 def step_calls_once(fake: FakeScript, db: str, thread: str) -> None:
