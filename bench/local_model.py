@@ -8,6 +8,7 @@ after: figures taken while another model or build runs are not comparable):
     python bench/local_model.py --model qwen2.5-coder-0.5b
     python bench/local_model.py --runs 2 --json out.json
     python bench/local_model.py --repack all no-amx off       # repack modes side by side
+    python bench/local_model.py --calls                       # issue 25: call by call
 
 Each scenario runs one whole request (about 4 steps, auto-approved) through the session
 layer as the CLI drives it, with provider local, and records when the first plan step
@@ -43,6 +44,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _calls
 from _common import REPO_ROOT, Report, load_average, median
 
 # Targets of issue 13 (warm and cold-with-disk) and the earlier ones (today's path).
@@ -53,6 +55,10 @@ WARM_VS_TODAY_TARGET = 0.6
 COLD_DISK_PLAN_TARGET_S = 14.0
 PLAN_TARGET_S = 20.0
 REQUEST_TARGET_S = 90.0
+# Issue 25: a warm two-item request against the code before it, in one run (--calls).
+CALLS_BASELINE = "7ae8b63"
+CALLS_RATIO_TARGET = 0.5
+CALLS_AVX2_TARGET_S = 20.0
 # Asks for three kinds of item, so the plan is three searches and one reasoning step.
 REQUEST = "running shoes, a water bottle and a running cap, $200 total"
 # What the server served before the timed request: same planner prompt, another request.
@@ -318,6 +324,16 @@ def main(argv: list[str] | None = None) -> int:
         choices=["auto", "all", "no-amx", "off"],
         help="instead: time plans and requests per weight-repack mode, side by side",
     )
+    parser.add_argument(
+        "--calls",
+        action="store_true",
+        help="instead: a warm two-item request call by call, this tree against --baseline",
+    )
+    parser.add_argument(
+        "--baseline",
+        default=CALLS_BASELINE,
+        help=f"commit the --calls figures compare with (default {CALLS_BASELINE}: before #25)",
+    )
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = parser.parse_args(argv)
 
@@ -332,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     resolve_s = time.perf_counter() - started
     if args.repack:
         return repack_report(model, args, resolve_s, load_before)
+    if args.calls:
+        return calls_report(model, args.baseline, args.json, load_before)
 
     report = Report(f"Local model {model}: today's cold path, cold, warm, plan streamed")
     runs = [scenarios(model) for _ in range(args.runs)]
@@ -418,6 +436,70 @@ def main(argv: list[str] | None = None) -> int:
         },
     }
     return report.finish(args.json)
+
+
+def calls_report(model: str, baseline: str, json_path: str | None, load_before: str) -> int:
+    """A warm two-item request, call by call, in `baseline` and in this tree (issue 25)."""
+    from catalog.paths import data_dir
+
+    report = Report(f"Local model {model}: a warm two-item request, call by call")
+    figures = _calls.compare(model, baseline, data_dir())
+    rows = []
+    for version, figure in figures.items():
+        for index, call in enumerate(figure["calls"], start=1):
+            rows.append(
+                [
+                    version,
+                    index,
+                    call["prompt_tokens"],
+                    call["prompt_s"],
+                    call["generated_tokens"],
+                    call["generation_s"],
+                ]
+            )
+    report.table(
+        "LLM calls, as llama.cpp timed them",
+        ["version", "call", "prompt tokens", "prompt s", "generated tokens", "generation s"],
+        rows,
+    )
+    totals = []
+    for version, figure in figures.items():
+        calls = [_calls.Call(**c) for c in figure["calls"]]
+        totals.append(
+            [
+                version,
+                len(calls),
+                sum(c.prompt_tokens for c in calls),
+                sum(c.generated_tokens for c in calls),
+                figure["wall_s"],
+                _calls.avx2_estimate_s(calls),
+                figure["outcome"],
+            ]
+        )
+    report.table(
+        "Whole request",
+        ["version", "calls", "prompt tok", "generated", "whole s", "AVX2 est. s", "picks"],
+        totals,
+    )
+    base, ours = (figures[name]["wall_s"] for name in (baseline, "working tree"))
+    report.target(
+        "warm two-item request vs the baseline, same run",
+        f"{ours / base:.2f}x",
+        f"<= {CALLS_RATIO_TARGET}x",
+        ours / base <= CALLS_RATIO_TARGET,
+    )
+    estimate = totals[-1][5]
+    report.target(
+        "estimated on a 2-core AVX2 host (prompt 22 tok/s, generation 9.5 tok/s)",
+        f"{estimate:.1f} s",
+        f"<= {CALLS_AVX2_TARGET_S:.0f} s",
+        estimate <= CALLS_AVX2_TARGET_S,
+    )
+    report.note(f"request: {_calls.TWO_ITEM_REQUEST!r}; warmed with {_calls.WARMING_REQUEST!r}")
+    report.note(f"CPU flags: {_calls.cpu_flags()}; cores: {os.cpu_count()}")
+    report.note(f"load average before: {load_before}; after: {load_average()}")
+    report.data = figures
+    return report.finish(json_path)
 
 
 def repack_report(model: str, args: argparse.Namespace, resolve_s: float, load_before: str) -> int:

@@ -102,3 +102,28 @@ def test_bundle_choice_smoke(tmp_path: Path) -> None:
     rows = json.loads(out_json.read_text())["data"]["rows"]
     # The exact choice and trying every combination agree on the best score.
     assert [row[0] for row in rows] == [2, 3, 4] and all(row[5] is True for row in rows)
+
+
+LLAMA_LOG = """\
+llama_perf_context_print:        load time =    8483.23 ms
+llama_perf_context_print: prompt eval time =    3777.55 ms /   237 tokens (   15.94 ms per token)
+llama_perf_context_print:        eval time =    4510.39 ms /    53 runs   (   85.10 ms per token)
+llama_perf_context_print:       total time =    8438.67 ms /   290 tokens
+INFO:     127.0.0.1:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK
+llama_perf_context_print: prompt eval time =      95.00 ms /    19 tokens (    5.00 ms per token)
+llama_perf_context_print:        eval time =    1000.00 ms /    19 runs   (   52.63 ms per token)
+"""
+
+
+def test_the_calls_bench_reads_llama_cpp_timings_from_a_server_log() -> None:
+    sys.path.insert(0, str(BENCH))
+    import _calls
+
+    calls = _calls.calls_in(LLAMA_LOG)
+    assert calls == [
+        _calls.Call(prompt_tokens=237, prompt_s=3.77755, generated_tokens=53, generation_s=4.51039),
+        _calls.Call(prompt_tokens=19, prompt_s=0.095, generated_tokens=19, generation_s=1.0),
+    ]
+    # The AVX2 host's wait from the counts: 256 prompt tokens at 22/s, 72 written at 9.5/s.
+    assert _calls.avx2_estimate_s(calls) == pytest.approx(256 / 22 + 72 / 9.5)
+    assert "--calls" in run_bench("local_model.py", "--help")
