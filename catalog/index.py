@@ -317,6 +317,13 @@ def _open_snapshot(index_dir: Path) -> _Snapshot:
         index.register_tokenizer(ANALYZER_NAME, _ANALYZER)
         searcher = index.searcher()
     except ValueError as exc:
+        if not os.access(directory, os.W_OK):
+            # tantivy writes a lock file even to read: a read-only folder is not corruption.
+            raise CatalogError(
+                "cannot open the index: its folder is read-only, and the index engine writes "
+                "a lock file there to read it; make the folder writable",
+                path=index_dir,
+            ) from None
         raise CatalogError(f"corrupt or unreadable index: {exc}", path=index_dir) from exc
     if searcher.num_docs != manifest.count:
         raise CatalogError(

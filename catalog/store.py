@@ -16,7 +16,13 @@ from catalog.backend import CatalogBackend
 from catalog.errors import CatalogError
 from catalog.index import Catalog, build_index, read_manifest
 from catalog.loaders import FORMATS, load_products
-from catalog.paths import data_dir, default_index_dir, is_postgres_url, redact_url
+from catalog.paths import (
+    DATA_DIR_ENV,
+    data_dir,
+    default_index_dir,
+    is_postgres_url,
+    redact_url,
+)
 from catalog.sources import DEFAULT_CATALOG_FILE, DEFAULT_MARKER_PREFIX, file_marker
 
 try:  # POSIX only; elsewhere concurrent first builds just race harmlessly.
@@ -31,9 +37,19 @@ def _build_lock(index_dir: Path) -> Iterator[None]:
     if fcntl is None:
         yield
         return
-    index_dir.parent.mkdir(parents=True, exist_ok=True)
     lock_path = index_dir.parent / f".{index_dir.name}.lock"
-    with lock_path.open("a") as handle:
+    try:
+        index_dir.parent.mkdir(parents=True, exist_ok=True)
+        lock = lock_path.open("a")
+    except OSError as exc:
+        # Said now, in words, before any search: a read-only data directory used to
+        # surface later as a "corrupt or unreadable index".
+        raise CatalogError(
+            f"cannot build the catalog index here ({exc.strerror}); the folder must be "
+            f"writable: set {DATA_DIR_ENV} to a writable folder",
+            path=index_dir.parent,
+        ) from None
+    with lock as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield

@@ -18,11 +18,15 @@ Files, in ``<data_dir>/servers/`` (mode 0700), per server fingerprint ``F``:
 A server is reused only if its ``GET /shopping-planner/server`` (behind the key) reports
 the same fingerprint: a hash of this project's and llama-cpp-python's versions, the
 launcher's code, the model file and every setting that shapes the server's answers.
+Listing (``server_records``) only reads, and calls a record "running" only then; a record
+whose server is gone is stale, and a file that is not a record (not JSON, a folder, a FIFO)
+says what it is instead, so --list and --stop-server never report a server they cannot see.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
@@ -31,6 +35,7 @@ import os
 import re
 import secrets
 import signal
+import stat
 import time
 import urllib.error
 import urllib.request
@@ -88,11 +93,35 @@ class WarmServer:
     reused: bool = False
 
 
-def servers_dir(data_dir: Path) -> Path:
+def servers_dir(data_dir: Path, *, create: bool = True) -> Path:
+    """`data_dir`'s folder of warm-server files, made (0700) if `create`. LocalModelError,
+    naming the folder, when something else is in its place or it cannot be made."""
     path = data_dir / "servers"
-    path.mkdir(parents=True, exist_ok=True)
-    path.chmod(0o700)
+    try:
+        # A file, or a symlink to nothing or to no folder (is_dir follows a symlink).
+        if (path.exists() or path.is_symlink()) and not path.is_dir():
+            raise LocalModelError(
+                f"{path} should be the local model servers' folder, but something else is "
+                "in its place; move it away and try again"
+            )
+        if create:
+            path.mkdir(parents=True, exist_ok=True)
+            path.chmod(0o700)
+    except OSError as exc:
+        raise LocalModelError(_files_problem(path, exc)) from None
     return path
+
+
+def _files_problem(path: Path, exc: OSError) -> str:
+    """One line for a warm server's file that cannot be read or written."""
+    where = exc.filename or path
+    read_only = exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
+    advice = (
+        "; the data directory must be writable (set SHOPPING_PLANNER_DATA_DIR to another)"
+        if read_only
+        else ""
+    )
+    return f"cannot use the local model server file {where}: {exc.strerror}{advice}"
 
 
 def _version(distribution: str) -> str:
@@ -128,7 +157,10 @@ STOP_LOCK_TIMEOUT_S = 15.0
 def _exclusive(path: Path, timeout_s: float = START_LOCK_TIMEOUT_S) -> Iterator[None]:
     """Hold `path`'s lock; LocalModelError if another process holds it past `timeout_s`
     (for example a run suspended with Ctrl-Z while it starts the model)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise LocalModelError(_files_problem(path, exc)) from None
     try:
         deadline = time.monotonic() + timeout_s
         while True:
@@ -151,10 +183,15 @@ def _exclusive(path: Path, timeout_s: float = START_LOCK_TIMEOUT_S) -> Iterator[
 def _write_private(path: Path, text: str) -> None:
     """Write `text` to `path` atomically, readable by the owner only."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise LocalModelError(_files_problem(path, exc)) from None
 
 
 def _pid_alive(pid: int) -> bool:
@@ -201,32 +238,145 @@ class _Files:
 
     @classmethod
     def all(cls, data_dir: Path) -> list[_Files]:
-        states = sorted(servers_dir(data_dir).glob("*.json"))
+        """The records of `data_dir` (none while its servers folder does not exist: listing
+        and stopping never create it, so they work in a read-only data directory)."""
+        folder = servers_dir(data_dir, create=False)
+        try:
+            states = sorted(folder.glob("*.json")) if folder.is_dir() else []
+        except OSError as exc:
+            raise LocalModelError(_files_problem(folder, exc)) from None
         return [cls(state.with_suffix("")) for state in states]
 
     def clear(self) -> None:
+        """Remove the record and its key (never a directory in their place: that is not
+        ours to delete). LocalModelError naming the file when it cannot be removed."""
         for path in (self.state, self.key):
-            path.unlink(missing_ok=True)
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as exc:
+                if exc.errno in (errno.EISDIR, errno.EPERM) and path.is_dir():
+                    raise LocalModelError(
+                        f"{path} should be a local model server file, but it is a folder; "
+                        "move it away and try again"
+                    ) from None
+                raise LocalModelError(_files_problem(path, exc)) from None
+
+
+class _NotARecord(ValueError):
+    """A record's file holds something other than what the launcher writes there."""
+
+
+# A record is a few hundred bytes and a key 43 characters: anything far larger is neither.
+_MAX_RECORD_BYTES = 64 * 1024
+_TEXT_FIELDS = ("base_url", "model_alias", "fingerprint", "log_file")
+
+
+def _read_small_file(path: Path) -> str:
+    """The text of a small regular file: opened without following a symlink and without
+    blocking, so a FIFO or a device in its place is refused instead of hanging the read.
+    FileNotFoundError when there is none; _NotARecord naming what is there instead."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        symlink = exc.errno == errno.ELOOP
+        what = "is a symbolic link" if symlink else f"cannot be read ({exc.strerror})"
+        raise _NotARecord(what) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO, socket or device"
+            raise _NotARecord(f"is {kind}, not a file")
+        data = os.read(fd, _MAX_RECORD_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > _MAX_RECORD_BYTES:
+        raise _NotARecord(f"is over {_MAX_RECORD_BYTES // 1024} KB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _NotARecord("is not UTF-8 text") from None
+
+
+def _parse_record(text: str, api_key: str) -> WarmServer:
+    """The server a record describes; _NotARecord naming the first field that is wrong."""
+    try:
+        state = json.loads(text)
+    except ValueError:
+        raise _NotARecord("is not JSON") from None
+    if not isinstance(state, dict):
+        raise _NotARecord("holds no JSON object")
+    for name in _TEXT_FIELDS:
+        if not isinstance(state.get(name), str):
+            raise _NotARecord(f"has no text {name}")
+    pid, port, keep_alive = state.get("pid"), state.get("port"), state.get("keep_alive_s")
+    # bool is an int to Python; a pid must also fit the kernel's int (os.kill raises past it).
+    if not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid < 2**31:
+        raise _NotARecord("has no valid pid")
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
+        raise _NotARecord("has no valid port")
+    if not isinstance(keep_alive, int | float) or not 0 <= keep_alive < math.inf:
+        raise _NotARecord("has no valid keep_alive_s")
+    known = {k: state[k] for k in (*_TEXT_FIELDS, "pid", "port", "keep_alive_s")}
+    return WarmServer(**known, api_key=api_key)
+
+
+@dataclass(frozen=True)
+class ServerRecord:
+    """One record in a data directory's servers folder, checked: a running server of ours
+    (`running`), a stale one (its process is gone, or is not our server), or a file that
+    is not a record at all (`problem` says what it is instead)."""
+
+    path: Path
+    server: WarmServer | None = None
+    running: bool = False
+    problem: str | None = None
+
+    @property
+    def removable(self) -> bool:
+        """Whether --stop-server may remove it: a folder in a record's place is not ours."""
+        return not (self.path.is_dir() or self.path.with_suffix(".key").is_dir())
+
+
+def _check_record(files: _Files, fingerprint: str | None = None) -> ServerRecord:
+    try:
+        text = _read_small_file(files.state)
+    except FileNotFoundError:  # removed since it was listed (the server stopped)
+        return ServerRecord(files.state)
+    except _NotARecord as exc:
+        return ServerRecord(files.state, problem=f"{files.state} {exc}")
+    try:
+        api_key = _read_small_file(files.key).strip()
+    except FileNotFoundError:
+        api_key = ""  # nothing can be asked of the server without it: stale at best
+    except _NotARecord as exc:
+        return ServerRecord(files.state, problem=f"the key file {files.key} {exc}")
+    try:
+        server = _parse_record(text, api_key)
+    except _NotARecord as exc:
+        return ServerRecord(files.state, problem=f"{files.state} {exc}")
+    running = bool(api_key) and _answers_as_ours(server, fingerprint)
+    return ServerRecord(files.state, server, running=running)
 
 
 def _read_running(files: _Files, fingerprint: str | None = None) -> WarmServer | None:
     """The server the state file names, if it is alive and answers as ours."""
-    try:
-        state = json.loads(files.state.read_text())
-        api_key = files.key.read_text().strip()
-        server = WarmServer(**{**state, "api_key": api_key})
-    except (OSError, ValueError, TypeError):
-        return None
+    record = _check_record(files, fingerprint)
+    return record.server if record.running else None
+
+
+def _answers_as_ours(server: WarmServer, fingerprint: str | None) -> bool:
+    """True if the record's process is alive and its port answers, behind the key, with
+    that pid and fingerprint: a reused pid or port never passes for our server."""
     if not _pid_alive(server.pid):
-        return None
-    identity = _identity(server.port, api_key)
+        return False
+    identity = _identity(server.port, server.api_key)
     if identity is None or identity.get("pid") != server.pid:
-        return None
+        return False
     if identity.get("fingerprint") != server.fingerprint:
-        return None
-    if fingerprint is not None and server.fingerprint != fingerprint:
-        return None
-    return server
+        return False
+    return fingerprint is None or server.fingerprint == fingerprint
 
 
 class Lease:
@@ -281,7 +431,10 @@ def acquire(
     files = _Files.for_fingerprint(data_dir, identity)
     with _exclusive(files.lock):
         # The shared lock comes first: a server that sees a client never exits under it.
-        users = open(files.users, "ab")  # noqa: SIM115 - held for the lease's lifetime
+        try:
+            users = open(files.users, "ab")  # noqa: SIM115 - held for the lease's lifetime
+        except OSError as exc:
+            raise LocalModelError(_files_problem(files.users, exc)) from None
         os.chmod(files.users, 0o600)
         fcntl.flock(users.fileno(), fcntl.LOCK_SH)
         try:
@@ -338,24 +491,50 @@ def _start_detached(
     return warm
 
 
+def server_records(data_dir: Path) -> list[ServerRecord]:
+    """Every record of `data_dir`, checked (read only: nothing is created or removed)."""
+    return [_check_record(files) for files in _Files.all(data_dir)]
+
+
 def running_servers(data_dir: Path) -> list[WarmServer]:
     """The warm servers of `data_dir` that are up and answer as ours."""
-    return [
-        server for files in _Files.all(data_dir) if (server := _read_running(files)) is not None
-    ]
+    return [r.server for r in server_records(data_dir) if r.running and r.server is not None]
 
 
-def stop_servers(data_dir: Path, timeout_s: float = 10.0) -> list[WarmServer]:
-    """Stop every warm server of `data_dir`; returns those that were running."""
-    stopped = []
+@dataclass(frozen=True)
+class StopReport:
+    """What --stop-server did: the servers it stopped, the stale records it removed (their
+    server had already gone), the files it removed that were not records at all (what each
+    was), and the files it could not remove (why)."""
+
+    stopped: list[WarmServer] = field(default_factory=list)
+    stale: list[WarmServer] = field(default_factory=list)
+    not_records: list[str] = field(default_factory=list)
+    left: list[str] = field(default_factory=list)
+
+
+def stop_servers(data_dir: Path, timeout_s: float = 10.0) -> StopReport:
+    """Stop every warm server of `data_dir` and remove its records; a file that cannot be
+    removed (a read-only data directory, a folder in its place) is left and named."""
+    report = StopReport()
     for files in _Files.all(data_dir):
         with _exclusive(files.lock, STOP_LOCK_TIMEOUT_S):
-            server = _read_running(files)
-            if server is not None:
-                _terminate(server.pid, timeout_s)
-                stopped.append(server)
-            files.clear()
-    return stopped
+            record = _check_record(files)
+            if record.server is None and record.problem is None:
+                continue  # gone since it was listed
+            if record.running and record.server is not None:
+                _terminate(record.server.pid, timeout_s)
+                report.stopped.append(record.server)
+            try:
+                files.clear()
+            except LocalModelError as error:  # a read-only data directory, a folder
+                report.left.append(str(error))
+                continue
+            if record.problem is not None:
+                report.not_records.append(record.problem)
+            elif not record.running and record.server is not None:
+                report.stale.append(record.server)
+    return report
 
 
 def _terminate(pid: int, timeout_s: float) -> None:

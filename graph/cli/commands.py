@@ -16,23 +16,32 @@ from graph.cli.report import (
     print_model_servers,
     print_stopped_servers,
     print_threads,
+    record_problems,
     report,
+    stop_problems,
 )
 from graph.runs import session
 from graph.runs.checkpoint import open_checkpointer
 from graph.runs.threads import list_threads, thread_history
 from localmodel import warm
+from localmodel.errors import LocalModelError
 
 
 def dispatch(args: argparse.Namespace, console: Console) -> int:
     if args.stop_server:
-        print_stopped_servers(console, warm.stop_servers(data_dir()))
+        stopped = warm.stop_servers(data_dir())
+        print_stopped_servers(console, stopped)
+        if problem := stop_problems(stopped):
+            raise LocalModelError(problem)
         return 0
     saver = open_checkpointer(args.db)
     graph = build_graph(checkpointer=saver)
     if args.list:
         print_threads(console, list_threads(graph, saver))
-        print_model_servers(console, warm.running_servers(data_dir()))
+        records = warm.server_records(data_dir())
+        print_model_servers(console, records)
+        if problem := record_problems(records):
+            raise LocalModelError(problem)
         return 0
     if args.history:
         entries = thread_history(graph, args.history)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -143,10 +145,31 @@ def edit_in_editor(text: str) -> str:
             ) from None
         if done.returncode != 0:
             raise EditorError(f"the editor exited with status {done.returncode}; no edit made")
-        with open(path, encoding="utf-8", errors="replace") as file:
-            saved = file.read(MAX_EDIT_CHARS + 1)
+        saved = _read_saved_plan(path)
         if len(saved) > MAX_EDIT_CHARS:
             raise EditorError(f"the saved file is over {MAX_EDIT_CHARS:,} characters; no edit made")
         return saved
     finally:
-        os.unlink(path)
+        # The editor may have removed the file, or left a folder in its place: not ours.
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def _read_saved_plan(path: str) -> str:
+    """What the editor left at `path`. EditorError when it removed the file or put
+    something else there: opened without blocking, since a FIFO would wait for a writer."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise EditorError(
+            f"the editor removed the plan file {path}; no edit made, the plan is unchanged"
+        ) from None
+    except OSError as error:
+        raise EditorError(
+            f"cannot read the plan file {path} ({error.strerror}); no edit made"
+        ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise EditorError(f"the editor left something other than a file at {path}; no edit made")
+    with os.fdopen(fd, encoding="utf-8", errors="replace") as file:
+        return file.read(MAX_EDIT_CHARS + 1)

@@ -19,7 +19,7 @@ from graph.cli.render import RunView
 from graph.runs.session import RunResult
 from graph.runs.threads import HistoryEntry, ThreadSummary
 from graph.state import plan_that_runs
-from localmodel.warm import WarmServer
+from localmodel.warm import ServerRecord, StopReport
 
 
 def report(args: argparse.Namespace, view: RunView, result: RunResult) -> int:
@@ -85,11 +85,15 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 60:g} min" if seconds >= 60 else f"{seconds:g} s"
 
 
-def print_model_servers(console: Console, servers: list[WarmServer]) -> None:
-    """One status line per warm local model server (shown by --list)."""
-    if not servers:
-        console.print("[dim]local model server: not running[/]")
-    for server in servers:
+def print_model_servers(console: Console, records: list[ServerRecord]) -> None:
+    """One status line per warm local model server (shown by --list): "up" only for one
+    whose process is alive and answers as ours; a stale record is counted, never shown up."""
+    running = [r.server for r in records if r.running and r.server is not None]
+    stale = sum(1 for r in records if not r.running and r.server is not None)
+    if not running:
+        note = f" ({_stale_records(stale)}; --stop-server removes it)" if stale else ""
+        console.print(f"[dim]local model server: not running{note}[/]")
+    for server in running:
         line = Text("local model server: ", style="dim")
         line.append(server.model_alias, style="bold")
         line.append(
@@ -100,13 +104,40 @@ def print_model_servers(console: Console, servers: list[WarmServer]) -> None:
         console.print(line)
 
 
-def print_stopped_servers(console: Console, servers: list[WarmServer]) -> None:
-    if not servers:
-        console.print("No local model server was running.")
-    for server in servers:
+def _stale_records(count: int) -> str:
+    return "a stale record" if count == 1 else f"{count} stale records"
+
+
+def print_stopped_servers(console: Console, stopped: StopReport) -> None:
+    """What --stop-server did; saying "Stopped" only of a server that was running."""
+    for server in stopped.stopped:
         console.print(
             Text(f"Stopped the local model server {server.model_alias} (pid {server.pid}).")
         )
+    if not stopped.stopped:
+        removed = f" (removed {_stale_records(len(stopped.stale))})" if stopped.stale else ""
+        console.print(f"No local model server was running{removed}.")
+
+
+def record_problems(records: list[ServerRecord]) -> str | None:
+    """The error line of --list when a file in the servers folder is not a record."""
+    broken = [r for r in records if r.problem]
+    if not broken:
+        return None
+    problems = "; ".join(r.problem or "" for r in broken)
+    advice = "--stop-server removes it" if all(r.removable for r in broken) else "move it away"
+    return f"cannot tell whether a local model server is running: {problems} ({advice})"
+
+
+def stop_problems(stopped: StopReport) -> str | None:
+    """The error line of --stop-server when a file was not a record or stayed behind."""
+    lines = list(stopped.left)
+    if stopped.not_records:
+        lines.append(
+            f"removed what was not a local model server record: {'; '.join(stopped.not_records)}"
+            " (a server it belonged to, if any, stops by itself once idle)"
+        )
+    return "; ".join(lines) or None
 
 
 def print_history(console: Console, thread_id: str, entries: list[HistoryEntry]) -> None:
