@@ -1,0 +1,146 @@
+"""Class 9 of the second red-team round (#24): hostile values become one clear line, never
+a traceback, and nothing stored is corrupted. Hostile numbers and structure in a catalog;
+no figure shown or stored is inf or NaN, and --json is strict JSON. Real CLI processes
+against the fake OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_runs import graph_run_process
+from conftest import SMALL_CATALOG
+from fake_openai_server import FakeScript, fake_openai_server
+from fakes import STRAP_PLAN
+
+from catalog import CatalogError, load_products
+
+MAX_PRICE = 1_000_000_000.0  # catalog.models.MAX_PRICE, the highest price a catalog holds
+HUGE = int("9" * 400)  # a 400-digit number: float() of it overflows
+
+
+def _jsonl(*rows: dict[str, Any]) -> str:
+    return "\n".join(json.dumps(row) for row in rows) + "\n"
+
+
+def _with(**fields: Any) -> dict[str, Any]:
+    return {**SMALL_CATALOG[0], **fields}
+
+
+def _deep(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+# (case, file name, file text, words the one error line must hold)
+HOSTILE_CATALOGS: list[tuple[str, str, str, str]] = [
+    ("400-digit price", "c.jsonl", _jsonl(_with(price=HUGE)), "line 1: price must be at most"),
+    ("price 1e308", "c.jsonl", _jsonl(_with(price=1.7e308)), "price must be at most"),
+    ("price 1e400 text", "c.jsonl", _jsonl(_with(price="1e400")), "price must be at most"),
+    ("400-digit rating", "c.jsonl", _jsonl(_with(rating=HUGE)), "rating must be a number"),
+    (
+        "400-digit price csv",
+        "c.csv",
+        "id,title,category,price\nx,Strap,cameras,39\ny,Bag,cameras," + "9" * 400 + "\n",
+        "line 3: price must be at most",
+    ),
+    (
+        "400-digit webshop pricing",
+        "c.jsonl",
+        _jsonl({"id": "w1", "product": {"name": "Strap", "pricing": [HUGE], "category": "c"}}),
+        "price must be at most",
+    ),
+    ("5000-digit number", "c.jsonl", '{"id": "x", "price": ' + "9" * 5000 + "}\n", "too many"),
+    (
+        "nested 200,000 deep",
+        "c.jsonl",
+        _jsonl(SMALL_CATALOG[1])[:-1] + '\n{"id": "x", "tags": ' + _deep(200_000) + "}\n",
+        "line 2: JSON nested too deeply",
+    ),
+    ("nested document", "c.json", '{"products": ' + _deep(200_000) + "}", "nested too deeply"),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "name", "text", "words"), HOSTILE_CATALOGS, ids=[c[0] for c in HOSTILE_CATALOGS]
+)
+def test_hostile_numbers_and_structure_in_a_catalog_are_one_line(
+    case: str, name: str, text: str, words: str, tmp_path: Path
+) -> None:
+    catalog = tmp_path / name
+    catalog.write_text(text)
+    with pytest.raises(CatalogError) as refused:
+        load_products(catalog)
+    assert words in str(refused.value) and len(str(refused.value)) < 300, refused.value
+
+    fake = FakeScript(replies={"Plan": [dict(STRAP_PLAN)]})
+    data = tmp_path / "data"
+    with fake_openai_server(fake) as url:
+        run = graph_run_process(url, data, "a photo gift", "--yes", "--catalog", str(catalog))
+        listing = graph_run_process(url, data, "--list")
+    output = run.stdout + run.stderr
+    assert run.returncode == 2 and "Traceback" not in output, output
+    assert [line for line in output.splitlines() if line.strip()] == [
+        line for line in output.splitlines() if line.startswith("error:")
+    ], output
+    assert words in output and len(output) < 400, output
+    assert fake.requests == [] and "No runs yet." in listing.stdout, listing.stdout
+
+
+def _no_constants(name: str) -> None:
+    raise AssertionError(f"--json printed {name}, which is not JSON")
+
+
+def test_the_largest_prices_total_a_finite_figure_and_json_stays_strict(
+    tmp_path: Path,
+) -> None:
+    """Two products at the price cap: the total is exact and finite on the terminal, in
+    --json (parsed strictly: no Infinity or NaN) and in the stored outcome."""
+    rows = [
+        _with(id="strap-1", price=MAX_PRICE),
+        {**SMALL_CATALOG[2], "id": "kit-1", "price": MAX_PRICE},
+    ]
+    catalog = tmp_path / "c.jsonl"
+    catalog.write_text(_jsonl(*rows))
+    plan = {
+        "goal": "A strap and a cleaning kit.",
+        "budget": None,
+        "steps": [
+            {"step": 1, "action": "Find a camera strap", "query": "camera strap"},
+            {"step": 2, "action": "Find a lens cleaning kit", "query": "lens cleaning kit"},
+            {"step": 3, "action": "Pick one of each", "query": None},
+        ],
+    }
+    pick = {"answer": "Both.", "product_ids": ["strap-1", "kit-1"]}
+    fake = FakeScript(replies={"Plan": [plan, plan], "ReasoningAnswer": [pick, pick]})
+    data = tmp_path / "data"
+    with fake_openai_server(fake) as url:
+        shown = graph_run_process(
+            url,
+            data,
+            "a camera strap and a cleaning kit",
+            "--yes",
+            "--catalog",
+            str(catalog),
+            "--thread",
+            "shown",
+            COLUMNS="200",
+        )
+        as_json = graph_run_process(
+            url,
+            data,
+            "a camera strap and a cleaning kit",
+            "--yes",
+            "--json",
+            "--catalog",
+            str(catalog),
+            "--thread",
+            "json",
+        )
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert "Total $2,000,000,000.00" in shown.stdout, shown.stdout
+    assert "inf" not in shown.stdout.lower() and "nan" not in shown.stdout.lower()
+    assert as_json.returncode == 0, as_json.stderr
+    report = json.loads(as_json.stdout, parse_constant=_no_constants)
+    assert report["outcome"]["total_price"] == 2 * MAX_PRICE
