@@ -27,7 +27,8 @@ def report(args: argparse.Namespace, view: RunView, result: RunResult) -> int:
         return 2
     values = result.values
     if args.json:
-        print(json.dumps(json_report(result), indent=2))
+        # Strict JSON: a figure that is inf or NaN is a bug to stop on, never `Infinity`.
+        print(json.dumps(json_report(result), indent=2, allow_nan=False))
     if result.status == "rejected":
         view.rejected()
         return 0
