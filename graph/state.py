@@ -212,11 +212,15 @@ class ProductSummary(BaseModel):
 class Usage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
+    # Calls whose server reported no sane token counts (floats, strings, negative or huge
+    # numbers): their tokens are unknown, not counted as zero.
+    unknown_calls: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            unknown_calls=self.unknown_calls + other.unknown_calls,
         )
 
     @property

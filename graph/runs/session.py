@@ -32,7 +32,7 @@ from graph.runs.catalog_tie import (
 from graph.runs.checkpoint import thread_lease
 from graph.runs.draft import PlanDraft
 from graph.runs.threads import error_of, read_state, status_of, thread_config
-from graph.state import Plan
+from graph.state import Plan, Usage
 from graph.tools import get_catalog
 
 # The Context fields a run saves in its checkpoint metadata; a resumed run reuses them.
@@ -56,6 +56,8 @@ class UsageTotals:
     input_tokens: int = 0
     output_tokens: int = 0
     latency_s: float = 0.0
+    # Calls whose server reported no sane token counts: the token totals leave them out.
+    unknown_usage_calls: int = 0
 
 
 def usage_totals(values: Mapping[str, Any]) -> UsageTotals:
@@ -64,13 +66,11 @@ def usage_totals(values: Mapping[str, Any]) -> UsageTotals:
     steps = values.get("step_results") or []
     planner = values.get("planner_usage")
     calls = (1 if values.get("plan") is not None else 0) + sum(r.llm_calls for r in steps)
-    tokens_in = sum(r.usage.input_tokens for r in steps)
-    tokens_out = sum(r.usage.output_tokens for r in steps)
-    if planner is not None:
-        tokens_in += planner.input_tokens
-        tokens_out += planner.output_tokens
+    usage = sum((r.usage for r in steps), planner if planner is not None else Usage())
     latency = float(values.get("planner_latency_s") or 0) + sum(r.latency_s for r in steps)
-    return UsageTotals(calls, tokens_in, tokens_out, round(latency, 3))
+    return UsageTotals(
+        calls, usage.input_tokens, usage.output_tokens, round(latency, 3), usage.unknown_calls
+    )
 
 
 RunStatus = Literal["done", "rejected", "paused"]

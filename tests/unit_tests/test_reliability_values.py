@@ -1,7 +1,8 @@
 """Class 9 of the second red-team round (#24): hostile values become one clear line, never
 a traceback, and nothing stored is corrupted. Hostile numbers and structure in a catalog;
-no figure shown or stored is inf or NaN, and --json is strict JSON. Real CLI processes
-against the fake OpenAI-compatible server."""
+no figure shown or stored is inf or NaN, and --json is strict JSON; a server's usage
+block that is not token counts is unknown usage, said once. Real CLI processes against
+the fake OpenAI-compatible server."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from cli_runs import graph_run_process
 from conftest import SMALL_CATALOG
 from fake_openai_server import FakeScript, fake_openai_server
-from fakes import STRAP_PLAN
+from fakes import STRAP_PICK, STRAP_PLAN
 
 from catalog import CatalogError, load_products
 
@@ -144,3 +145,59 @@ def test_the_largest_prices_total_a_finite_figure_and_json_stays_strict(
     assert as_json.returncode == 0, as_json.stderr
     report = json.loads(as_json.stdout, parse_constant=_no_constants)
     assert report["outcome"]["total_price"] == 2 * MAX_PRICE
+
+
+# Usage blocks a broken or hostile server sends: LangChain raised on the first three, the
+# 400-digit count broke the checkpoint write, and negative counts were shown as they came.
+HOSTILE_USAGE: list[tuple[str, Any]] = [
+    ("floats", {"prompt_tokens": 1.5, "completion_tokens": 2.7, "total_tokens": 4.2}),
+    ("strings", {"prompt_tokens": "ten", "completion_tokens": "5", "total_tokens": "x"}),
+    ("1e30", {"prompt_tokens": 1e30, "completion_tokens": 1e30, "total_tokens": 2e30}),
+    ("negative", {"prompt_tokens": -500, "completion_tokens": -20, "total_tokens": -520}),
+    ("400 digits", {"prompt_tokens": HUGE, "completion_tokens": 1, "total_tokens": 1}),
+    ("not an object", "garbage"),
+    (
+        "bad details",
+        {
+            "prompt_tokens": 10,
+            "completion_tokens": 5,
+            "total_tokens": 15,
+            "prompt_tokens_details": {"cached_tokens": "all"},
+        },
+    ),
+]
+
+
+def test_a_usage_block_that_is_not_token_counts_is_unknown_usage_said_once(
+    small_catalog_file: Path, tmp_path: Path
+) -> None:
+    cases = len(HOSTILE_USAGE)
+    fake = FakeScript(
+        replies={"Plan": [dict(STRAP_PLAN)] * cases, "ReasoningAnswer": [dict(STRAP_PICK)] * cases},
+        # Each run makes two calls (the plan and the pick), both with the case's block.
+        usage_blocks=[block for _, block in HOSTILE_USAGE for _ in range(2)],
+    )
+    data = tmp_path / "data"
+    catalog = ("--catalog", str(small_catalog_file))
+    with fake_openai_server(fake) as url:
+        runs = [
+            graph_run_process(url, data, "a photo gift", "--yes", "--thread", case, *catalog)
+            for case, _ in HOSTILE_USAGE
+        ]
+        fake.usage_blocks = [HOSTILE_USAGE[3][1]] * 2  # negative counts again, for --json
+        fake.replies = {"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]}
+        as_json = graph_run_process(
+            url, data, "a photo gift", "--yes", "--json", "--thread", "json", *catalog
+        )
+        listing = graph_run_process(url, data, "--list", COLUMNS="200")
+    for (case, _), run in zip(HOSTILE_USAGE, runs, strict=True):
+        output = run.stdout + run.stderr
+        assert run.returncode == 0 and "Traceback" not in output, (case, output)
+        said = [line for line in output.splitlines() if "tokens unknown" in line]
+        assert len(said) == 1 and "for 2 of them" in output, (case, output)
+        assert "-500" not in output and "-1,000" not in output, (case, output)
+        assert "Leather camera strap" in run.stdout, (case, output)
+    assert as_json.returncode == 0, as_json.stderr
+    usage = json.loads(as_json.stdout, parse_constant=_no_constants)["usage"]
+    assert usage["unknown_usage_calls"] == 2 and usage["input_tokens"] == 0, usage
+    assert listing.returncode == 0 and listing.stdout.count("done") == cases + 1, listing.stdout
