@@ -1,17 +1,20 @@
 """Class 9 of the second red-team round (#24): hostile values become one clear line, never
 a traceback, and nothing stored is corrupted. Hostile numbers and structure in a catalog;
 no figure shown or stored is inf or NaN, and --json is strict JSON; a server's usage
-block that is not token counts is unknown usage, said once. Real CLI processes against
-the fake OpenAI-compatible server."""
+block that is not token counts is unknown usage, said once; time settings past a day and
+an ASCII locale; a thread that a newer version wrote in a shape this one cannot use. Real
+CLI processes against the fake OpenAI-compatible server."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_runs import graph_run_process
+from cli_runs import REPO_ROOT, cli_environment, graph_run_process
 from conftest import SMALL_CATALOG
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN
@@ -201,3 +204,70 @@ def test_a_usage_block_that_is_not_token_counts_is_unknown_usage_said_once(
     usage = json.loads(as_json.stdout, parse_constant=_no_constants)["usage"]
     assert usage["unknown_usage_calls"] == 2 and usage["input_tokens"] == 0, usage
     assert listing.returncode == 0 and listing.stdout.count("done") == cases + 1, listing.stdout
+
+
+# Time settings past a day: 1e12 overflowed the HTTP client's clock arithmetic mid-call.
+HUGE_TIME_SETTINGS = [
+    ("SHOPPING_LLM_TIMEOUT", "1e12"),
+    ("SHOPPING_LLM_TIMEOUT", "1e300"),
+    ("SHOPPING_LLM_TIMEOUT", "86401"),
+    ("SHOPPING_LLM_DEADLINE", "1e12"),
+    ("SHOPPING_CHECKPOINT_BUSY_TIMEOUT", "1e12"),
+]
+
+
+@pytest.mark.parametrize(("name", "value"), HUGE_TIME_SETTINGS)
+def test_a_time_setting_past_a_day_is_one_line_naming_it_and_the_range(
+    name: str, value: str, small_catalog_file: Path, tmp_path: Path
+) -> None:
+    fake = FakeScript(replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]})
+    data = tmp_path / "data"
+    catalog = ("--catalog", str(small_catalog_file))
+    with fake_openai_server(fake) as url:
+        run = graph_run_process(url, data, "a photo gift", "--yes", *catalog, **{name: value})
+    output = run.stdout + run.stderr
+    assert run.returncode == 2 and "Traceback" not in output, output
+    errors = [line for line in output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and name in errors[0] and "86,400" in errors[0], output
+    assert fake.requests == []
+
+
+C_LOCALE = {"LC_ALL": "C", "LANG": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
+
+
+def test_an_ascii_locale_runs_a_non_ascii_request_and_catalog(tmp_path: Path) -> None:
+    """LC_ALL=C with locale coercion and UTF-8 mode off: output that the terminal cannot
+    encode is shown as escapes (it raised UnicodeEncodeError at the first check mark), and
+    the request is read as UTF-8 (its "€" limit was lost to surrogate escapes)."""
+    catalog = tmp_path / "c.jsonl"
+    rows = [_with(title="Café Kameragurt 写真"), *SMALL_CATALOG[1:]]
+    catalog.write_text(
+        "\n".join(json.dumps(row, ensure_ascii=False) for row in rows) + "\n", encoding="utf-8"
+    )
+    fake = FakeScript(replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]})
+    with fake_openai_server(fake) as url:
+        run = graph_run_process(
+            url,
+            tmp_path / "data",
+            "un cadeau photo à moins de 200 €",
+            "--yes",
+            "--catalog",
+            str(catalog),
+            **C_LOCALE,
+        )
+    output = run.stdout + run.stderr
+    assert run.returncode == 0 and "Traceback" not in output, output
+    assert "moins de 200 \\u20ac" in output, output  # read as stated, shown as an escape
+    assert "Caf\\xe9 Kameragurt" in run.stdout, run.stdout  # the catalog's title, escaped
+    search = subprocess.run(
+        [sys.executable, "-m", "catalog", "search", "café 写真", "--catalog", str(catalog)],
+        cwd=REPO_ROOT,
+        env=cli_environment(url, tmp_path / "data", **C_LOCALE),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        timeout=60,
+    )
+    assert search.returncode == 0 and "Traceback" not in search.stderr, search.stderr
+    assert "strap-1" in search.stdout, search.stdout
