@@ -78,7 +78,7 @@ def print_threads(console: Console, threads: list[ThreadSummary]) -> None:
         )
     console.print(table if threads else "No runs yet.")
     for item in threads:
-        if item.status == "unreadable" and item.error:
+        if item.status in ("unreadable", "newer version") and item.error:
             console.print(terminal_text(f"! {item.error}", style="yellow"))
 
 

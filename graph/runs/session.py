@@ -31,7 +31,14 @@ from graph.runs.catalog_tie import (
 )
 from graph.runs.checkpoint import thread_lease
 from graph.runs.draft import PlanDraft
-from graph.runs.threads import error_of, read_state, status_of, thread_config
+from graph.runs.threads import (
+    WRITER_VERSION,
+    error_of,
+    read_state,
+    status_of,
+    this_version,
+    thread_config,
+)
 from graph.state import Plan, Usage
 from graph.tools import get_catalog
 
@@ -285,6 +292,8 @@ def drive(
     config: dict[str, Any] = thread_config(thread_id)
     config["metadata"] = {name: getattr(context, name) for name in RUN_SETTINGS}
     config["metadata"][CATALOG_IDENTITY] = identity_metadata(context)
+    # So an older version that finds the run can say which version to upgrade to.
+    config["metadata"][WRITER_VERSION] = this_version()
     estimate: CostEstimate | None = None
     pending: Any = graph_input
     while True:

@@ -8,6 +8,7 @@ CLI processes against the fake OpenAI-compatible server."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -17,9 +18,17 @@ import pytest
 from cli_runs import REPO_ROOT, cli_environment, graph_run_process
 from conftest import SMALL_CATALOG
 from fake_openai_server import FakeScript, fake_openai_server
-from fakes import STRAP_PICK, STRAP_PLAN
+from fakes import STRAP_PICK, STRAP_PLAN, FakeShoppingChatModel
+from langgraph.checkpoint.base import copy_checkpoint
+from langgraph.checkpoint.base.id import uuid6
 
 from catalog import CatalogError, load_products
+from graph.builder import build_graph
+from graph.context import Context
+from graph.runs import session
+from graph.runs.checkpoint import open_checkpointer
+from graph.runs.session import stay_paused
+from graph.runs.threads import WRITER_VERSION, read_state, this_version, thread_config
 
 MAX_PRICE = 1_000_000_000.0  # catalog.models.MAX_PRICE, the highest price a catalog holds
 HUGE = int("9" * 400)  # a 400-digit number: float() of it overflows
@@ -271,3 +280,55 @@ def test_an_ascii_locale_runs_a_non_ascii_request_and_catalog(tmp_path: Path) ->
     )
     assert search.returncode == 0 and "Traceback" not in search.stderr, search.stderr
     assert "strap-1" in search.stdout, search.stdout
+
+
+def _as_if_written_by(db: Path, thread_id: str, writer: str, **new_channels: Any) -> None:
+    """Add a checkpoint to the thread as a newer shopping-planner would write it: its
+    version in the metadata, and state channels that this version does not know."""
+    saver = open_checkpointer(str(db))
+    latest = saver.get_tuple(thread_config(thread_id))
+    assert latest is not None
+    checkpoint = copy_checkpoint(latest.checkpoint)
+    checkpoint["id"] = str(uuid6())
+    checkpoint["channel_values"].update(new_channels)
+    metadata = {**latest.metadata, WRITER_VERSION: writer}
+    saver.put(latest.config, checkpoint, metadata, {})
+
+
+def test_a_thread_a_newer_version_wrote_is_one_line_naming_both_versions(
+    small_catalog_file: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "data" / "checkpoints.sqlite"
+    db.parent.mkdir()
+    graph = build_graph(open_checkpointer(str(db)))
+    model = FakeShoppingChatModel(replies={"Plan": [dict(STRAP_PLAN)] * 2})
+    context = Context(chat_model=model, catalog=str(small_catalog_file))
+    for thread_id in ("newer", "fits"):
+        paused = session.start(graph, "a photo gift", context, stay_paused, thread_id=thread_id)
+        assert paused.status == "paused"
+    # This version writes its own version into every checkpoint it saves.
+    assert read_state(graph, "fits").metadata[WRITER_VERSION] == this_version()
+    _as_if_written_by(db, "newer", "99.0.0", confidence=0.9)
+    _as_if_written_by(db, "fits", "99.0.0")  # newer, but nothing this version lacks
+    checkpoints = sqlite3.connect(db).execute("SELECT COUNT(*) FROM checkpoints").fetchone()
+
+    fake = FakeScript(replies={})
+    data = tmp_path / "data"
+    with fake_openai_server(fake) as url:
+        resumed = graph_run_process(url, data, "--resume", "newer", "--yes")
+        history = graph_run_process(url, data, "--history", "newer")
+        listing = graph_run_process(url, data, "--list", COLUMNS="300")
+    said = f"thread 'newer' was written by shopping-planner 99.0.0; this is {this_version()}"
+    for refused in (resumed, history):
+        output = refused.stdout + refused.stderr
+        assert refused.returncode == 2 and "Traceback" not in output, output
+        assert [line for line in output.splitlines() if line.strip()] == [
+            f"error: {said}: upgrade to resume it"
+        ], output
+    assert listing.returncode == 0, listing.stdout + listing.stderr
+    assert "newer version" in listing.stdout and said in listing.stdout, listing.stdout
+    assert fake.requests == []
+    # Nothing was written over the newer run, and a newer run this version can use reads.
+    after = sqlite3.connect(db).execute("SELECT COUNT(*) FROM checkpoints").fetchone()
+    assert after == checkpoints
+    assert read_state(build_graph(open_checkpointer(str(db))), "fits").values["plan"]
