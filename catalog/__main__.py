@@ -18,6 +18,8 @@ from catalog.models import MAX_LIMIT
 from catalog.paths import catalog_url_from_env, default_index_dir, keep_data_private
 from catalog.terminal import (
     ERROR_DISPLAY_CHARS,
+    command_line_text,
+    survive_any_locale,
     terminal_console,
     terminal_markup,
     terminal_text,
@@ -150,7 +152,9 @@ def print_hits(out: Console, query: str, hits: list[ProductHit]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    survive_any_locale()
+    arguments = argv if argv is not None else sys.argv[1:]
+    args = _parser().parse_args([command_line_text(argument) for argument in arguments])
     keep_data_private()  # the index caches are private like the runs
     out = terminal_console()
     err = terminal_console(stderr=True)

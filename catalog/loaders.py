@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from catalog.errors import CatalogError
-from catalog.models import Product
+from catalog.models import MAX_PRICE, Product, shown_value
 from catalog.paths import check_catalog_file
 
 FORMATS = ("auto", "jsonl", "json", "csv", "dummyjson", "webshop")
@@ -44,7 +44,7 @@ def _describe_validation(err: ValidationError) -> str:
         elif item["type"] == "missing":
             parts.append(f"missing required field '{field}'")
         else:
-            parts.append(f"{field}: {item['msg']} (got {item.get('input')!r})")
+            parts.append(f"{field}: {item['msg']} (got {shown_value(item.get('input'))})")
     return "; ".join(parts)
 
 
@@ -72,6 +72,21 @@ def _json_error(path: Path, exc: json.JSONDecodeError, line_offset: int = 0) -> 
     )
 
 
+def _loads(path: Path, text: str, location: str | None = None, line_offset: int = 0) -> Any:
+    """json.loads, with every way it fails said as a CatalogError: malformed JSON, and
+    the two hostile inputs it raises other errors for (nesting past Python's recursion
+    limit, an integer over Python's 4,300-digit conversion limit)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _json_error(path, exc, line_offset) from None
+    except RecursionError:
+        reason = "JSON nested too deeply to read (over ~1,000 levels of [ or {)"
+    except ValueError:
+        reason = "a number with too many digits to read (over 4,300)"
+    raise CatalogError(reason, path=path, location=location)
+
+
 def _file_lines(text: str) -> list[str]:
     """The file's lines as an editor numbers them: split at \n, \r\n or \r only.
     (str.splitlines also splits at U+2028, form feeds and more, which JSON strings and
@@ -84,18 +99,12 @@ def _jsonl_records(path: Path, text: str) -> Iterator[Located]:
         line = ending.rstrip("\r\n")
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise _json_error(path, exc, line_offset=lineno - 1) from None
-        yield f"line {lineno}", record
+        location = f"line {lineno}"
+        yield location, _loads(path, line, location, line_offset=lineno - 1)
 
 
 def _json_document(path: Path, text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _json_error(path, exc) from None
+    return _loads(path, text)
 
 
 def _json_records(path: Path, document: Any) -> Iterator[Located]:
@@ -204,6 +213,8 @@ def _webshop_price(product: dict[str, Any]) -> Any:
         candidates = [product["Price"]]
     for item in candidates:
         if isinstance(item, int | float) and not isinstance(item, bool):
+            if isinstance(item, int) and abs(item) > MAX_PRICE:
+                return item  # the Product validator names it (float() would overflow)
             prices.append(float(item))
         elif isinstance(item, str):
             found = _PRICE_IN_TEXT.findall(item.replace(",", ""))
@@ -279,7 +290,7 @@ def _first_json_line(text: str) -> Any:
         if line.strip():
             try:
                 return json.loads(line)
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # the reader says what is wrong
                 return None
     return None
 
@@ -316,6 +327,8 @@ def detect_format(path: Path, text: str) -> str:
             # Several JSON values one after another is JSONL whatever the extension says.
             if exc.msg != "Extra data":
                 return "json"
+        except (ValueError, RecursionError):  # too deep or too long a number: the reader says so
+            return "json"
         else:
             return "dummyjson" if _looks_dummyjson(document) else "json"
     return "webshop" if _looks_webshop(_first_json_line(text)) else "jsonl"

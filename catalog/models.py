@@ -12,6 +12,11 @@ from pydantic import BaseModel, ConfigDict, field_validator
 MAX_LIMIT = 50  # most products one search returns
 # Every catalog's prices are in US dollars (the loaders read plain numbers, no currency).
 PRICE_CURRENCY = "USD"
+# No shop lists a product at a billion dollars; under this cap the total of any
+# recommendation stays an exact, finite figure (two prices near 1e308 summed to inf).
+MAX_PRICE = 1_000_000_000.0
+# Characters of a rejected value an error message repeats (a 400-digit price is cut).
+_SHOWN_VALUE_CHARS = 40
 
 # Anything that is not a unicode letter or digit separates slug words ("_" is in \w,
 # so it is excluded explicitly).
@@ -27,21 +32,35 @@ def category_slug(text: str) -> str:
     return _SLUG_SEPARATORS.sub("-", text.casefold()).strip("-")
 
 
+def shown_value(value: Any) -> str:
+    """`value` as an error message repeats it: its repr, cut to a few dozen characters
+    with its full length said, so a 400-digit number makes a short line."""
+    text = repr(value) if not isinstance(value, int) else str(value)
+    if len(text) <= _SHOWN_VALUE_CHARS:
+        return text
+    return f"{text[:_SHOWN_VALUE_CHARS]}... ({len(text):,} characters)"
+
+
+def _parse_number(value: Any) -> float | None:
+    """`value` as a float (inf for a whole number too large for one, as a 400-digit
+    price is), or None when it is not a number; numeric strings count, booleans never."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        return float(value.strip() if isinstance(value, str) else value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+    except ValueError:
+        return None
+
+
 def _as_number(value: Any, what: str) -> float:
     """Parse a finite number, accepting numeric strings but never booleans."""
-    if isinstance(value, bool):
-        raise ValueError(f"{what} must be a number, got {value!r}")
-    if isinstance(value, int | float):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            raise ValueError(f"{what} must be a number, got {value!r}") from None
-    else:
-        raise ValueError(f"{what} must be a number, got {value!r}")
+    number = _parse_number(value)
+    if number is None:
+        raise ValueError(f"{what} must be a number, got {shown_value(value)}")
     if not math.isfinite(number):
-        raise ValueError(f"{what} must be a finite number, got {value!r}")
+        raise ValueError(f"{what} must be a finite number, got {shown_value(value)}")
     return number
 
 
@@ -80,12 +99,13 @@ class Product(BaseModel):
     @field_validator("price", mode="before")
     @classmethod
     def _price(cls, value: Any) -> float:
-        try:
-            price = _as_number(value, "price")
-        except ValueError:
-            raise ValueError(f"price must be a number >= 0, got {value!r}") from None
-        if price < 0:
-            raise ValueError(f"price must be a number >= 0, got {value!r}")
+        price = _parse_number(value)
+        if price is None or math.isnan(price) or price < 0:
+            raise ValueError(f"price must be a number >= 0, got {shown_value(value)}")
+        if price > MAX_PRICE:
+            raise ValueError(
+                f"price must be at most {MAX_PRICE:,.0f} (USD), got {shown_value(value)}"
+            )
         return price
 
     @field_validator("rating", mode="before")
@@ -93,12 +113,13 @@ class Product(BaseModel):
     def _rating(cls, value: Any) -> float | None:
         if value is None or (isinstance(value, str) and not value.strip()):
             return None
+        refusal = f"rating must be a number between 0 and 5, got {shown_value(value)}"
         try:
             rating = _as_number(value, "rating")
         except ValueError:
-            raise ValueError(f"rating must be a number between 0 and 5, got {value!r}") from None
+            raise ValueError(refusal) from None
         if not 0 <= rating <= 5:
-            raise ValueError(f"rating must be a number between 0 and 5, got {value!r}")
+            raise ValueError(refusal)
         return rating
 
     @field_validator("brand", mode="before")

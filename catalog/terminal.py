@@ -13,6 +13,9 @@ time quadratic in the length of an unbroken word (a 100 KB word took 58 s to pri
 
 from __future__ import annotations
 
+import codecs
+import io
+import sys
 import unicodedata
 from typing import Any
 
@@ -75,3 +78,33 @@ def terminal_console(*, stderr: bool = False, **options: Any) -> Console:
     """A rich console for a CLI: no automatic highlighting (super-linear on long words,
     and it would colour parts of untrusted text as if they meant something)."""
     return Console(stderr=stderr, highlight=False, **options)
+
+
+def command_line_text(argument: str) -> str:
+    """A command-line argument as its bytes mean it. Under an ASCII locale (LC_ALL=C with
+    UTF-8 mode off) Python decodes arguments with surrogate escapes, so a request's "€"
+    arrives as lone surrogates and its limit is lost; the bytes are UTF-8 in practice,
+    and are read so (bytes that are not stay escapes, shown as such)."""
+    if not any("\udc80" <= char <= "\udcff" for char in argument):
+        return argument
+    try:
+        raw = argument.encode(sys.getfilesystemencoding(), "surrogateescape")
+    except UnicodeEncodeError:  # not what the locale's decoding made: leave it
+        return argument
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def survive_any_locale() -> None:
+    """Let a CLI run under any locale: stdout and stderr show what their encoding lacks
+    as escapes ("\\u2713") instead of raising UnicodeEncodeError mid-run, and stdin
+    under an ASCII locale is read as UTF-8, as the command line is."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and not _is_utf8(stream.encoding):
+            stream.reconfigure(errors="backslashreplace")
+    stdin = sys.stdin
+    if isinstance(stdin, io.TextIOWrapper) and codecs.lookup(stdin.encoding).name == "ascii":
+        stdin.reconfigure(encoding="utf-8", errors="surrogateescape")
+
+
+def _is_utf8(encoding: str | None) -> bool:
+    return encoding is not None and codecs.lookup(encoding).name.startswith("utf-")

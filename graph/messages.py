@@ -9,16 +9,23 @@ import re
 
 from langchain_core.messages import AIMessage, BaseMessage
 
+from graph.providers.base import USAGE_UNREADABLE, is_token_count
 from graph.providers.secrets import redact_tree
 from graph.state import Usage
 
 
 def usage_of(message: BaseMessage | None) -> Usage:
+    """The tokens a reply reports; unknown (never negative, fractional or astronomical)
+    when its server's usage block was not token counts."""
+    if message is None:
+        return Usage()
+    if (getattr(message, "response_metadata", None) or {}).get(USAGE_UNREADABLE):
+        return Usage(unknown_calls=1)
     metadata = getattr(message, "usage_metadata", None) or {}
-    return Usage(
-        input_tokens=int(metadata.get("input_tokens", 0) or 0),
-        output_tokens=int(metadata.get("output_tokens", 0) or 0),
-    )
+    counts = (metadata.get("input_tokens", 0) or 0, metadata.get("output_tokens", 0) or 0)
+    if not all(is_token_count(count) for count in counts):
+        return Usage(unknown_calls=1)
+    return Usage(input_tokens=counts[0], output_tokens=counts[1])
 
 
 def raw_text_of(message: BaseMessage | None) -> str:

@@ -217,11 +217,13 @@ class ProductSummary(BaseModel):
 class Usage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
+    unknown_calls: int = 0  # calls whose server sent no sane counts: unknown, not zero
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            unknown_calls=self.unknown_calls + other.unknown_calls,
         )
 
     @property

@@ -55,6 +55,9 @@ class FakeScript:
     # (or `gather_timeout` passes), so N clients are provably mid-run at the same time.
     gather: dict[str, int] = field(default_factory=dict)
     gather_timeout: float = 30.0
+    # The `usage` block of each answer in turn, sent as given (a server's floats, strings
+    # or negative counts); when none are left, counts from the prompt's length.
+    usage_blocks: list[Any] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     arrivals: list[float] = field(default_factory=list)  # time.monotonic() per request
     in_flight: int = 0  # requests being answered now
@@ -275,6 +278,9 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
                 if text in prompt:
                     time.sleep(seconds)
             completion = _completion(tool, arguments, body)
+            with script.lock:
+                if script.usage_blocks:
+                    completion["usage"] = script.usage_blocks.pop(0)
             # A streamed answer is the same completion as events; the faults apply alike.
             streamed = bool(body.get("stream"))
             payload = (

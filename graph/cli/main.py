@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         # Imported here for start-up time (bench/startup.py): --help needs only the parser,
         # while these bring LangGraph, LangChain, OpenAI and rich (~1 s).
         from catalog.paths import keep_data_private
-        from catalog.terminal import terminal_console
+        from catalog.terminal import command_line_text, survive_any_locale, terminal_console
         from graph.cli import commands, errors
         from graph.context import load_env_file
         from graph.providers.deadline import stop_calls
@@ -87,6 +87,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.request or args.resume:
             import langchain_openai  # noqa: F401  (the chat model, made when the run starts)
 
+    # Any locale (LC_ALL=C, UTF-8 mode off): arguments read as UTF-8, output never raises.
+    survive_any_locale()
+    for name, value in vars(args).items():
+        if isinstance(value, str):
+            setattr(args, name, command_line_text(value))
     console = terminal_console(stderr=args.json)
     restore = _stop_llm_calls_on_ctrl_c(stop_calls)
     try:

@@ -27,7 +27,8 @@ def report(args: argparse.Namespace, view: RunView, result: RunResult) -> int:
         return 2
     values = result.values
     if args.json:
-        print(json.dumps(json_report(result), indent=2))
+        # Strict JSON: a figure that is inf or NaN is a bug to stop on, never `Infinity`.
+        print(json.dumps(json_report(result), indent=2, allow_nan=False))
     if result.status == "rejected":
         view.rejected()
         return 0
@@ -77,7 +78,7 @@ def print_threads(console: Console, threads: list[ThreadSummary]) -> None:
         )
     console.print(table if threads else "No runs yet.")
     for item in threads:
-        if item.status == "unreadable" and item.error:
+        if item.status in ("unreadable", "newer version") and item.error:
             console.print(terminal_text(f"! {item.error}", style="yellow"))
 
 

@@ -21,6 +21,19 @@ LOCAL_TIMEOUT_S = 300.0
 REMOTE_TIMEOUT_S = 60.0
 
 
+# The most tokens one call can report: far above any model's context, so a count beyond it
+# (1e30, a 400-digit number) is a broken server's, not a figure to add up and show.
+MAX_TOKENS_PER_CALL = 100_000_000
+# Set in a reply's response_metadata when the server's usage block was not token counts
+# (floats, strings, negative or huge numbers): its usage is unknown, not zero.
+USAGE_UNREADABLE = "shopping_usage_unreadable"
+
+
+def is_token_count(value: object) -> bool:
+    """A count of tokens as a server may report it: a whole number from 0 to the cap."""
+    return type(value) is int and 0 <= value <= MAX_TOKENS_PER_CALL
+
+
 class ProviderConfigError(RuntimeError):
     """The provider cannot be used as configured; the message says how to fix it."""
 

@@ -4,18 +4,24 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
 
 # langchain_openai is imported where a model is built, not here: it costs ~0.5 s of start-up
 # that `--help` and `--list` never need.
 from graph.providers.base import (
     LOCAL_TIMEOUT_S,
     REMOTE_TIMEOUT_S,
+    USAGE_UNREADABLE,
     ClientSettings,
     Price,
     Provider,
     ProviderConfigError,
     env,
+    is_token_count,
     missing_env,
 )
 
@@ -31,6 +37,83 @@ OPENAI_PRICES: dict[str, Price] = {
     "gpt-4.1": (2.00, 8.00),
     "gpt-4.1-nano": (0.10, 0.40),
 }
+
+
+# The counts LangChain reads from a usage block, and from its two detail blocks.
+_USAGE_COUNTS = ("prompt_tokens", "completion_tokens")
+_USAGE_DETAIL_COUNTS = {
+    "prompt_tokens_details": ("cached_tokens", "cache_write_tokens", "audio_tokens"),
+    "completion_tokens_details": ("reasoning_tokens", "audio_tokens"),
+}
+
+
+def _fields(block: Any) -> Mapping[str, Any] | None:
+    """A usage block's fields, whether the SDK parsed it into a model or left a dict."""
+    if isinstance(block, Mapping):
+        return block
+    return dict(block) if isinstance(block, BaseModel) else None
+
+
+def usage_block_is_sane(block: Any) -> bool:
+    """Whether a reply's `usage` block holds token counts LangChain can add up: floats,
+    strings, 1e30 or negative numbers there make it raise mid-call, or show nonsense."""
+    fields = _fields(block)
+    if fields is None or not all(is_token_count(fields.get(name)) for name in _USAGE_COUNTS):
+        return False
+    total = fields.get("total_tokens")
+    if total is not None and not is_token_count(total):
+        return False
+    for detail, names in _USAGE_DETAIL_COUNTS.items():
+        if fields.get(detail) is None:
+            continue
+        counts = _fields(fields[detail])
+        if counts is None or not all(
+            counts.get(name) is None or is_token_count(counts.get(name)) for name in names
+        ):
+            return False
+    return True
+
+
+@cache
+def usage_checked(chat_class: type) -> type:
+    """`chat_class` (ChatOpenAI, AzureChatOpenAI) reading a usage block that is not token
+    counts as unknown: the block is dropped before LangChain reads it, and the reply is
+    marked USAGE_UNREADABLE, so the run reports its usage as unknown instead of failing."""
+    from langchain_core.outputs import ChatGenerationChunk, ChatResult
+
+    class UsageChecked(chat_class):  # type: ignore[misc, valid-type]
+        def _create_chat_result(self, response: Any, generation_info: Any = None) -> ChatResult:
+            block = response.get("usage") if isinstance(response, dict) else None
+            if not isinstance(response, dict):
+                block = getattr(response, "usage", None)
+            if block is None or usage_block_is_sane(block):
+                return super()._create_chat_result(response, generation_info)
+            if isinstance(response, dict):
+                response = {**response, "usage": None}
+            else:
+                response = response.model_copy(update={"usage": None})
+            result = super()._create_chat_result(response, generation_info)
+            for generation in result.generations:
+                generation.message.response_metadata[USAGE_UNREADABLE] = True
+            return result
+
+        def _convert_chunk_to_generation_chunk(
+            self, chunk: dict, default_chunk_class: type, base_generation_info: Any
+        ) -> ChatGenerationChunk | None:
+            block = chunk.get("usage")
+            if block is None or usage_block_is_sane(block):
+                return super()._convert_chunk_to_generation_chunk(
+                    chunk, default_chunk_class, base_generation_info
+                )
+            converted = super()._convert_chunk_to_generation_chunk(
+                {**chunk, "usage": None}, default_chunk_class, base_generation_info
+            )
+            if converted is not None:
+                converted.message.response_metadata[USAGE_UNREADABLE] = True
+            return converted
+
+    UsageChecked.__name__ = UsageChecked.__qualname__ = f"UsageChecked{chat_class.__name__}"
+    return UsageChecked
 
 
 def openai_model() -> str:
@@ -60,7 +143,7 @@ def build_openai(
 
     if not env("OPENAI_API_KEY"):
         raise ProviderConfigError("provider openai needs OPENAI_API_KEY (see .env.example)")
-    return ChatOpenAI(model=model, max_tokens=max_output_tokens, **client)
+    return usage_checked(ChatOpenAI)(model=model, max_tokens=max_output_tokens, **client)
 
 
 def build_azure(
@@ -71,7 +154,9 @@ def build_azure(
     missing = missing_env("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY", "OPENAI_API_VERSION")
     if missing:
         raise ProviderConfigError(f"provider azure needs {', '.join(missing)}")
-    return AzureChatOpenAI(azure_deployment=model, max_tokens=max_output_tokens, **client)
+    return usage_checked(AzureChatOpenAI)(
+        azure_deployment=model, max_tokens=max_output_tokens, **client
+    )
 
 
 def self_hosted(
@@ -83,7 +168,7 @@ def self_hosted(
 ) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
-    return ChatOpenAI(
+    return usage_checked(ChatOpenAI)(
         model=model,
         base_url=base_url,
         # Most self-hosted servers need no key, but the SDK insists on one being set.

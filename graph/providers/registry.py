@@ -84,8 +84,13 @@ LLM_TIMEOUT_ENV = "SHOPPING_LLM_TIMEOUT"
 LLM_DEADLINE_ENV = "SHOPPING_LLM_DEADLINE"
 
 
+# The longest wait a time setting may ask for: a day. Beyond it a value is a typo, and
+# 1e12 overflowed the clock arithmetic of the HTTP client (a traceback, not a wait).
+MAX_SETTING_SECONDS = 86_400.0
+
+
 def _seconds_setting(name: str) -> float | None:
-    """A positive, finite number of seconds from the environment; None when unset."""
+    """A number of seconds above 0 and at most a day, from the environment; None when unset."""
     configured = env(name)
     if not configured:
         return None
@@ -93,8 +98,11 @@ def _seconds_setting(name: str) -> float | None:
         seconds = float(configured)
     except ValueError:
         seconds = math.nan
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise ProviderConfigError(f"{name} must be a number of seconds above 0, got {configured!r}")
+    if not (math.isfinite(seconds) and 0 < seconds <= MAX_SETTING_SECONDS):
+        raise ProviderConfigError(
+            f"{name} must be a number of seconds above 0 and at most "
+            f"{MAX_SETTING_SECONDS:,.0f} (a day), got {configured!r}"
+        )
     return seconds
 
 

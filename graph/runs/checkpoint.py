@@ -68,11 +68,13 @@ def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
     configured = os.environ.get("SHOPPING_CHECKPOINT_BUSY_TIMEOUT", "").strip()
     try:
         busy_timeout = float(configured) if configured else 30.0
-        if not (math.isfinite(busy_timeout) and busy_timeout >= 0):
+        # At most a day, like the LLM time settings: beyond it a value is a typo.
+        if not (math.isfinite(busy_timeout) and 0 <= busy_timeout <= 86_400):
             raise ValueError(configured)
     except ValueError:
         raise CheckpointStoreError(
-            f"SHOPPING_CHECKPOINT_BUSY_TIMEOUT must be a number of seconds, got {configured!r}"
+            "SHOPPING_CHECKPOINT_BUSY_TIMEOUT must be a number of seconds from 0 to 86,400 "
+            f"(a day), got {configured!r}"
         ) from None
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -31,8 +31,15 @@ from graph.runs.catalog_tie import (
 )
 from graph.runs.checkpoint import thread_lease
 from graph.runs.draft import PlanDraft
-from graph.runs.threads import error_of, read_state, status_of, thread_config
-from graph.state import Plan
+from graph.runs.threads import (
+    WRITER_VERSION,
+    error_of,
+    read_state,
+    status_of,
+    this_version,
+    thread_config,
+)
+from graph.state import Plan, Usage
 from graph.tools import get_catalog
 
 # The Context fields a run saves in its checkpoint metadata; a resumed run reuses them.
@@ -56,6 +63,8 @@ class UsageTotals:
     input_tokens: int = 0
     output_tokens: int = 0
     latency_s: float = 0.0
+    # Calls whose server reported no sane token counts: the token totals leave them out.
+    unknown_usage_calls: int = 0
     # Of those: the planner's output, the reasoning calls' input, and the pick steps code
     # answered with no call (graph/checks/decided.py): where a slow CPU's wait goes.
     plan_output_tokens: int = 0
@@ -69,18 +78,15 @@ def usage_totals(values: Mapping[str, Any]) -> UsageTotals:
     steps = values.get("step_results") or []
     planner = values.get("planner_usage")
     calls = (1 if values.get("plan") is not None else 0) + sum(r.llm_calls for r in steps)
-    tokens_in = sum(r.usage.input_tokens for r in steps)
-    tokens_out = sum(r.usage.output_tokens for r in steps)
-    if planner is not None:
-        tokens_in += planner.input_tokens
-        tokens_out += planner.output_tokens
+    usage = sum((r.usage for r in steps), planner if planner is not None else Usage())
     latency = float(values.get("planner_latency_s") or 0) + sum(r.latency_s for r in steps)
     reasoning = [r for r in steps if r.kind == "reasoning"]
     return UsageTotals(
         calls,
-        tokens_in,
-        tokens_out,
+        usage.input_tokens,
+        usage.output_tokens,
         round(latency, 3),
+        usage.unknown_calls,
         plan_output_tokens=planner.output_tokens if planner is not None else 0,
         reasoning_input_tokens=sum(r.usage.input_tokens for r in reasoning),
         code_decisions=sum(r.decided_in_code for r in reasoning),
@@ -300,6 +306,8 @@ def drive(
     config: dict[str, Any] = thread_config(thread_id)
     config["metadata"] = {name: getattr(context, name) for name in RUN_SETTINGS}
     config["metadata"][CATALOG_IDENTITY] = identity_metadata(context)
+    # So an older version that finds the run can say which version to upgrade to.
+    config["metadata"][WRITER_VERSION] = this_version()
     estimate: CostEstimate | None = None
     pending: Any = graph_input
     while True:

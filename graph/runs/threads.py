@@ -6,15 +6,22 @@ checkpoints LangGraph wrote.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
+from packaging.version import InvalidVersion, Version
 
 from graph.checks.edits import describe_change
-from graph.state import Plan, PlanEdit, PlanStep, StepResult, plan_that_runs
+from graph.state import Plan, PlanEdit, PlanStep, State, StepResult, plan_that_runs
+
+# Checkpoint metadata key: the version of shopping-planner that wrote the checkpoint.
+WRITER_VERSION = "shopping_planner_version"
 
 ThreadStatus = Literal[
     "planning",
@@ -25,12 +32,65 @@ ThreadStatus = Literal[
     "failed",
     "unknown",
     "unreadable",
+    "newer version",
 ]
 
 
 class UnreadableThread(RuntimeError):
     """A thread whose stored checkpoints do not decode (written by another version, or
     damaged); every other thread stays readable."""
+
+
+class ThreadFromNewerVersion(UnreadableThread):
+    """A thread written by a newer shopping-planner, holding state this version cannot use."""
+
+
+@cache
+def this_version() -> str:
+    """This shopping-planner's version, as its package metadata states it."""
+    try:
+        return version("shopping-planner")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "0+unknown"
+
+
+def _is_newer(written_by: Any) -> bool:
+    try:
+        return Version(str(written_by)) > Version(this_version())
+    except InvalidVersion:  # not a version: nothing to compare, read it as before
+        return False
+
+
+_STATE_FIELDS = frozenset(f.name for f in dataclasses.fields(State))
+
+
+def _state_is_usable(graph: CompiledStateGraph, thread_id: str, values: dict[str, Any]) -> bool:
+    """Whether this version knows every channel the checkpoint stores and its values
+    validate as this version's State (a newer field would be dropped on the next save)."""
+    saved = graph.checkpointer.get_tuple(thread_config(thread_id))  # type: ignore[union-attr]
+    stored = saved.checkpoint["channel_values"] if saved is not None else {}
+    if not set(stored) <= set(graph.channels):
+        return False
+    try:
+        State(**{k: v for k, v in values.items() if k in _STATE_FIELDS})
+    except Exception:  # any validation error: the state is not this version's
+        return False
+    return True
+
+
+def _newer_writer(
+    graph: CompiledStateGraph, thread_id: str, snapshot: StateSnapshot
+) -> ThreadFromNewerVersion | None:
+    """The error for a thread a newer version wrote in a shape this one cannot use."""
+    written_by = (snapshot.metadata or {}).get(WRITER_VERSION)
+    if written_by is None or not _is_newer(written_by):
+        return None
+    if _state_is_usable(graph, thread_id, dict(snapshot.values or {})):
+        return None
+    return ThreadFromNewerVersion(
+        f"thread {thread_id!r} was written by shopping-planner {written_by}; "
+        f"this is {this_version()}: upgrade to resume it"
+    )
 
 
 def thread_config(thread_id: str) -> dict[str, Any]:
@@ -51,13 +111,18 @@ def unreadable(thread_id: str, error: BaseException) -> UnreadableThread:
 
 
 def read_state(graph: CompiledStateGraph, thread_id: str) -> StateSnapshot:
-    """The thread's latest state; UnreadableThread if its checkpoint does not decode."""
+    """The thread's latest state; UnreadableThread if its checkpoint does not decode, or
+    (ThreadFromNewerVersion) holds state that only the newer version that wrote it knows."""
     try:
-        return graph.get_state(thread_config(thread_id))
+        snapshot = graph.get_state(thread_config(thread_id))
     except Exception as error:
         if _is_store_failure(error):
             raise
         raise unreadable(thread_id, error) from error
+    newer = _newer_writer(graph, thread_id, snapshot)
+    if newer is not None:
+        raise newer
+    return snapshot
 
 
 def _get(values: dict[str, Any], key: str, default: Any = None) -> Any:
@@ -152,9 +217,10 @@ def list_threads(
         try:
             summaries.append(summarize(read_state(graph, thread_id), thread_id))
         except UnreadableThread as error:  # one bad thread never hides the others
-            summaries.append(
-                ThreadSummary(thread_id, "", "unreadable", 0, 0, None, error=str(error))
+            status: ThreadStatus = (
+                "newer version" if isinstance(error, ThreadFromNewerVersion) else "unreadable"
             )
+            summaries.append(ThreadSummary(thread_id, "", status, 0, 0, None, error=str(error)))
     return summaries
 
 
@@ -200,6 +266,7 @@ def _search_of(step: PlanStep) -> str:
 
 def thread_history(graph: CompiledStateGraph, thread_id: str) -> list[HistoryEntry]:
     """Checkpoints in order, each with the node that produced it and a short result."""
+    read_state(graph, thread_id)  # a thread only a newer version can read says so first
     try:
         snapshots = list(graph.get_state_history(thread_config(thread_id)))
     except Exception as error:
