@@ -35,6 +35,11 @@ def report(args: argparse.Namespace, view: RunView, result: RunResult) -> int:
     return 0
 
 
+def print_json(document: Any) -> None:
+    """`document` on stdout as strict JSON (plain print: rich would wrap long lines)."""
+    print(json.dumps(document, indent=2, allow_nan=False))
+
+
 def json_report(result: RunResult) -> dict[str, Any]:
     def dump(value: Any) -> Any:
         return value.model_dump(mode="json") if hasattr(value, "model_dump") else value

@@ -1,0 +1,69 @@
+"""What the CLI prints is true and complete (#24, class 11): thread ids are never cut,
+--json always prints JSON, a closed stdout ends the process quietly without harm, and
+arguments that cannot go together are refused before any work. Real CLI processes
+against the fake OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_runs import REPO_ROOT, cli_environment, graph_run_process
+from fake_openai_server import FakeScript, fake_openai_server
+from fakes import STRAP_PICK, STRAP_PLAN
+
+# Long ids sharing a 60-character prefix, as runs named after one project would.
+PREFIX = "shopping-for-the-summer-camping-trip-with-the-whole-family-"
+LONG_IDS = (PREFIX + "tent", PREFIX + "stove")
+
+
+def strap_script(plans: int = 1) -> FakeScript:
+    return FakeScript(
+        replies={"Plan": [dict(STRAP_PLAN) for _ in range(plans)], "ReasoningAnswer": [STRAP_PICK]}
+    )
+
+
+def paused_runs(url: str, data: Path, catalog: Path, *thread_ids: str) -> None:
+    """One run per thread id, left awaiting approval (no terminal, no --yes)."""
+    for thread_id in thread_ids:
+        run = graph_run_process(
+            url, data, "a watch strap", "--catalog", str(catalog), "--thread", thread_id
+        )
+        assert run.returncode == 2 and "--yes" in run.stdout, run.stdout + run.stderr
+
+
+def test_list_and_history_json_print_strict_json(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    with fake_openai_server(strap_script()) as url:
+        done = graph_run_process(
+            url, isolated_data_dir, "a watch strap", "--catalog", str(small_catalog_file),
+            "--thread", LONG_IDS[0], "--yes",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        listing = graph_run_process(url, isolated_data_dir, "--list", "--json")
+        history = graph_run_process(url, isolated_data_dir, "--history", LONG_IDS[0], "--json")
+        missing = graph_run_process(url, isolated_data_dir, "--history", "nope", "--json")
+
+    def strict(text: str) -> Any:
+        def refuse(constant: str) -> None:
+            raise AssertionError(f"not strict JSON: {constant}")
+
+        return json.loads(text, parse_constant=refuse)
+
+    threads = strict(listing.stdout)
+    assert [t["thread_id"] for t in threads] == [LONG_IDS[0]]
+    assert threads[0]["status"] == "done" and threads[0]["request"] == "a watch strap"
+    assert {"steps_done", "steps_total", "updated_at", "error"} <= set(threads[0])
+    document = strict(history.stdout)
+    assert document["thread_id"] == LONG_IDS[0]
+    nodes = [entry["node"] for entry in document["history"]]
+    assert "planner" in nodes and "verify" in nodes
+    assert {"checkpoint_id", "superstep", "summary", "created_at"} <= set(document["history"][0])
+    # An error is still one line on stderr, and stdout holds no half document.
+    assert missing.returncode == 2 and missing.stdout == "", missing.stdout
+    assert "no run with thread id 'nope'" in missing.stderr
