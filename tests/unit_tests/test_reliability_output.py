@@ -36,6 +36,31 @@ def paused_runs(url: str, data: Path, catalog: Path, *thread_ids: str) -> None:
         assert run.returncode == 2 and "--yes" in run.stdout, run.stdout + run.stderr
 
 
+@pytest.mark.parametrize("columns", ["80", "40"])
+def test_list_never_cuts_a_thread_id(
+    columns: str, small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    with fake_openai_server(strap_script(plans=2)) as url:
+        paused_runs(url, isolated_data_dir, small_catalog_file, *LONG_IDS)
+        listing = graph_run_process(url, isolated_data_dir, "--list", COLUMNS=columns)
+    assert listing.returncode == 0, listing.stderr
+    lines = listing.stdout.splitlines()
+    for thread_id in LONG_IDS:
+        # Whole, on one line, so it can be copied into --resume.
+        assert any(thread_id in line for line in lines), listing.stdout
+    assert "…" not in "".join(line for line in lines if PREFIX[:20] in line), listing.stdout
+    assert "awaiting approval" in listing.stdout
+
+
+def test_list_keeps_the_table_when_the_ids_fit(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    with fake_openai_server(strap_script()) as url:
+        paused_runs(url, isolated_data_dir, small_catalog_file, "short-1")
+        listing = graph_run_process(url, isolated_data_dir, "--list", COLUMNS="80")
+    assert "┃ thread" in listing.stdout and "short-1" in listing.stdout, listing.stdout
+
+
 def test_list_and_history_json_print_strict_json(
     small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
