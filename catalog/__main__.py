@@ -18,6 +18,7 @@ from catalog.models import MAX_LIMIT
 from catalog.paths import catalog_url_from_env, default_index_dir, keep_data_private
 from catalog.terminal import (
     ERROR_DISPLAY_CHARS,
+    stdout_closed,
     terminal_console,
     terminal_markup,
     terminal_text,
@@ -156,6 +157,8 @@ def main(argv: list[str] | None = None) -> int:
     err = terminal_console(stderr=True)
     try:
         _run(args, out)
+    except BrokenPipeError:  # the reader of stdout went away (`... | head -1`)
+        return stdout_closed()
     except (CatalogError, CatalogQueryError) as exc:
         if args.debug:
             raise

@@ -13,6 +13,10 @@ time quadratic in the length of an unbroken word (a 100 KB word took 58 s to pri
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import sys
 import unicodedata
 from typing import Any
 
@@ -71,7 +75,27 @@ def terminal_markup(value: Any, limit: int = DISPLAY_CHARS, *, keep_newlines: bo
     return escape(clean_text(value, limit, keep_newlines=keep_newlines))
 
 
+# The exit status of a process that SIGPIPE ended (128 + 13), as `yes | head -1` gives.
+STDOUT_CLOSED_EXIT = 128 + getattr(signal, "SIGPIPE", 13)
+
+
+def stdout_closed() -> int:
+    """What a CLI does when the reader of its stdout went away (`... | head -1`), after
+    Python's recipe for SIGPIPE (docs: signal, "Note on SIGPIPE"): point stdout at devnull,
+    so the flush at exit cannot fail again and print a traceback; returns the exit status."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return STDOUT_CLOSED_EXIT
+
+
+class _CliConsole(Console):
+    def on_broken_pipe(self) -> None:
+        # rich's own handler exits with status 1, which reads as a failure.
+        raise SystemExit(stdout_closed())
+
+
 def terminal_console(*, stderr: bool = False, **options: Any) -> Console:
     """A rich console for a CLI: no automatic highlighting (super-linear on long words,
-    and it would colour parts of untrusted text as if they meant something)."""
-    return Console(stderr=stderr, highlight=False, **options)
+    and it would colour parts of untrusted text as if they meant something), and a closed
+    stdout ends the process quietly with the status SIGPIPE would give."""
+    return _CliConsole(stderr=stderr, highlight=False, **options)

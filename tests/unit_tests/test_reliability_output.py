@@ -92,3 +92,38 @@ def test_list_and_history_json_print_strict_json(
     # An error is still one line on stderr, and stdout holds no half document.
     assert missing.returncode == 2 and missing.stdout == "", missing.stdout
     assert "no run with thread id 'nope'" in missing.stderr
+
+
+def test_a_reader_that_closes_early_ends_the_run_quietly_and_it_resumes(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    fake = strap_script()
+    with fake_openai_server(fake) as url:
+        args = ["a watch strap", "--catalog", str(small_catalog_file), "--thread", "piped", "-y"]
+        # `python -m graph.run ... -y | head -1`: the reader takes one line and leaves.
+        run = subprocess.Popen(
+            [sys.executable, "-m", "graph.run", *args],
+            cwd=REPO_ROOT,
+            env=cli_environment(url, isolated_data_dir, COLUMNS="120"),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert run.stdout is not None and run.stderr is not None
+        first_line = run.stdout.readline()
+        run.stdout.close()
+        stderr = run.stderr.read().decode()
+        code = run.wait(timeout=60)
+        listing = graph_run_process(url, isolated_data_dir, "--list", "--json")
+        history = graph_run_process(url, isolated_data_dir, "--history", "piped")
+        resumed = graph_run_process(url, isolated_data_dir, "--resume", "piped", "--yes")
+    assert b"piped" in first_line
+    assert code == 141, stderr  # 128 + SIGPIPE, as `yes | head -1` exits
+    assert stderr == ""  # no traceback, no "Exception ignored" at exit
+    # What was saved reads back whole, and the run finishes from there.
+    (thread,) = json.loads(listing.stdout)
+    assert thread["thread_id"] == "piped" and thread["status"] != "unreadable", thread
+    assert history.returncode == 0, history.stdout + history.stderr
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "Recommendation" in resumed.stdout or "already" in resumed.stdout
+    assert len(fake.calls_for("Plan")) == 1  # nothing was planned twice
