@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from graph.cli.arguments import conflict
 from graph.providers.registry import PROVIDERS
 
 
@@ -86,6 +87,10 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    problem = conflict(args)
+    if problem is not None:  # before any import or work: nothing runs, nothing is saved
+        sys.stderr.write(f"error: {problem}\n")
+        return 2
     # argv None: the real command line, so this process is the CLI (tests pass a list).
     with _collector_paused(freeze=argv is None):
         # Imported here for start-up time (bench/startup.py): --help needs only the parser,

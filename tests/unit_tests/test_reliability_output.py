@@ -127,3 +127,56 @@ def test_a_reader_that_closes_early_ends_the_run_quietly_and_it_resumes(
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "Recommendation" in resumed.stdout or "already" in resumed.stdout
     assert len(fake.calls_for("Plan")) == 1  # nothing was planned twice
+
+
+# (case, arguments, words of the one error line)
+CONFLICTS: list[tuple[str, list[str], str]] = [
+    ("resume with a request and a thread", ["--resume", "T", "new request", "--thread", "X"],
+     "a request and --resume cannot be combined"),
+    ("resume with a thread", ["--resume", "T", "--thread", "X"], "--thread names a new run"),
+    ("resume with a request", ["--resume", "T", "a tent"], "cannot be combined"),
+    ("list with a request", ["--list", "a tent"], "a request and --list cannot be combined"),
+    ("list and history", ["--list", "--history", "T"], "--list and --history cannot"),
+    ("history and resume", ["--history", "T", "--resume", "T"], "--history and --resume"),
+    ("stop server with a request", ["--stop-server", "a tent"], "cannot be combined"),
+    ("list with a thread", ["--list", "--thread", "X"], "--thread names a new run"),
+    ("other catalog without resume", ["a tent", "--other-catalog"], "--other-catalog goes"),
+    ("list with run settings", ["--list", "--provider", "openai", "--limit", "3"],
+     "--provider, --limit would be ignored by --list"),
+    ("history with --yes", ["--history", "T", "--yes"], "--yes would be ignored"),
+    ("stop server with --json", ["--stop-server", "--json"], "--json would be ignored"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("case", "args", "words"), CONFLICTS, ids=[c[0] for c in CONFLICTS])
+def test_conflicting_arguments_are_refused_before_any_work(
+    case: str, args: list[str], words: str, isolated_data_dir: Path
+) -> None:
+    fake = strap_script()
+    with fake_openai_server(fake) as url:
+        run = graph_run_process(url, isolated_data_dir, *args)
+        listing = graph_run_process(url, isolated_data_dir, "--list", "--json")
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stdout == "" and "Traceback" not in run.stderr
+    (line,) = run.stderr.splitlines()
+    assert line.startswith("error: ") and words in line, line
+    assert fake.requests == []  # nothing was sent to the model
+    assert json.loads(listing.stdout) == []  # and no thread was saved
+
+
+def test_resume_with_a_new_request_leaves_the_paused_run_untouched(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    fake = strap_script()
+    with fake_openai_server(fake) as url:
+        paused_runs(url, isolated_data_dir, small_catalog_file, "T")
+        before = graph_run_process(url, isolated_data_dir, "--history", "T", "--json").stdout
+        run = graph_run_process(
+            url, isolated_data_dir, "--resume", "T", "new request", "--thread", "X", "--yes"
+        )
+        after = graph_run_process(url, isolated_data_dir, "--history", "T", "--json").stdout
+        listing = graph_run_process(url, isolated_data_dir, "--list", "--json")
+    assert run.returncode == 2 and "cannot be combined" in run.stderr, run.stderr
+    assert len(fake.requests) == 1  # the paused run's plan only
+    assert before == after  # not resumed, not changed
+    assert [t["thread_id"] for t in json.loads(listing.stdout)] == ["T"]  # no thread X
