@@ -21,6 +21,7 @@ from graph.providers.registry import (
     llm_deadline,
     make_chat_model,
     resolve_provider,
+    structured_output_method,
 )
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ def chat_model_session(context: Context) -> Iterator[Context]:
     )
     entry = PROVIDERS[provider]
     llm_deadline(provider)  # a bad setting fails here, before a local server starts
+    structured_output_method(provider)
     allow_calls()  # a Ctrl-C that stopped an earlier session's calls is over
     try:
         chat_model_for(resolved)

@@ -180,3 +180,27 @@ def test_resume_with_a_new_request_leaves_the_paused_run_untouched(
     assert len(fake.requests) == 1  # the paused run's plan only
     assert before == after  # not resumed, not changed
     assert [t["thread_id"] for t in json.loads(listing.stdout)] == ["T"]  # no thread X
+
+
+# A self-hosted server reads the variable; OpenAI ignores it, but a typo is a typo.
+@pytest.mark.parametrize(
+    ("provider", "value"),
+    [("compatible", "json-schema"), ("compatible", "JSON_SCHEMA"), ("openai", "tools")],
+)
+def test_a_typo_in_the_structured_output_method_is_refused(
+    value: str, provider: str, small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    fake = strap_script()
+    with fake_openai_server(fake) as url:
+        run = graph_run_process(
+            url, isolated_data_dir, "a watch strap", "--catalog", str(small_catalog_file),
+            "--yes", "--provider", provider,
+            OPENAI_STRUCTURED_OUTPUT_METHOD=value, OPENAI_API_KEY="sk-test",
+        )  # fmt: skip
+        listing = graph_run_process(url, isolated_data_dir, "--list", "--json")
+    output = run.stdout + run.stderr
+    assert run.returncode == 2 and "Traceback" not in output, output
+    (line,) = [line for line in output.splitlines() if line.startswith("error:")]
+    assert "OPENAI_STRUCTURED_OUTPUT_METHOD" in line and repr(value) in line, line
+    assert "json_schema, function_calling" in line, line
+    assert fake.requests == [] and json.loads(listing.stdout) == []
