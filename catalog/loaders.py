@@ -1,4 +1,4 @@
-"""Load products from the project schema (JSONL/JSON/CSV), DummyJSON and WebShop files.
+"""Load products from the project schema (JSONL/JSON/CSV/TSV), DummyJSON and WebShop files.
 
 Every loader reports problems as ``CatalogError`` naming the file and the line
 (line-oriented formats) or record number (JSON documents), so a bad row in a
@@ -21,7 +21,9 @@ from catalog.errors import CatalogError
 from catalog.models import Product
 from catalog.paths import check_catalog_file
 
-FORMATS = ("auto", "jsonl", "json", "csv", "dummyjson", "webshop")
+FORMATS = ("auto", "jsonl", "json", "csv", "tsv", "dummyjson", "webshop")
+# The cell delimiter of each delimited format.
+DELIMITERS = {"csv": ",", "tsv": "\t"}
 CSV_REQUIRED = ("id", "title", "category", "price")
 CSV_COLUMNS = ("id", "title", "description", "category", "price", "rating", "brand", "tags")
 _PRICE_IN_TEXT = re.compile(r"\d+(?:\.\d+)?")
@@ -111,7 +113,35 @@ def _json_records(path: Path, document: Any) -> Iterator[Located]:
         yield f"record {number}", record
 
 
-def _csv_records(path: Path, text: str) -> Iterator[Located]:
+def _check_header(path: Path, header: list[str], fmt: str) -> None:
+    """Refuse a header that would silently lose data: a column given twice (the last
+    cell would win), or required columns missing."""
+    first_at: dict[str, int] = {}
+    for number, name in enumerate(header, start=1):
+        key = name.strip().casefold()
+        if key in first_at:
+            raise CatalogError(
+                f"{fmt.upper()} header repeats column {name.strip()!r} "
+                f"(columns {first_at[key]} and {number}); each column must appear once",
+                path=path,
+                location="line 1",
+            )
+        first_at[key] = number
+    missing = [name for name in CSV_REQUIRED if name not in header]
+    if missing:
+        other = {"csv": "tsv", "tsv": "csv"}[fmt]
+        hint = ""
+        if len(header) == 1 and DELIMITERS[other] in header[0]:
+            hint = f"; the header looks {other.upper()}: pass --format {other}"
+        raise CatalogError(
+            f"{fmt.upper()} header lacks required column(s) {', '.join(missing)}; "
+            f"expected columns {DELIMITERS[fmt].join(CSV_COLUMNS)}{hint}",
+            path=path,
+            location="line 1",
+        )
+
+
+def _csv_records(path: Path, text: str, fmt: str = "csv") -> Iterator[Located]:
     # Line numbers pulled from the file while reading the current record, so a record
     # is named by the line it starts on (a quoted cell may span lines; blank lines skip).
     pulled: list[int] = []
@@ -121,21 +151,19 @@ def _csv_records(path: Path, text: str) -> Iterator[Located]:
             pulled.append(number)
             yield line
 
-    reader = csv.DictReader(lines(), strict=True)
+    reader = csv.DictReader(lines(), delimiter=DELIMITERS[fmt], strict=True)
+    kind = fmt.upper()
     try:
         header = reader.fieldnames
     except csv.Error as exc:
-        raise CatalogError(f"malformed CSV header: {exc}", path=path, location="line 1") from None
-    if not header:
-        raise CatalogError("empty CSV file, expected a header row", path=path, location="line 1")
-    missing = [name for name in CSV_REQUIRED if name not in header]
-    if missing:
         raise CatalogError(
-            f"CSV header lacks required column(s) {', '.join(missing)}; "
-            f"expected columns {','.join(CSV_COLUMNS)}",
-            path=path,
-            location="line 1",
+            f"malformed {kind} header: {exc}", path=path, location="line 1"
+        ) from None
+    if not header:
+        raise CatalogError(
+            f"empty {kind} file, expected a header row", path=path, location="line 1"
         )
+    _check_header(path, list(header), fmt)
     rows = iter(reader)
     lines_of_file = _file_lines(text)
     while True:
@@ -146,7 +174,7 @@ def _csv_records(path: Path, text: str) -> Iterator[Located]:
             return
         except csv.Error as exc:
             raise CatalogError(
-                f"malformed CSV: {exc}",
+                f"malformed {kind}: {exc}",
                 path=path,
                 location=f"line {_record_start(pulled, lines_of_file)}",
             ) from None
@@ -303,7 +331,7 @@ def detect_format(path: Path, text: str) -> str:
     """Pick a format from the extension, confirmed by the content."""
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv"):
-        return "csv"
+        return suffix[1:]
     stripped = text.lstrip()
     if not stripped.startswith(("{", "[")):
         if suffix in (".json", ".jsonl", ".ndjson"):
@@ -326,8 +354,8 @@ def _records(path: Path, text: str, fmt: str) -> tuple[Iterable[Located], Any]:
         return _jsonl_records(path, text), None
     if fmt == "webshop":
         return _jsonl_records(path, text), _webshop_to_product
-    if fmt == "csv":
-        return _csv_records(path, text), None
+    if fmt in DELIMITERS:
+        return _csv_records(path, text, fmt), None
     document = _json_document(path, text)
     return _json_records(path, document), (_dummyjson_to_product if fmt == "dummyjson" else None)
 

@@ -204,3 +204,28 @@ def test_a_typo_in_the_structured_output_method_is_refused(
     assert "OPENAI_STRUCTURED_OUTPUT_METHOD" in line and repr(value) in line, line
     assert "json_schema, function_calling" in line, line
     assert fake.requests == [] and json.loads(listing.stdout) == []
+
+
+def test_a_catalog_with_a_repeated_column_is_refused_in_one_line(
+    tmp_path: Path, isolated_data_dir: Path
+) -> None:
+    catalog = tmp_path / "repeated.csv"
+    catalog.write_text("id,title,category,price,price\nw1,Watch strap,watches,5,500\n")
+    tab_separated = tmp_path / "strap.tsv"
+    tab_separated.write_text("id\ttitle\tcategory\tprice\nw1\tWatch strap, leather\twatches\t5\n")
+    fake = strap_script()
+    with fake_openai_server(fake) as url:
+        run = graph_run_process(
+            url, isolated_data_dir, "a watch strap", "--catalog", str(catalog), "--yes"
+        )
+        loaded = subprocess.run(
+            [sys.executable, "-m", "catalog", "load", str(tab_separated),
+             "--index-dir", str(tmp_path / "index")],
+            cwd=REPO_ROOT, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    output = run.stdout + run.stderr
+    assert run.returncode == 2 and "Traceback" not in output, output
+    (line,) = [line for line in output.splitlines() if line.startswith("error:")]
+    assert "repeats column 'price' (columns 4 and 5)" in line, line
+    assert fake.requests == []
+    assert loaded.returncode == 0 and "Indexed 1 products" in loaded.stdout, loaded.stderr
