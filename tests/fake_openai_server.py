@@ -55,6 +55,9 @@ class FakeScript:
     # (or `gather_timeout` passes), so N clients are provably mid-run at the same time.
     gather: dict[str, int] = field(default_factory=dict)
     gather_timeout: float = 30.0
+    # A server that cannot stream: "400" refuses a streamed request with HTTP 400, "plain"
+    # answers it with the plain JSON body, as some proxies do; None streams as asked.
+    refuse_streaming: str | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
     arrivals: list[float] = field(default_factory=list)  # time.monotonic() per request
     in_flight: int = 0  # requests being answered now
@@ -211,6 +214,10 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
                 script.arrivals.append(time.monotonic())
                 fault = script.faults.pop(0) if script.faults else None
             self._gather(_forced_tool(body))
+            if body.get("stream") and script.refuse_streaming == "400":
+                error = {"error": {"message": "streaming is not supported", "type": "invalid"}}
+                self._send(400, json.dumps(error).encode())
+                return
             if fault == "timeout":
                 time.sleep(script.timeout_sleep)
                 return
@@ -276,7 +283,7 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
                     time.sleep(seconds)
             completion = _completion(tool, arguments, body)
             # A streamed answer is the same completion as events; the faults apply alike.
-            streamed = bool(body.get("stream"))
+            streamed = bool(body.get("stream")) and script.refuse_streaming != "plain"
             payload = (
                 _sse_body(_stream_events(completion))
                 if streamed

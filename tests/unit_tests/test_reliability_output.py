@@ -5,7 +5,10 @@ against the fake OpenAI-compatible server."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -22,8 +25,12 @@ LONG_IDS = (PREFIX + "tent", PREFIX + "stove")
 
 
 def strap_script(plans: int = 1) -> FakeScript:
+    """Replies for `plans` plans of a watch strap, and a pick for each."""
     return FakeScript(
-        replies={"Plan": [dict(STRAP_PLAN) for _ in range(plans)], "ReasoningAnswer": [STRAP_PICK]}
+        replies={
+            "Plan": [dict(STRAP_PLAN) for _ in range(plans)],
+            "ReasoningAnswer": [dict(STRAP_PICK) for _ in range(plans)],
+        }
     )
 
 
@@ -229,3 +236,57 @@ def test_a_catalog_with_a_repeated_column_is_refused_in_one_line(
     assert "repeats column 'price' (columns 4 and 5)" in line, line
     assert fake.requests == []
     assert loaded.returncode == 0 and "Indexed 1 products" in loaded.stdout, loaded.stderr
+
+
+def run_on_a_terminal(url: str, data: Path, *args: str) -> tuple[int, str]:
+    """The CLI with stdout and stderr on a pseudo-terminal (so rich sees a terminal);
+    returns the exit code and everything it showed."""
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "graph.run", *args],
+        cwd=REPO_ROOT,
+        env=cli_environment(url, data, COLUMNS="120"),
+        stdin=subprocess.DEVNULL,
+        stdout=slave,
+        stderr=slave,
+    )
+    os.close(slave)
+    shown = b""
+    with contextlib.suppress(OSError):  # EIO once the process has closed its end
+        while chunk := os.read(master, 65536):
+            shown += chunk
+    os.close(master)
+    return process.wait(timeout=60), shown.decode(errors="replace")
+
+
+def test_the_plan_streams_only_on_a_terminal(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    fake = strap_script(plans=2)
+    with fake_openai_server(fake) as url:
+        args = ("a watch strap", "--catalog", str(small_catalog_file), "--yes")
+        piped = graph_run_process(url, isolated_data_dir, *args)
+        streamed_when_piped = [bool(body.get("stream")) for body in fake.requests]
+        code, shown = run_on_a_terminal(url, isolated_data_dir, *args)
+    assert piped.returncode == 0 and "Recommendation" in piped.stdout, piped.stderr
+    assert streamed_when_piped == [False, False]  # the plan and the pick, both plain
+    assert code == 0 and "Recommendation" in shown, shown
+    terminal = fake.requests[2:]
+    # On a terminal the plan streams (shown as it is written); the pick never needs to.
+    assert [bool(body.get("stream")) for body in terminal] == [True, False]
+
+
+@pytest.mark.parametrize("refusal", ["400", "plain"])
+def test_a_server_that_cannot_stream_is_asked_plainly(
+    refusal: str, small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    fake = strap_script(plans=2)  # a plain body to a streamed request spends a reply
+    fake.refuse_streaming = refusal
+    with fake_openai_server(fake) as url:
+        code, shown = run_on_a_terminal(
+            url, isolated_data_dir, "a watch strap", "--catalog", str(small_catalog_file), "--yes"
+        )
+    assert code == 0 and "Recommendation" in shown and "Traceback" not in shown, shown
+    assert "error" not in shown.lower(), shown
+    # One streamed try for the plan, then the same request plainly; the pick is plain.
+    assert [bool(body.get("stream")) for body in fake.requests] == [True, False, False]
