@@ -102,3 +102,12 @@ def test_bundle_choice_smoke(tmp_path: Path) -> None:
     rows = json.loads(out_json.read_text())["data"]["rows"]
     # The exact choice and trying every combination agree on the best score.
     assert [row[0] for row in rows] == [2, 3, 4] and all(row[5] is True for row in rows)
+
+
+def test_catalog_load_smoke(tmp_path: Path) -> None:
+    out_json = tmp_path / "load.json"
+    out = run_bench("catalog_load.py", "--smoke", "--json", str(out_json))
+    assert "build s" in out and "peak RSS" in out and "Targets" in out
+    (run,) = json.loads(out_json.read_text())["data"]["runs"]
+    assert run["size"] == run["count"] == 2000
+    assert run["seconds"] > 0 and run["peak_mb"] > run["imports_mb"] > 0
