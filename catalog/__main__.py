@@ -159,6 +159,9 @@ def main(argv: list[str] | None = None) -> int:
         _run(args, out)
     except BrokenPipeError:  # the reader of stdout went away (`... | head -1`)
         return stdout_closed()
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM during a build: its folder is removed
+        err.print("[yellow]interrupted.[/] nothing was changed", soft_wrap=True)
+        return 130
     except (CatalogError, CatalogQueryError) as exc:
         if args.debug:
             raise
