@@ -19,6 +19,7 @@ from catalog.paths import catalog_url_from_env, default_index_dir, keep_data_pri
 from catalog.terminal import (
     ERROR_DISPLAY_CHARS,
     command_line_text,
+    stdout_closed,
     survive_any_locale,
     terminal_console,
     terminal_markup,
@@ -160,6 +161,11 @@ def main(argv: list[str] | None = None) -> int:
     err = terminal_console(stderr=True)
     try:
         _run(args, out)
+    except BrokenPipeError:  # the reader of stdout went away (`... | head -1`)
+        return stdout_closed()
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM during a build: its folder is removed
+        err.print("[yellow]interrupted.[/] nothing was changed", soft_wrap=True)
+        return 130
     except (CatalogError, CatalogQueryError) as exc:
         if args.debug:
             raise

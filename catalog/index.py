@@ -4,7 +4,9 @@ On-disk layout for an ``index_dir`` such as ``.../catalog``::
 
     .../catalog                          symlink -> .catalog.v-<time>-<uuid>
     .../.catalog.v-<time>-<uuid>/        a complete, never-modified tantivy index
-    .../.catalog.building-<uuid>/        a build in progress (removed on failure)
+    .../.catalog.building-<pid>-<uuid>/  a build in progress by process <pid> (removed on
+                                         failure, Ctrl-C or SIGTERM; a later build removes
+                                         it once <pid> is gone, e.g. after SIGKILL)
 
 A build writes a fresh sibling directory, renames it to a version name and then
 ``os.replace``-s the symlink, which is atomic on POSIX: a reader resolves the
@@ -18,10 +20,11 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -188,8 +191,51 @@ def _cleanup_old_versions(index_dir: Path) -> None:
     for entry in entries:
         if entry.name.startswith((f".{name}.building-", f".{name}.link-")):
             with contextlib.suppress(OSError):
-                if now - entry.lstat().st_mtime > STALE_BUILD_SECONDS:
+                owner = _build_owner(entry.name)
+                if owner is not None and not _process_alive(owner):
+                    _remove_quietly(entry)  # its build was killed (SIGKILL, a crash)
+                elif now - entry.lstat().st_mtime > STALE_BUILD_SECONDS:
                     _remove_quietly(entry)
+
+
+def _build_owner(name: str) -> int | None:
+    """The process id in a ``.NAME.building-<pid>-<uuid>`` name (None for older names)."""
+    _, _, rest = name.rpartition(".building-")
+    pid, _, token = rest.partition("-")
+    return int(pid) if pid.isdigit() and token else None
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: alive
+    return True
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    """Make SIGTERM raise KeyboardInterrupt while a build runs, so the build removes its
+    folder on the way out as it does on Ctrl-C (the default action would kill the process
+    at once and leave it). Only where the default is in place, in the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous is not signal.SIG_DFL:
+        yield
+        return
+
+    def interrupted(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt("terminated (SIGTERM)")
+
+    signal.signal(signal.SIGTERM, interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _swap_in(version_dir: Path, index_dir: Path) -> None:
@@ -264,13 +310,15 @@ def build_index(products: Iterable[Product], index_dir: Path, *, source: str | N
     except OSError as exc:
         raise CatalogError(f"cannot create index parent directory: {exc}", path=parent) from None
     token = uuid.uuid4().hex
-    building = parent / f".{name}.building-{token}"
+    building = parent / f".{name}.building-{os.getpid()}-{token}"
+    _cleanup_old_versions(index_dir)  # what a killed build left behind goes first
     try:
-        building.mkdir()
-        count, categories = _write_index(products, building, index_dir)
-        Manifest(count=count, categories=categories, source=source).write(building)
-        version = parent / f".{name}.v-{time.time_ns():020d}-{token}"
-        building.rename(version)
+        with _sigterm_interrupts():
+            building.mkdir()
+            count, categories = _write_index(products, building, index_dir)
+            Manifest(count=count, categories=categories, source=source).write(building)
+            version = parent / f".{name}.v-{time.time_ns():020d}-{token}"
+            building.rename(version)
     except BaseException as exc:
         _remove_quietly(building)
         if isinstance(exc, CatalogError | KeyboardInterrupt | SystemExit):

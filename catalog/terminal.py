@@ -14,13 +14,19 @@ time quadratic in the length of an unbroken word (a 100 KB word took 58 s to pri
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
+import os
+import signal
 import sys
+import time
 import unicodedata
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
 # Characters of a piece of untrusted text shown at most (a product title, an answer, a
@@ -74,10 +80,30 @@ def terminal_markup(value: Any, limit: int = DISPLAY_CHARS, *, keep_newlines: bo
     return escape(clean_text(value, limit, keep_newlines=keep_newlines))
 
 
+# The exit status of a process that SIGPIPE ended (128 + 13), as `yes | head -1` gives.
+STDOUT_CLOSED_EXIT = 128 + getattr(signal, "SIGPIPE", 13)
+
+
+def stdout_closed() -> int:
+    """What a CLI does when the reader of its stdout went away (`... | head -1`), after
+    Python's recipe for SIGPIPE (docs: signal, "Note on SIGPIPE"): point stdout at devnull,
+    so the flush at exit cannot fail again and print a traceback; returns the exit status."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return STDOUT_CLOSED_EXIT
+
+
+class _CliConsole(Console):
+    def on_broken_pipe(self) -> None:
+        # rich's own handler exits with status 1, which reads as a failure.
+        raise SystemExit(stdout_closed())
+
+
 def terminal_console(*, stderr: bool = False, **options: Any) -> Console:
     """A rich console for a CLI: no automatic highlighting (super-linear on long words,
-    and it would colour parts of untrusted text as if they meant something)."""
-    return Console(stderr=stderr, highlight=False, **options)
+    and it would colour parts of untrusted text as if they meant something), and a closed
+    stdout ends the process quietly with the status SIGPIPE would give."""
+    return _CliConsole(stderr=stderr, highlight=False, **options)
 
 
 def command_line_text(argument: str) -> str:
@@ -108,3 +134,54 @@ def survive_any_locale() -> None:
 
 def _is_utf8(encoding: str | None) -> bool:
     return encoding is not None and codecs.lookup(encoding).name.startswith("utf-")
+
+
+# A load shorter than this shows no progress (the shipped catalog takes a fraction of a
+# second); past it, a bar on a terminal, and a plain line every LOG_EVERY_S in a log.
+LONG_LOAD_S = 1.0
+LOG_EVERY_S = 10.0
+
+
+@contextlib.contextmanager
+def load_progress(
+    label: str, console: Console | None = None
+) -> Iterator[Callable[[int, int], None]]:
+    """Progress of a long load on stderr (never stdout, so --json output stays JSON):
+    yields `advance(done, total)`. On a terminal, rich's bar, once the load has taken
+    LONG_LOAD_S, removed when it ends; elsewhere, a line every LOG_EVERY_S past that."""
+    console = console or terminal_console(stderr=True)
+    started = time.monotonic()
+    bar: Progress | None = None
+    task = None
+    logged_at = started
+
+    def advance(done: int, total: int) -> None:
+        nonlocal bar, task, logged_at
+        now = time.monotonic()
+        if now - started < LONG_LOAD_S:
+            return
+        if console.is_terminal:
+            if bar is None:
+                bar = Progress(
+                    TextColumn(escape(label)),
+                    BarColumn(),
+                    TaskProgressColumn(),
+                    TimeElapsedColumn(),
+                    console=console,
+                    transient=True,
+                )
+                bar.start()
+                task = bar.add_task(label, total=total)
+            bar.update(task, completed=done, total=total)  # type: ignore[arg-type]
+        elif now - logged_at >= LOG_EVERY_S or (done >= total and logged_at != started):
+            logged_at = now
+            share = done / total if total else 1.0
+            console.print(
+                f"{terminal_markup(label)}: {share:.0%} ({now - started:.0f} s)", soft_wrap=True
+            )
+
+    try:
+        yield advance
+    finally:
+        if bar is not None:
+            bar.stop()

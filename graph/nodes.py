@@ -37,8 +37,9 @@ from graph.prompts import (
     planner_messages,
     reasoning_messages,
 )
-from graph.providers.models import chat_model_for
+from graph.providers.models import chat_model_for, plain_chat_model
 from graph.providers.registry import structured_output_method
+from graph.providers.retry import is_streaming_refused
 from graph.providers.secrets import redact_tree
 from graph.state import (
     MAX_PLAN_STEPS,
@@ -75,14 +76,21 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # limit is refused (no plan can meet it, and no search should try).
     request, stated = checked_request(state.request)
     context = runtime.context
-    model = chat_model_for(context).with_structured_output(
-        Plan, method=structured_output_method(context.provider), include_raw=True
-    )
+    method = structured_output_method(context.provider)
+    model = chat_model_for(context).with_structured_output(Plan, method=method, include_raw=True)
     messages = planner_messages(request)
     started = time.perf_counter()
     usage = Usage()
     for attempt in (1, 2):
-        result = model.invoke(messages)
+        try:
+            result = model.invoke(messages)
+        except Exception as error:
+            if not is_streaming_refused(error):
+                raise
+            # The server cannot stream the plan as it is written: ask it plainly instead.
+            plain = plain_chat_model(context)
+            model = plain.with_structured_output(Plan, method=method, include_raw=True)
+            result = model.invoke(messages)
         raw = result.get("raw")
         usage = usage + usage_of(raw)
         plan = result.get("parsed")
@@ -213,7 +221,7 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             }
             message = AIMessage(content="", tool_calls=[call])
         else:
-            model = chat_model_for(context).bind_tools(
+            model = plain_chat_model(context).bind_tools(
                 [search_products], tool_choice=search_products.name
             )
             message = masked_reply(model.invoke(executor_tool_messages(step)))
@@ -257,7 +265,7 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             ),
             state,
         )
-    model = chat_model_for(context).with_structured_output(
+    model = plain_chat_model(context).with_structured_output(
         ReasoningAnswer, method=structured_output_method(context.provider), include_raw=True
     )
     reply = model.invoke(reasoning_messages(state.run_plan, step, earlier, candidates))

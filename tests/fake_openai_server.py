@@ -58,6 +58,9 @@ class FakeScript:
     # The `usage` block of each answer in turn, sent as given (a server's floats, strings
     # or negative counts); when none are left, counts from the prompt's length.
     usage_blocks: list[Any] = field(default_factory=list)
+    # A server that cannot stream: "400" refuses a streamed request with HTTP 400, "plain"
+    # answers it with the plain JSON body, as some proxies do; None streams as asked.
+    refuse_streaming: str | None = None
     requests: list[dict[str, Any]] = field(default_factory=list)
     arrivals: list[float] = field(default_factory=list)  # time.monotonic() per request
     in_flight: int = 0  # requests being answered now
@@ -214,6 +217,10 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
                 script.arrivals.append(time.monotonic())
                 fault = script.faults.pop(0) if script.faults else None
             self._gather(_forced_tool(body))
+            if body.get("stream") and script.refuse_streaming == "400":
+                error = {"error": {"message": "streaming is not supported", "type": "invalid"}}
+                self._send(400, json.dumps(error).encode())
+                return
             if fault == "timeout":
                 time.sleep(script.timeout_sleep)
                 return
@@ -282,7 +289,7 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
                 if script.usage_blocks:
                     completion["usage"] = script.usage_blocks.pop(0)
             # A streamed answer is the same completion as events; the faults apply alike.
-            streamed = bool(body.get("stream"))
+            streamed = bool(body.get("stream")) and script.refuse_streaming != "plain"
             payload = (
                 _sse_body(_stream_events(completion))
                 if streamed

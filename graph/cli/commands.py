@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 from typing import Any
 
 from rich.console import Console
@@ -13,6 +14,7 @@ from graph.cli.editor import approver
 from graph.cli.render import RunView
 from graph.cli.report import (
     print_history,
+    print_json,
     print_model_servers,
     print_stopped_servers,
     print_threads,
@@ -37,7 +39,11 @@ def dispatch(args: argparse.Namespace, console: Console) -> int:
     saver = open_checkpointer(args.db)
     graph = build_graph(checkpointer=saver)
     if args.list:
-        print_threads(console, list_threads(graph, saver))
+        threads = list_threads(graph, saver)
+        if args.json:
+            print_json([asdict(thread) for thread in threads])
+            return 0
+        print_threads(console, threads)
         records = warm.server_records(data_dir())
         print_model_servers(console, records)
         if problem := record_problems(records):
@@ -47,6 +53,9 @@ def dispatch(args: argparse.Namespace, console: Console) -> int:
         entries = thread_history(graph, args.history)
         if not entries:
             raise session.RunFailed(f"no run with thread id {args.history!r}; see --list")
+        if args.json:
+            print_json({"thread_id": args.history, "history": [asdict(e) for e in entries]})
+            return 0
         print_history(console, args.history, entries)
         return 0
     if args.resume:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from graph.cli.arguments import conflict
 from graph.providers.registry import PROVIDERS
 
 
@@ -73,7 +74,23 @@ def _collector_paused(freeze: bool) -> Iterator[None]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader of stdout went away (`... | head -1`; rich's console handles its own
+        # writes alike): leave quietly. Every checkpoint is written whole (one transaction
+        # each), so a run cut here resumes from its last one.
+        from catalog.terminal import stdout_closed
+
+        return stdout_closed()
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    problem = conflict(args)
+    if problem is not None:  # before any import or work: nothing runs, nothing is saved
+        sys.stderr.write(f"error: {problem}\n")
+        return 2
     # argv None: the real command line, so this process is the CLI (tests pass a list).
     with _collector_paused(freeze=argv is None):
         # Imported here for start-up time (bench/startup.py): --help needs only the parser,
@@ -105,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt as interrupt:
         console.print(errors.interrupted_text(interrupt), soft_wrap=True)
         return 130
+    except BrokenPipeError:
+        raise  # stdout is gone: no line can be shown (main leaves quietly)
     except Exception as error:
         if args.debug or not errors.is_expected_error(error):
             # A traceback carries the provider's error body and URLs: masked like a line.

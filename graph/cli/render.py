@@ -44,8 +44,9 @@ class RunView:
         self.step_actions: list[str] = []
         self.steps_done = 0
         self._spinner: Status | None = None
-        # On a terminal the plan is shown as the planner writes it; --json stays quiet.
-        self.wants_plan_draft = not quiet
+        # On a terminal the plan is shown as the planner writes it (its call streams);
+        # piped output and --json get the finished plan from a plain call.
+        self.wants_plan_draft = not quiet and console.is_terminal
 
     # -- the session's observer hooks
 

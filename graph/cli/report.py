@@ -36,6 +36,11 @@ def report(args: argparse.Namespace, view: RunView, result: RunResult) -> int:
     return 0
 
 
+def print_json(document: Any) -> None:
+    """`document` on stdout as strict JSON (plain print: rich would wrap long lines)."""
+    print(json.dumps(document, indent=2, allow_nan=False))
+
+
 def json_report(result: RunResult) -> dict[str, Any]:
     def dump(value: Any) -> Any:
         return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
@@ -63,23 +68,50 @@ def json_report(result: RunResult) -> dict[str, Any]:
     }
 
 
+# Room the run list's other columns need beside the thread ids (borders and padding of 5
+# columns, then ~8 characters each); narrower, each run gets lines of its own instead.
+_OTHER_COLUMNS_WIDTH = 16 + 4 * 8
+
+
 def print_threads(console: Console, threads: list[ThreadSummary]) -> None:
-    table = Table(title="Recent runs")
-    for column in ("thread", "status", "steps", "when", "request"):
-        table.add_column(column)
-    for item in threads:
-        when = (item.updated_at or "")[:19].replace("T", " ")
-        table.add_row(
-            terminal_text(item.thread_id, 80),
-            item.status,
-            f"{item.steps_done}/{item.steps_total}",
-            when,
-            terminal_text(item.request, 60),
-        )
-    console.print(table if threads else "No runs yet.")
+    """The recent runs. A thread id is never cut (it is typed back into --resume): in the
+    table its column keeps its full width and the others wrap; where even that does not
+    fit, each run is shown as its id on a line of its own, then its details."""
+    if not threads:
+        console.print("No runs yet.")
+        return
+    ids = [terminal_text(item.thread_id) for item in threads]
+    widest = max(len(thread_id) for thread_id in ids)
+    if widest + _OTHER_COLUMNS_WIDTH <= console.width:
+        table = Table(title="Recent runs")
+        table.add_column("thread", no_wrap=True, min_width=widest)
+        for column in ("status", "steps", "when", "request"):
+            table.add_column(column)
+        for thread_id, item in zip(ids, threads, strict=True):
+            table.add_row(thread_id, item.status, _steps(item), _when(item), _request(item))
+        console.print(table)
+    else:
+        console.print("Recent runs", style="italic")
+        for thread_id, item in zip(ids, threads, strict=True):
+            # soft_wrap: the terminal wraps a long id, so a copy of it is one line again.
+            console.print(thread_id, style="bold", soft_wrap=True)
+            details = f"  {item.status}, {_steps(item)} steps, {_when(item) or '-'}: "
+            console.print(Text(details, style="dim") + _request(item))
     for item in threads:
         if item.status in ("unreadable", "newer version") and item.error:
             console.print(terminal_text(f"! {item.error}", style="yellow"))
+
+
+def _steps(item: ThreadSummary) -> str:
+    return f"{item.steps_done}/{item.steps_total}"
+
+
+def _when(item: ThreadSummary) -> str:
+    return (item.updated_at or "")[:19].replace("T", " ")
+
+
+def _request(item: ThreadSummary) -> Text:
+    return terminal_text(item.request, 60)
 
 
 def _duration(seconds: float) -> str:
@@ -142,7 +174,7 @@ def stop_problems(stopped: StopReport) -> str | None:
 
 
 def print_history(console: Console, thread_id: str, entries: list[HistoryEntry]) -> None:
-    table = Table(title=Text("History of ") + terminal_text(thread_id, 80))
+    table = Table(title=Text("History of ") + terminal_text(thread_id))
     for column in ("#", "node", "plan step", "result", "when"):
         table.add_column(column)
     for entry in entries:

@@ -21,6 +21,7 @@ from graph.providers.registry import (
     llm_deadline,
     make_chat_model,
     resolve_provider,
+    structured_output_method,
 )
 
 if TYPE_CHECKING:
@@ -59,6 +60,16 @@ def chat_model_for(context: Context) -> BaseChatModel:
     return chat_model
 
 
+def plain_chat_model(context: Context) -> BaseChatModel:
+    """The run's chat model with streaming off. Only the planner's call streams (its plan
+    is shown as it is written, on a terminal); every other call is asked plainly, so a
+    server that cannot stream still answers them."""
+    chat_model = chat_model_for(context)
+    if chat_model.disable_streaming is True:
+        return chat_model
+    return chat_model.model_copy(update={"disable_streaming": True})
+
+
 @contextmanager
 def chat_model_session(context: Context) -> Iterator[Context]:
     """A copy of `context` with the provider and model resolved, its chat model built
@@ -73,6 +84,7 @@ def chat_model_session(context: Context) -> Iterator[Context]:
     )
     entry = PROVIDERS[provider]
     llm_deadline(provider)  # a bad setting fails here, before a local server starts
+    structured_output_method(provider)
     allow_calls()  # a Ctrl-C that stopped an earlier session's calls is over
     try:
         chat_model_for(resolved)

@@ -135,15 +135,33 @@ def _http_client(provider: str) -> Any:
     return deadline_http_client(llm_deadline(provider))
 
 
+STRUCTURED_OUTPUT_ENV = "OPENAI_STRUCTURED_OUTPUT_METHOD"
+STRUCTURED_OUTPUT_METHODS: tuple[StructuredOutputMethod, ...] = ("json_schema", "function_calling")
+
+
+def structured_output_override() -> StructuredOutputMethod | None:
+    """$OPENAI_STRUCTURED_OUTPUT_METHOD, checked: a typo is refused, never ignored."""
+    override = env(STRUCTURED_OUTPUT_ENV)
+    if override is None:
+        return None
+    for method in STRUCTURED_OUTPUT_METHODS:
+        if override == method:
+            return method
+    raise ProviderConfigError(
+        f"{STRUCTURED_OUTPUT_ENV} must be one of {', '.join(STRUCTURED_OUTPUT_METHODS)}, "
+        f"got {override!r}"
+    )
+
+
 def structured_output_method(provider: str | None) -> StructuredOutputMethod:
     """The provider's method; an unresolved provider (a model passed in) gets the
     forced tool call, which every server and the test fakes honour."""
+    override = structured_output_override()  # checked even where it does not apply
     entry = PROVIDERS.get(provider or "")
     if entry is not None and not entry.structured_output_overridable:
         return entry.structured_output
-    override = env("OPENAI_STRUCTURED_OUTPUT_METHOD")
-    if override in ("json_schema", "function_calling"):
-        return override  # type: ignore[return-value]
+    if override is not None:
+        return override
     return entry.structured_output if entry is not None else "function_calling"
 
 

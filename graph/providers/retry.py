@@ -100,6 +100,14 @@ def is_transient_provider_error(error: BaseException) -> bool:
     return isinstance(error, json.JSONDecodeError) or _is_empty_stream(error)
 
 
+def is_streaming_refused(error: BaseException) -> bool:
+    """A server that cannot stream: it refused a streamed call (a 4xx naming "stream"), or
+    answered one with a plain body that holds no stream event."""
+    if isinstance(error, openai.APIStatusError) and 400 <= error.status_code < 500:
+        return "stream" in str(error).lower()
+    return _is_empty_stream(error)
+
+
 def _is_empty_stream(error: BaseException) -> bool:
     # langchain-core raises a bare ValueError for it; its wording is the only mark.
     return isinstance(error, ValueError) and str(error).startswith("No generations found in stream")

@@ -127,3 +127,12 @@ def test_the_calls_bench_reads_llama_cpp_timings_from_a_server_log() -> None:
     # The AVX2 host's wait from the counts: 256 prompt tokens at 22/s, 72 written at 9.5/s.
     assert _calls.avx2_estimate_s(calls) == pytest.approx(256 / 22 + 72 / 9.5)
     assert "--calls" in run_bench("local_model.py", "--help")
+
+
+def test_catalog_load_smoke(tmp_path: Path) -> None:
+    out_json = tmp_path / "load.json"
+    out = run_bench("catalog_load.py", "--smoke", "--json", str(out_json))
+    assert "build s" in out and "peak RSS" in out and "Targets" in out
+    (run,) = json.loads(out_json.read_text())["data"]["runs"]
+    assert run["size"] == run["count"] == 2000
+    assert run["seconds"] > 0 and run["peak_mb"] > run["imports_mb"] > 0

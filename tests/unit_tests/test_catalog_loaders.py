@@ -270,3 +270,61 @@ def test_webshop_real_file() -> None:
     assert dress.rating == 3.9
     assert dress.options["size"][0] == "x-small"
     assert "khaki" in dress.options["color"]
+
+
+def _delimited(delimiter: str) -> str:
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter=delimiter, lineterminator="\n")
+    writer.writerow(CSV_HEADER.strip().split(","))
+    for p in SAMPLE:
+        row = [p.id, p.title, p.description, p.category, p.price, p.rating or "", p.brand or ""]
+        writer.writerow([*row, "|".join(p.tags)])
+    return buffer.getvalue()
+
+
+def test_tsv_is_read_with_a_tab_delimiter(tmp_path: Path) -> None:
+    # Commas inside cells ("A book, about light; with a comma") stay in their cell.
+    tsv = write(tmp_path, "p.tsv", _delimited("\t"))
+    assert detect_format(tsv, tsv.read_text()) == "tsv"
+    assert load_products(tsv) == SAMPLE
+    assert load_products(write(tmp_path, "p.txt", _delimited("\t")), format="tsv") == SAMPLE
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "words"),
+    [
+        ("tabs.csv", _delimited("\t"), "the header looks TSV: pass --format tsv"),
+        ("commas.tsv", _delimited(","), "the header looks CSV: pass --format csv"),
+    ],
+)
+def test_a_file_in_the_other_delimiter_is_named(
+    tmp_path: Path, name: str, text: str, words: str
+) -> None:
+    with pytest.raises(CatalogError, match=words):
+        load_products(write(tmp_path, name, text))
+
+
+@pytest.mark.parametrize(
+    ("header", "column", "where"),
+    [
+        ("id,title,category,price,price", "price", "columns 4 and 5"),
+        ("id,title,category,price,title", "title", "columns 2 and 5"),
+        ("id,title,category,price,Brand,brand", "brand", "columns 5 and 6"),
+        ("id,title,category,price,extra, extra", "extra", "columns 5 and 6"),
+    ],
+)
+def test_a_repeated_csv_column_is_refused(
+    tmp_path: Path, header: str, column: str, where: str
+) -> None:
+    cells = header.count(",") + 1
+    row = ",".join(["a1", "Strap", "c", "5"] + ["9"] * (cells - 4))
+    for name, text in (("p.csv", f"{header}\n{row}\n"), ("p.tsv", f"{header}\n{row}\n")):
+        text = text.replace(",", "\t") if name.endswith(".tsv") else text
+        with pytest.raises(CatalogError) as raised:
+            load_products(write(tmp_path, name, text))
+        message = str(raised.value)
+        assert f"repeats column {column!r}" in message.lower() and where in message, message
+        assert name in message and "line 1" in message, message

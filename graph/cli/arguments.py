@@ -1,0 +1,54 @@
+"""Arguments that cannot be combined: refused with one line before any work, since the
+command that runs would otherwise ignore the rest without a word (`--resume T 'a tent'
+--thread X` resumed T and dropped the request and the thread)."""
+
+from __future__ import annotations
+
+import argparse
+
+# What a command line asks for; exactly one at a time (none means "give a request").
+_COMMANDS = (
+    ("request", "a request"),
+    ("list", "--list"),
+    ("history", "--history"),
+    ("resume", "--resume"),
+    ("stop_server", "--stop-server"),
+)
+# Settings of a run, meaningless to the commands that start none.
+_RUN_SETTINGS = (
+    ("provider", "--provider"),
+    ("model", "--model"),
+    ("catalog", "--catalog"),
+    ("tool_mode", "--tool-mode"),
+    ("limit", "--limit"),
+    ("yes", "--yes"),
+)
+
+
+def _given(args: argparse.Namespace, name: str) -> bool:
+    value = getattr(args, name)
+    # A request or a thread given as "" is given (and checked later), a False flag is not.
+    return value is not None and value is not False
+
+
+def conflict(args: argparse.Namespace) -> str | None:
+    """The one line saying which given arguments cannot go together, or None."""
+    commands = [flag for name, flag in _COMMANDS if _given(args, name)]
+    if len(commands) > 1:
+        return (
+            f"{' and '.join(commands)} cannot be combined: give one of a request, --list, "
+            "--history THREAD, --resume THREAD or --stop-server"
+        )
+    command = commands[0] if commands else "a request"
+    if args.thread is not None and command != "a request":
+        hint = " (the thread resumed is the one given to --resume)" if args.resume else ""
+        return f"--thread names a new run and cannot be combined with {command}{hint}"
+    if args.other_catalog and command != "--resume":
+        return "--other-catalog goes with --resume THREAD only"
+    if command in ("--list", "--history", "--stop-server"):
+        ignored = [flag for name, flag in _RUN_SETTINGS if _given(args, name)]
+        if command == "--stop-server" and args.json:
+            ignored.append("--json")
+        if ignored:
+            return f"{', '.join(ignored)} would be ignored by {command}: it starts no run"
+    return None
