@@ -54,6 +54,7 @@ from graph.evals.bundle_sets import (
     within,
 )
 from graph.evals.common import approved_context, show_and_save
+from graph.evals.inputs import check_limit
 from graph.providers.models import chat_model_session
 from graph.runs.checkpoint import open_checkpointer
 from graph.runs.session import approve_all, run_thread, usage_totals
@@ -212,10 +213,11 @@ def run_bundles_eval(
     runs_on = Path(context.catalog) if context.catalog else None
     if runs_on is not None and runs_on.is_file() and not os.path.samefile(runs_on, catalog_file):
         raise ValueError(f"the runs use {runs_on} but the scores would use {catalog_file}")
+    check_limit(limit)
     products = load_products(catalog_file)
     check_kinds(requests, products, catalog_file, bundles_file)
     by_id = {p.id: p for p in products}
-    selected = list(requests[:limit] if limit else requests)
+    selected = list(requests[:limit] if limit is not None else requests)
     results: list[BundleResult] = []
     with Progress(disable=not progress, transient=False) as bar:
         task = bar.add_task("requests", total=len(selected))
@@ -224,8 +226,8 @@ def run_bundles_eval(
             result = new_result(request, thread_id, catalog_brute_force(request, products))
             started = time.perf_counter()
             try:
-                values = run_thread(graph, thread_id, request.request, context, approve_all).values
-                score_bundle(result, values, request, by_id)
+                run = run_thread(graph, thread_id, request.request, context, approve_all)
+                score_bundle(result, run.values, request, by_id)
             except Exception as error:  # one failing request must not end the evaluation
                 result.error = f"{type(error).__name__}: {error}"[:500]
                 result.latency_s = round(time.perf_counter() - started, 3)
