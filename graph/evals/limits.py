@@ -29,6 +29,7 @@ from catalog.terminal import terminal_markup
 from graph.checks.limits import LIMIT_LABELS, same_amount
 from graph.context import Context
 from graph.evals.inputs import EvalInputError, check_limit, read_json, read_jsonl
+from graph.evals.reruns import goal_thread, settled_context
 from graph.runs.session import run_thread, stay_paused
 from graph.state import Plan
 
@@ -185,6 +186,7 @@ def run_limits_eval(
     context = replace(context, auto_approve=False)
 
     check_limit(limit)
+    context = settled_context(context)
     selected = [r for r in requests if r["id"] in labels]  # unlabelled ones cannot be scored
     selected = selected[:limit] if limit is not None else selected
     results: list[LimitResult] = []
@@ -195,7 +197,11 @@ def run_limits_eval(
             result = LimitResult(record["id"], record["ques"], thread_id, labels[record["id"]])
             started = time.perf_counter()
             try:
-                run = run_thread(graph, thread_id, record["ques"], context, stay_paused)
+                chosen = goal_thread(graph, thread_id, record["ques"], context)
+                result.thread_id = chosen.thread_id
+                if chosen.note:
+                    bar.console.print(f"request {index}: {terminal_markup(chosen.note, 500)}")
+                run = run_thread(graph, chosen.thread_id, record["ques"], context, stay_paused)
                 plan = run.values.get("plan")
                 usage = run.values.get("planner_usage")
                 result.output_tokens = usage.output_tokens if usage is not None else 0

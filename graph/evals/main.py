@@ -14,7 +14,8 @@ picks against the best bundle the catalog holds (graph/evals/bundles.py); --chec
 prints that brute force, with no model.
 
 Each goal is one checkpointed thread, so a rerun with the same --label resumes where the
-last one stopped.
+last one stopped, if it runs the same goals on the same catalog, provider and model; a
+goal whose saved run differs runs afresh on a thread of its own (graph/evals/reruns.py).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from graph.evals.common import approved_context, show_and_save
 from graph.evals.inputs import EvalInputError, check_limit, check_out, read_json
 from graph.evals.limits import load_labels, load_requests, run_limits_eval
 from graph.evals.limits import markdown_table as limits_table
+from graph.evals.reruns import settled_context
 from graph.evals.webshop import load_goals, markdown_table, run_eval
 from graph.providers.base import ProviderConfigError
 from graph.providers.models import chat_model_session
@@ -113,7 +115,8 @@ def _compare_main(paths: list[Path]) -> int:
 
 def _goals_main(args: argparse.Namespace) -> int:
     goals = load_goals(args.goals)
-    context = approved_context(args, args.catalog)
+    # The catalog opened before a model starts (a local one takes a while): a bad one fails first.
+    context = settled_context(approved_context(args, args.catalog))
     graph = build_graph(checkpointer=open_checkpointer(args.db))
     with chat_model_session(context) as context:
         label = args.label or f"{context.provider}-{context.model}-{context.tool_mode}"
@@ -134,7 +137,7 @@ def _goals_main(args: argparse.Namespace) -> int:
 def _limits_main(args: argparse.Namespace) -> int:
     requests = load_requests(args.goals)
     labels = load_labels(args.limits)
-    context = Context(provider=args.provider, model=args.model)
+    context = settled_context(Context(provider=args.provider, model=args.model))
     graph = build_graph(checkpointer=open_checkpointer(args.db))
     with chat_model_session(context) as context:
         label = args.label or f"limits-{context.provider}-{context.model}"

@@ -1,7 +1,8 @@
 """Evaluation harness: run shopping goals with known answers through the whole graph and
 score the final pick as the WebShop benchmark does (the command line: graph/evals/main.py).
 
-Each goal is one checkpointed thread, so a rerun resumes where the last one stopped.
+Each goal is one checkpointed thread, so a rerun resumes where the last one stopped, if
+it runs the same goals on the same catalog, provider and model (graph/evals/reruns.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from catalog import load_products
 from catalog.terminal import terminal_markup
 from graph.context import Context
 from graph.evals.inputs import EvalInputError, check_limit, read_json
+from graph.evals.reruns import goal_thread, settled_context
 from graph.evals.webshop_reward import webshop_reward
 from graph.runs.session import approve_all, run_thread, usage_totals
 
@@ -235,6 +237,7 @@ def run_eval(
 ) -> Report:
 
     check_limit(limit)
+    context = settled_context(context)  # opens the catalog: a bad one fails here
     raw = raw_products(catalog_path)
     selected = goals[:limit] if limit is not None else goals
     results: list[GoalResult] = []
@@ -246,7 +249,11 @@ def run_eval(
             bar.update(task, description=f"goal {index}/{len(selected)}")
             started = time.perf_counter()
             try:
-                values = run_goal(graph, thread_id, goal["instruction_text"], context)
+                chosen = goal_thread(graph, thread_id, goal["instruction_text"], context)
+                result.thread_id = chosen.thread_id
+                if chosen.note:
+                    bar.console.print(f"goal {index}: {terminal_markup(chosen.note, 500)}")
+                values = run_goal(graph, chosen.thread_id, goal["instruction_text"], context)
                 score_goal(result, values, goal, raw)
             except Exception as error:  # one failing goal must not end the evaluation
                 result.error = f"{type(error).__name__}: {error}"[:500]
