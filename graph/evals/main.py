@@ -29,7 +29,7 @@ from catalog import CatalogError
 from catalog.paths import keep_data_private
 from catalog.terminal import clean_text
 from graph.builder import build_graph
-from graph.context import Context, load_env_file
+from graph.context import Context, SettingsError, load_env_file
 from graph.evals.bundles import bundles_main
 from graph.evals.bundles import markdown_table as bundles_table
 from graph.evals.common import approved_context, show_and_save
@@ -41,10 +41,19 @@ from graph.evals.webshop import load_goals, markdown_table, run_eval
 from graph.providers.base import ProviderConfigError
 from graph.providers.models import chat_model_session
 from graph.providers.registry import PROVIDERS
-from graph.runs.checkpoint import open_checkpointer
+from graph.providers.secrets import redact_secrets
+from graph.runs.checkpoint import CheckpointStoreError, open_checkpointer
+from localmodel.errors import LocalModelError
 
 # What a user can fix from the message alone: one `error:` line, no traceback.
-USER_ERRORS = (EvalInputError, CatalogError, ProviderConfigError)
+USER_ERRORS = (
+    EvalInputError,
+    CatalogError,
+    CheckpointStoreError,
+    LocalModelError,
+    ProviderConfigError,
+    SettingsError,
+)
 
 
 def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
@@ -93,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
             return bundles_main(args)
         return _goals_main(args)
     except USER_ERRORS as error:
-        print(f"error: {clean_text(error, 2000)}", file=sys.stderr)
+        # Masked: a provider or database message may quote a key or a URL's password.
+        print(f"error: {clean_text(redact_secrets(str(error)), 2000)}", file=sys.stderr)
         return 2
 
 

@@ -111,6 +111,8 @@ CASES: list[tuple[str, Case, str]] = [
     ("out the goals file", lambda f: [*GOALS_RUN, "--out", "$F/goals.json"], "an input of"),
     ("out unwritable", lambda f: [*GOALS_RUN, "--out", "/sys/r.json"], "cannot write in"),
     ("limits out missing", lambda f: [*LIMITS_RUN, "--out", "$F/no/r.json"], "does not exist"),
+    ("db a directory", lambda f: [*GOALS_RUN, "--db", "$F"], "cannot use checkpoint database"),
+    ("limits db a directory", lambda f: [*LIMITS_RUN, "--db", "$F"], "cannot use checkpoint"),
     ("requests missing", lambda f: ["$F/nope.jsonl", *LIMITS_RUN[1:]], "No such file"),
     (
         "requests line not json",
@@ -170,7 +172,8 @@ def test_a_bad_argument_is_one_line_before_any_goal_runs(
     db = tmp_path / "runs.sqlite"
     script = FakeScript(replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [STRAP_PICK]})
     with fake_openai_server(script) as url:
-        run = graph_eval_process(url, tmp_path / "data", *args, "--db", str(db))
+        # The case's own --db, if any, comes last and wins.
+        run = graph_eval_process(url, tmp_path / "data", "--db", str(db), *args)
     output = run.stdout + run.stderr
     assert run.returncode == 2, output
     assert "Traceback" not in output and run.stdout == "", output
