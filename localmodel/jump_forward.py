@@ -6,12 +6,13 @@ generating those tokens one by one costs a full decode each. llama-cpp-python's
 sampled token it evaluates the token and the draft's proposal in one batch, samples at
 every drafted position with the real sampler, and cuts the KV cache at the first token
 that differs. ``GrammarForcedDraft`` is such a draft: it proposes the text the grammar
-forces next. Every proposed token is still chosen (or refused) by the real sampler, so
-the answer is the one the plain path writes, token for token; a wrong proposal only
-costs its rows in the batch.
+forces next. Every proposed token is still chosen (or refused) by the real sampler, so a
+wrong proposal only costs its rows in the batch; but llama.cpp's logits for a batch are
+not bit-identical to one-token decodes, so a near tie can go the other way
+(docs/embedded-model.md).
 
-Installed by the launcher behind ``--fast-paths on`` (localmodel.launcher); it imports
-llama_cpp and numpy inside functions, as the launcher does.
+Installed by the launcher with ``--fast-paths on --jump-forward on`` (localmodel.launcher);
+it imports llama_cpp and numpy inside functions, as the launcher does.
 """
 
 from __future__ import annotations
