@@ -18,8 +18,10 @@ Everything after ``--`` goes to ``python -m llama_cpp.server`` unchanged. The re
 It also speeds up the server where llama-cpp-python is slow for this project's calls,
 without changing an answer (``--fast-paths on``, the default; ``off`` runs it as shipped):
 greedy sampling checks the JSON grammar on the chosen token first
-(GrammarLastGreedySampler), and a model loaded without ``logits_all`` keeps a one-row
-logits buffer (keep_one_logits_row).
+(GrammarLastGreedySampler), a model loaded without ``logits_all`` keeps a one-row
+logits buffer (keep_one_logits_row). ``--jump-forward on`` also evaluates the tokens the
+grammar forces as one batch (localmodel.jump_forward); off by default, since batched logits
+are not bit-identical to one-token decodes here.
 
 For a warm server shared by several runs (localmodel.warm) it also takes:
 
@@ -258,6 +260,12 @@ class GrammarLastGreedySampler:
         self._candidates = np.zeros(self._n_vocab, dtype=np.dtype(fields, align=True))
         self._candidates["id"] = np.arange(self._n_vocab)
         self.refused = 0  # chosen tokens the grammar did not allow (then chosen again)
+        self.written: list[int] = []  # what it sampled, for the jump-forward draft
+
+    @property
+    def grammar_sampler(self) -> Any:
+        """The llama.cpp sampler holding the grammar's state (a draft walks a clone)."""
+        return self._grammar.sampler
 
     def _all_tokens(self, ctx: Any, idx: int) -> Any:
         """Every token with its logit, as ``llama_sampler_sample`` builds it."""
@@ -291,6 +299,7 @@ class GrammarLastGreedySampler:
             token = int(candidates.data[candidates.selected].id)
         self._chain.accept(token)
         self._grammar.accept(token)
+        self.written.append(token)
         return token
 
     def close(self) -> None:
@@ -413,6 +422,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         default="on",
         help="off: llama-cpp-python's own sampling and logits buffer, as shipped",
     )
+    parser.add_argument(
+        "--jump-forward",
+        choices=("on", "off"),
+        # Off by default: a batch's logits differ from one-token decodes by up to ~0.5 here,
+        # which changed one plan of two at a near tie (docs/embedded-model.md).
+        default="off",
+        help="with --fast-paths on: evaluate the tokens the grammar forces as one batch",
+    )
     parser.add_argument("--api-key-file", type=Path)
     parser.add_argument("--keep-alive", type=float, help="seconds idle before exiting")
     parser.add_argument("--users-file", type=Path)
@@ -425,10 +442,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     in_force = apply_repack_mode(args.repack)
     print(f"llama_launcher: weight repacking {in_force}", file=sys.stderr, flush=True)
     stream_as_openai_does()
+    jumping = args.fast_paths == "on" and args.jump_forward == "on"
     if args.fast_paths == "on":
         sample_grammar_last()
         keep_one_logits_row()
-    print(f"llama_launcher: fast paths {args.fast_paths}", file=sys.stderr, flush=True)
+    if jumping:
+        from localmodel.jump_forward import jump_forward
+
+        jump_forward()
+    print(
+        f"llama_launcher: fast paths {args.fast_paths}, jump-forward {'on' if jumping else 'off'}",
+        file=sys.stderr,
+        flush=True,
+    )
     if _server_option(server_args, "--cache", "false").lower() == "true":
         install_prompt_cache(
             _server_option(server_args, "--cache_type", "ram"), args.prompt_cache_dir

@@ -45,7 +45,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
-from localmodel import launcher
+from localmodel import jump_forward, launcher
 from localmodel.errors import LocalModelError
 from localmodel.launcher import IDENTITY_PATH
 from localmodel.server import (
@@ -138,7 +138,9 @@ def fingerprint(server: LocalModelServer) -> str:
     identity = {
         "shopping-planner": _version("shopping-planner"),
         "llama-cpp-python": _version("llama-cpp-python"),
-        "launcher": hashlib.sha256(Path(launcher.__file__).read_bytes()).hexdigest(),
+        "launcher": hashlib.sha256(
+            b"".join(Path(code.__file__).read_bytes() for code in (launcher, jump_forward))
+        ).hexdigest(),
         "model": [str(model), stat.st_size, stat.st_mtime_ns],
         "repack": server.repack,
         "fast_paths": server.fast_paths,

@@ -701,3 +701,14 @@ def test_fast_paths_setting_reaches_the_launcher_and_the_fingerprint(
     monkeypatch.setenv(settings.FAST_PATHS_SETTING, "faster")
     with pytest.raises(LocalModelError, match="LOCAL_MODEL_FAST_PATHS='faster'"):
         LocalModelServer(model, data_dir=data_dir())
+
+
+def test_jump_forward_counts_the_proposed_tokens_the_sampler_wrote() -> None:
+    """A proposal is kept up to its first token the sampler chose otherwise; a proposal
+    past the end of the answer is kept only as far as the answer goes."""
+    from localmodel.jump_forward import DraftStats
+
+    stats = DraftStats(proposals=[(1, [11, 12, 13]), (5, [15, 99]), (7, [17, 18])])
+    stats.settle([10, 11, 12, 3, 4, 15, 16, 17])
+    assert (stats.generated, stats.proposed, stats.accepted) == (8, 7, 4)
+    assert stats.proposals == []
