@@ -351,15 +351,17 @@ def _streamed_plan(server: LocalModelServer, request: str) -> tuple[str, int, fl
     return chunk["args"] or "", merged.usage_metadata["output_tokens"], first, last
 
 
-@pytest.mark.xfail(
-    reason="llama.cpp's logits for a batch differ from one-token decodes (up to ~0.5 here), "
-    "so a near tie can go the other way: one plan of two differed (docs/embedded-model.md)",
-    strict=False,
-)
-def test_jump_forward_writes_the_same_tokens_as_the_plain_path(tmp_path: Path) -> None:
+def test_jump_forward_keeps_what_the_grammar_forces_and_writes_valid_plans(
+    tmp_path: Path,
+) -> None:
     """The tokens the grammar forces are proposed as a draft and evaluated in one batch
-    (localmodel.jump_forward); the real sampler still chooses every token, so the planner's
-    answers should be those of the plain path (one token per decode), token for token."""
+    (localmodel.jump_forward); the real sampler still chooses every token. It is not the
+    plain path token for token: llama.cpp's logits for a row of a batch differ from a
+    one-token decode (by up to ~0.5 here), so a near tie later on can go the other way,
+    as with a prefix read from the prompt cache. What must hold: the draft's proposals are
+    kept, and both paths write valid plans. How far they agree is printed."""
+    from graph.state import Plan
+
     requests = [
         "cushioned running shoes and wool socks, $150 total",
         "a tent and a sleeping bag",
@@ -394,12 +396,21 @@ def test_jump_forward_writes_the_same_tokens_as_the_plain_path(tmp_path: Path) -
             f" plain first {plain[2]:.1f} s, whole {plain[3]:.1f} s"
             f" ({plain[1] / (plain[3] - plain[2]):.1f} tok/s)"
         )
-    for jumped, plain, (generated, accepted, _) in zip(runs["on"], runs["off"], kept, strict=True):
-        assert jumped[:2] == plain[:2]  # the same text, in as many tokens
-        assert json.loads(jumped[0])["steps"]
+    for jumped, plain, (generated, accepted, proposed) in zip(
+        runs["on"], runs["off"], kept, strict=True
+    ):
+        Plan.model_validate_json(jumped[0])
+        Plan.model_validate_json(plain[0])
+        same = next(
+            (i for i, (a, b) in enumerate(zip(jumped[0], plain[0], strict=False)) if a != b),
+            min(len(jumped[0]), len(plain[0])),
+        )
+        print(f"the same text for {same} of {len(plain[0])} characters")
         # The sampler also chose the end of the text, which usage does not count.
         assert generated == jumped[1] + 1
-        assert accepted > 0  # forced tokens were proposed and kept
+        # What the grammar forces is what the model writes: nearly every proposal is kept
+        # (a guessed optional space can be refused).
+        assert proposed > 0 and accepted >= 0.9 * proposed
 
 
 def test_the_jump_forward_draft_proposes_what_the_grammar_forces() -> None:
@@ -434,8 +445,10 @@ def test_the_jump_forward_draft_proposes_what_the_grammar_forces() -> None:
     assert proposal_after('{"') == 'shopping":'
     assert proposal_after('{"shopping": true,') == ' "goal": "'
     assert proposal_after('{"shopping": true, "goal": "Buy') == ""  # free text
-    steps = '{"shopping": true, "goal": "g", "features": [], "steps": [{"step": 1,'
-    assert proposal_after(steps) == ' "action": "'
-    assert proposal_after(steps + ' "action": "Search", "q') == 'uery":'
+    # A step's one required key comes first (the model writes no step number, #25).
+    steps = '{"shopping": true, "goal": "g", "features": [], "steps": [{"'
+    assert proposal_after(steps) == 'query":'
+    assert proposal_after(steps + 'query": null, "ac') == 'tion": "'  # a string's quote
+    assert proposal_after(steps + 'query": null, "') == ""  # action, category or a limit
     vocabulary._sampler = None  # any other sampler: no proposal, the library's own path
     assert len(GrammarForcedDraft(vocabulary)(None)) == 0
