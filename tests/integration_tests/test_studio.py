@@ -77,6 +77,7 @@ CONTEXT_FORM_FIELDS = {
     "catalog",
     "search_limit",
     "max_output_tokens",
+    "code_decisions",
     "auto_approve",
 }
 
