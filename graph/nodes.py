@@ -10,11 +10,11 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from graph.caps import PlanningError, StatedLimits
+from graph.checks import follow_up as carry
 from graph.checks.choice import choose
 from graph.checks.decided import decided_in_code
 from graph.checks.edits import HOW_TO_ANSWER, PlanEditError, checked_plan, edit_of, is_approval
 from graph.checks.fallback import fallback_plan
-from graph.checks.follow_up import budget_left, carry_over, follow_up_plan, kept_picks
 from graph.checks.intent import shopping_reason
 from graph.checks.limits import limit_warnings, reconcile_limits
 from graph.checks.occasion import pick_mode
@@ -75,7 +75,7 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     request, stated = checked_request(state.request)
     # A follow-up: its finished parent read back, and what carries over (in code).
     previous = parent_in_graph(state.follow_up_of) if state.follow_up_of else None
-    follow_up, stated = carry_over(request, stated, previous) if previous else (None, stated)
+    follow_up, stated = carry.carry_over(request, stated, previous) if previous else (None, stated)
     context = runtime.context
     method = structured_output_method(context.provider)
     model = chat_model_for(context).with_structured_output(Plan, method=method, include_raw=True)
@@ -142,7 +142,7 @@ def _planned(
 ) -> dict[str, Any]:
     """The plan as it will be shown and run: a follow-up's fixed (follow_up_plan), limits
     reconciled with the request, reasoning steps that read the same results merged."""
-    plan, fixed = follow_up_plan(plan, follow_up) if follow_up else (plan, [])
+    plan, fixed = carry.follow_up_plan(plan, follow_up) if follow_up else (plan, [])
     reconciled = reconcile_limits(request, stated, plan)
     tidied, merged = merge_reasoning_runs(reconciled.plan)
     tidied = tidied.model_copy(update={"pick": pick_mode(request, tidied)})
@@ -343,6 +343,7 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     outcome = Outcome(budget=state.run_plan.budget)
     # An open-ended request (pick "one") names the person, not the product ("a gift for a
     # runner"): its words are no test of relevance; the kinds the plan searched are.
+    request = carry.words_about(request, state.follow_up)  # "a cheaper one": the earlier item's
     wanted = request_words(request, state.run_plan) if state.run_plan.pick == "each" else set()
     unrelated = {i for i, r in found.items() if wanted and not is_relevant(r, wanted)}
     outcome.warnings += [
@@ -352,9 +353,9 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     ]
     choosable = [c for c in candidates if c.summary.id in found and c.summary.id not in unrelated]
     # A follow-up's kept picks count against the budget: the new items get what is left.
-    choice = choose(budget_left(state.run_plan, state.follow_up), choosable, model_ids)
+    choice = choose(carry.budget_left(state.run_plan, state.follow_up), choosable, model_ids)
     # Each pick as the catalog has it now (price and title from the record, not a step).
-    kept, outcome.reasons, gone = kept_picks(state.follow_up, catalog)
+    kept, outcome.reasons, gone = carry.kept_picks(state.follow_up, catalog)
     outcome.warnings += gone
     outcome.picks = kept + [ProductSummary.of(found[c.summary.id]) for c in choice.picks]
     outcome.reasons.update(choice.reasons)

@@ -39,6 +39,8 @@ _REPLACE = (
         re.I,
     ),
 )
+# Words of a price comparison a model may leave in a query once "cheaper" is taken out.
+_PRICE_WORDS = frozenset({"expensive", "pricey", "costly", "instead", "one"})
 _INSTEAD = re.compile(r"\binstead\b", re.I)
 _CHEAPER = re.compile(
     r"\b(?:cheaper|cheapest|less expensive|lower[- ]priced|more affordable|costs? less|"
@@ -231,7 +233,7 @@ def follow_up_plan(plan: Plan, follow_up: FollowUp) -> tuple[Plan, list[str]]:
             # "cheaper" is a price cap, not a search word: as one it only adds noise.
             notes.append(f"step {step.step}: searched for {query!r}; 'cheaper' is the cap")
             step = step.model_copy(update={"query": query, "action": f"Search {query}"})
-        if step.is_search and not product_words(step.query or "") and fallback:
+        if step.is_search and not set(product_words(step.query or "")) - _PRICE_WORDS and fallback:
             notes.append(
                 f"step {step.step}: query {step.query!r} names no product: searched for "
                 f"{fallback!r} (the item of the previous run)"
@@ -248,6 +250,14 @@ def follow_up_plan(plan: Plan, follow_up: FollowUp) -> tuple[Plan, list[str]]:
         rest = [s for s in steps if s not in again]
         steps = [s.model_copy(update={"step": n}) for n, s in enumerate(rest, start=1)]
     return plan.model_copy(update={"steps": steps}), notes
+
+
+def words_about(request: str, follow_up: FollowUp | None) -> str:
+    """What a follow-up's picks must be about: its own words, and for the same items
+    anew ("a cheaper one", "under $45 instead") the previous request's too."""
+    if follow_up is None or follow_up.kind not in ("cheaper", "refine"):
+        return request
+    return f"{request} {follow_up.previous.request}"
 
 
 def budget_left(plan: Plan, follow_up: FollowUp | None) -> Plan:

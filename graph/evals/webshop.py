@@ -37,6 +37,7 @@ from graph.context import Context, load_env_file
 from graph.evals.bundles import bundles_main
 from graph.evals.bundles import markdown_table as bundles_table
 from graph.evals.common import approved_context, show_and_save
+from graph.evals.follow_ups import follow_ups_main
 from graph.evals.limits import load_labels, load_requests, run_limits_eval
 from graph.evals.limits import markdown_table as limits_table
 from graph.evals.webshop_reward import webshop_reward
@@ -324,6 +325,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--bundles", action="store_true", help="GOALS is a bundle file")
     parser.add_argument("--check", action="store_true", help="--bundles: brute force only")
+    parser.add_argument("--follow-ups", action="store_true", help="GOALS is a follow-up file")
     args = parser.parse_args(argv)
 
     load_env_file()  # .env of the working directory configures providers; real variables win
@@ -341,6 +343,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.goals is None:
             parser.error("give REQUESTS.jsonl with --limits")
         return _limits_main(args)
+    if args.follow_ups:
+        return follow_ups_main(args)
     if args.check and not args.bundles:
         parser.error("--check goes with --bundles")
     if args.bundles:
