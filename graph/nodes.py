@@ -355,10 +355,10 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # A follow-up's kept picks count against the budget: the new items get what is left.
     choice = choose(carry.budget_left(state.run_plan, state.follow_up), choosable, model_ids)
     # Each pick as the catalog has it now (price and title from the record, not a step).
-    kept, outcome.reasons, gone = carry.kept_picks(state.follow_up, catalog)
+    picked = [ProductSummary.of(found[c.summary.id]) for c in choice.picks]
+    merged = carry.with_kept(picked, choice.reasons, state.follow_up, catalog)
+    outcome.picks, outcome.reasons, gone = merged
     outcome.warnings += gone
-    outcome.picks = kept + [ProductSummary.of(found[c.summary.id]) for c in choice.picks]
-    outcome.reasons.update(choice.reasons)
     outcome.unknown_ids = [i for i in dict.fromkeys(model_ids) if i not in found]
     if missing_limit_warning(stated, state.run_plan):
         # The plan's budget is not what the shopper asked for: say so, never "within budget".

@@ -267,19 +267,25 @@ def budget_left(plan: Plan, follow_up: FollowUp | None) -> Plan:
     return plan.model_copy(update={"budget": max(0.0, plan.budget - follow_up.kept_total)})
 
 
-def kept_picks(
-    follow_up: FollowUp | None, catalog: CatalogBackend
+def with_kept(
+    picks: list[ProductSummary],
+    reasons: dict[str, str],
+    follow_up: FollowUp | None,
+    catalog: CatalogBackend,
 ) -> tuple[list[ProductSummary], dict[str, str], list[str]]:
-    """A follow-up's kept picks as the catalog has them now, why each is there, and a
-    warning for each the catalog no longer holds."""
+    """The recommendation with a follow-up's kept picks first, as the catalog has them
+    now (each once, though the new plan found it again), why each is there, and a
+    warning for each kept pick the catalog no longer holds."""
     if follow_up is None or not follow_up.kept:
-        return [], {}, []
+        return picks, reasons, []
     found = catalog.get(p.id for p in follow_up.kept)
-    picks = [ProductSummary.of(found[p.id]) for p in follow_up.kept if p.id in found]
+    kept = [ProductSummary.of(found[p.id]) for p in follow_up.kept if p.id in found]
     why = f"kept from the previous run (thread {follow_up.previous.thread_id})"
     gone = [
         f"{p.id}, kept from the previous run, is no longer in the catalog"
         for p in follow_up.kept
         if p.id not in found
     ]
-    return picks, {p.id: why for p in picks}, gone
+    kept_ids = {p.id for p in kept}
+    new = [p for p in picks if p.id not in kept_ids]
+    return kept + new, {**reasons, **{p.id: why for p in kept}}, gone
