@@ -1,10 +1,10 @@
-"""`python -m graph.eval`: the evaluation harness lives in graph.evals.webshop."""
+"""`python -m graph.eval`: the evaluation harness lives in graph.evals (main: its CLI)."""
 
 from __future__ import annotations
 
 import sys
 
-from graph.evals.webshop import main
+from graph.evals.main import main
 
 __all__ = ["main"]
 

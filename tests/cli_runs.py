@@ -1,5 +1,5 @@
-"""Running the CLI (`python -m graph.run`) in tests against a fake OpenAI-compatible server:
-as a real subprocess, or its main() in-process."""
+"""Running the CLIs (`python -m graph.run`, `python -m graph.eval`) in tests against a
+fake OpenAI-compatible server: as a real subprocess, or graph.run's main() in-process."""
 
 from __future__ import annotations
 
@@ -30,6 +30,21 @@ def graph_run_process(
         cwd=REPO_ROOT,
         env=cli_environment(url, data_dir, **env),
         input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def graph_eval_process(
+    url: str, data_dir: Path, *args: str, timeout: float = 120, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """`python -m graph.eval ARGS` with the fake server at `url` and its own data dir."""
+    return subprocess.run(
+        [sys.executable, "-m", "graph.eval", *args],
+        cwd=REPO_ROOT,
+        env=cli_environment(url, data_dir, **env),
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -54,6 +54,8 @@ from graph.evals.bundle_sets import (
     within,
 )
 from graph.evals.common import approved_context, show_and_save
+from graph.evals.inputs import check_limit
+from graph.evals.reruns import goal_thread, settled_context
 from graph.providers.models import chat_model_session
 from graph.runs.checkpoint import open_checkpointer
 from graph.runs.session import approve_all, run_thread, usage_totals
@@ -212,10 +214,12 @@ def run_bundles_eval(
     runs_on = Path(context.catalog) if context.catalog else None
     if runs_on is not None and runs_on.is_file() and not os.path.samefile(runs_on, catalog_file):
         raise ValueError(f"the runs use {runs_on} but the scores would use {catalog_file}")
+    check_limit(limit)
+    context = settled_context(context)  # opens the catalog: a bad one fails here
     products = load_products(catalog_file)
     check_kinds(requests, products, catalog_file, bundles_file)
     by_id = {p.id: p for p in products}
-    selected = list(requests[:limit] if limit else requests)
+    selected = list(requests[:limit] if limit is not None else requests)
     results: list[BundleResult] = []
     with Progress(disable=not progress, transient=False) as bar:
         task = bar.add_task("requests", total=len(selected))
@@ -224,8 +228,15 @@ def run_bundles_eval(
             result = new_result(request, thread_id, catalog_brute_force(request, products))
             started = time.perf_counter()
             try:
-                values = run_thread(graph, thread_id, request.request, context, approve_all).values
-                score_bundle(result, values, request, by_id)
+                chosen = goal_thread(graph, thread_id, request.request, context)
+                result.thread_id = chosen.thread_id
+                if chosen.note:
+                    bar.console.print(
+                        f"request {terminal_markup(request.id, 40)}: "
+                        + terminal_markup(chosen.note, 500)
+                    )
+                run = run_thread(graph, chosen.thread_id, request.request, context, approve_all)
+                score_bundle(result, run.values, request, by_id)
             except Exception as error:  # one failing request must not end the evaluation
                 result.error = f"{type(error).__name__}: {error}"[:500]
                 result.latency_s = round(time.perf_counter() - started, 3)
@@ -319,7 +330,7 @@ def bundles_main(args: argparse.Namespace) -> int:
     if args.check:
         print(check_text(bundles, products))
         return 0
-    context = approved_context(args, bundles.catalog)
+    context = settled_context(approved_context(args, bundles.catalog))  # before a model starts
     graph = build_graph(checkpointer=open_checkpointer(args.db))
     with chat_model_session(context) as context:
         label = args.label or f"{context.provider}-{context.model}-{context.tool_mode}"

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from graph.context import Context
+from graph.evals.inputs import EvalInputError, report_paths, write_atomically
 
 
 def approved_context(args: argparse.Namespace, catalog: Path) -> Context:
@@ -22,8 +23,17 @@ def approved_context(args: argparse.Namespace, catalog: Path) -> Context:
 
 
 def show_and_save(data: dict[str, Any], table: str, out: Path | None) -> None:
-    """Print a report's table; with --out, write the report as JSON and the table beside."""
+    """Print a report's table; with --out, write the report as JSON and the table beside
+    (each whole or not at all: main checked --out before the first goal, but a disk can
+    still fill up)."""
     print(table)
     if out:
-        out.write_text(json.dumps(data, indent=2) + "\n")
-        out.with_suffix(".md").write_text(table + "\n")
+        json_path, table_path = report_paths(out)
+        try:
+            write_atomically(json_path, json.dumps(data, indent=2) + "\n")
+            write_atomically(table_path, table + "\n")
+        except OSError as error:
+            raise EvalInputError(
+                f"--out {out}: cannot write the report: {error.strerror or error}; the runs "
+                "are saved, so a rerun with the same --label writes it without running them"
+            ) from None

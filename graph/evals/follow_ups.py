@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,8 @@ from graph.builder import build_graph
 from graph.checks.words import product_words, stem
 from graph.context import Context
 from graph.evals.common import show_and_save
+from graph.evals.inputs import EvalInputError
+from graph.evals.reruns import settled_context
 from graph.providers.models import chat_model_session
 from graph.runs.checkpoint import open_checkpointer
 from graph.runs.follow_ups import run_follow_up_thread
@@ -47,7 +48,7 @@ CHECKS = (
 )
 
 
-class FollowUpFileError(ValueError):
+class FollowUpFileError(EvalInputError):
     """The follow-up file is not a list of cases with known checks."""
 
 
@@ -240,16 +241,11 @@ def markdown_table(report: dict[str, Any]) -> str:
 
 
 def follow_ups_main(args: argparse.Namespace) -> int:
-    if args.goals is None:
-        sys.stderr.write("error: give FOLLOW_UPS.json with --follow-ups\n")
-        return 2
-    try:
-        cases = load_cases(args.goals)
-    except FollowUpFileError as error:
-        sys.stderr.write(f"error: {error}\n")
-        return 2
+    """The --follow-ups mode: a bad file is one `error:` line (FollowUpFileError)."""
+    cases = load_cases(args.goals)
+    # The shipped catalog, opened (and the provider resolved) before a model starts.
     context = Context(provider=args.provider, model=args.model, tool_mode=args.tool_mode)
-    context.auto_approve = True
+    context = settled_context(replace(context, auto_approve=True))
     graph = build_graph(checkpointer=open_checkpointer(args.db))
     with chat_model_session(context) as context:
         label = args.label or f"{context.provider}-{context.model}"

@@ -16,7 +16,7 @@ Per request and limit kind:
 
 from __future__ import annotations
 
-import json
+import math
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -28,6 +28,8 @@ from rich.progress import Progress
 from catalog.terminal import terminal_markup
 from graph.checks.limits import LIMIT_LABELS, same_amount
 from graph.context import Context
+from graph.evals.inputs import EvalInputError, check_limit, read_json, read_jsonl
+from graph.evals.reruns import goal_thread, settled_context
 from graph.runs.session import run_thread, stay_paused
 from graph.state import Plan
 
@@ -56,25 +58,42 @@ class LimitResult:
 
 
 def load_requests(path: Path) -> list[dict[str, Any]]:
+    """A requests file (JSON Lines), checked before any request is planned."""
     requests = []
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
-        record = json.loads(line)
+    for number, record in read_jsonl(path, "requests file"):
+        where = f"requests file {path} line {number}"
         if not isinstance(record, dict) or "id" not in record or "ques" not in record:
-            raise ValueError(f"{path} line {number}: expected an object with id and ques")
+            raise EvalInputError(f"{where}: expected an object with id and ques")
+        if not isinstance(record["id"], str | int) or isinstance(record["id"], bool):
+            raise EvalInputError(f"{where}: id must be a string or a number")
+        if not isinstance(record["ques"], str) or not record["ques"].strip():
+            raise EvalInputError(f"{where}: ques must be a non-empty string")
         requests.append(record)
     return requests
 
 
 def load_labels(path: Path) -> dict[str, dict[str, float | None]]:
-    data = json.loads(path.read_text())
+    """A labels file, checked: each label names exactly the limit kinds, each a number or
+    null."""
+    data = read_json(path, "labels file")
     labels = data.get("labels") if isinstance(data, dict) else None
     if not isinstance(labels, dict):
-        raise ValueError(f"{path}: expected an object with a 'labels' map")
+        raise EvalInputError(f"labels file {path}: expected an object with a 'labels' map")
     for request_id, label in labels.items():
         if not isinstance(label, dict) or set(label) != set(LIMIT_KINDS):
-            raise ValueError(f"{path}: label {request_id!r} needs exactly {LIMIT_KINDS}")
+            raise EvalInputError(
+                f"labels file {path}: label {request_id!r} needs exactly {LIMIT_KINDS}"
+            )
+        for kind, value in label.items():
+            if value is not None and (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+            ):
+                raise EvalInputError(
+                    f"labels file {path}: label {request_id!r} {kind} must be a number or "
+                    f"null, got {value!r}"
+                )
     return labels
 
 
@@ -166,8 +185,10 @@ def run_limits_eval(
     # search runs and no reasoning call is made.
     context = replace(context, auto_approve=False)
 
+    check_limit(limit)
+    context = settled_context(context)
     selected = [r for r in requests if r["id"] in labels]  # unlabelled ones cannot be scored
-    selected = selected[:limit] if limit else selected
+    selected = selected[:limit] if limit is not None else selected
     results: list[LimitResult] = []
     with Progress(disable=not progress, transient=False) as bar:
         task = bar.add_task("requests", total=len(selected))
@@ -176,7 +197,11 @@ def run_limits_eval(
             result = LimitResult(record["id"], record["ques"], thread_id, labels[record["id"]])
             started = time.perf_counter()
             try:
-                run = run_thread(graph, thread_id, record["ques"], context, stay_paused)
+                chosen = goal_thread(graph, thread_id, record["ques"], context)
+                result.thread_id = chosen.thread_id
+                if chosen.note:
+                    bar.console.print(f"request {index}: {terminal_markup(chosen.note, 500)}")
+                run = run_thread(graph, chosen.thread_id, record["ques"], context, stay_paused)
                 plan = run.values.get("plan")
                 usage = run.values.get("planner_usage")
                 result.output_tokens = usage.output_tokens if usage is not None else 0

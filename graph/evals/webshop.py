@@ -1,26 +1,14 @@
 """Evaluation harness: run shopping goals with known answers through the whole graph and
-score the final pick as the WebShop benchmark does.
+score the final pick as the WebShop benchmark does (the command line: graph/evals/main.py).
 
-    python -m graph.eval GOALS.json --catalog CATALOG [--provider ...] [--tool-mode ...]
-                         [--limit N] [--out report.json]
-    python -m graph.eval --compare A.json B.json
-    python -m graph.eval REQUESTS.jsonl --limits LABELS.json [--provider ...] [--out R.json]
-    python -m graph.eval BUNDLES.json --bundles [--check] [--catalog PATH] [--out R.json]
-
-The --limits mode plans requests that have no known answer and scores each plan's
-filters against the limits labelled for it (graph/evals/limits.py); nothing is searched.
-The --bundles mode runs requests for several items under one total budget and scores the
-picks against the best bundle the catalog holds (graph/evals/bundles.py); --check only
-prints that brute force, with no model.
-
-Each goal is one checkpointed thread, so a rerun resumes where the last one stopped.
+Each goal is one checkpointed thread, so a rerun resumes where the last one stopped, if
+it runs the same goals on the same catalog, provider and model (graph/evals/reruns.py).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
+import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,20 +18,11 @@ from langgraph.graph.state import CompiledStateGraph
 from rich.progress import Progress
 
 from catalog import load_products
-from catalog.paths import keep_data_private
 from catalog.terminal import terminal_markup
-from graph.builder import build_graph
-from graph.context import Context, load_env_file
-from graph.evals.bundles import bundles_main
-from graph.evals.bundles import markdown_table as bundles_table
-from graph.evals.common import approved_context, show_and_save
-from graph.evals.follow_ups import follow_ups_main
-from graph.evals.limits import load_labels, load_requests, run_limits_eval
-from graph.evals.limits import markdown_table as limits_table
+from graph.context import Context
+from graph.evals.inputs import EvalInputError, check_limit, read_json
+from graph.evals.reruns import goal_thread, settled_context
 from graph.evals.webshop_reward import webshop_reward
-from graph.providers.models import chat_model_session
-from graph.providers.registry import PROVIDERS
-from graph.runs.checkpoint import open_checkpointer
 from graph.runs.session import approve_all, run_thread, usage_totals
 
 
@@ -129,13 +108,28 @@ class Report:
 
 
 def load_goals(path: Path) -> list[dict[str, Any]]:
-    goals = json.loads(path.read_text())
-    if not isinstance(goals, list):
-        raise ValueError(f"{path}: expected a list of goals")
+    """A WebShop goals file, checked before any goal runs: EvalInputError names the file,
+    the goal and what is wrong with it."""
+    goals = read_json(path, "goals file")
+    if not isinstance(goals, list) or not goals:
+        raise EvalInputError(f"goals file {path}: expected a non-empty list of goals")
     for number, goal in enumerate(goals, start=1):
+        where = f"goals file {path} goal {number}"
+        if not isinstance(goal, dict):
+            raise EvalInputError(f"{where}: expected an object, got {type(goal).__name__}")
         missing = [k for k in ("instruction_text", "asin", "attributes") if k not in goal]
         if missing:
-            raise ValueError(f"{path} goal {number}: missing {', '.join(missing)}")
+            raise EvalInputError(f"{where}: missing {', '.join(missing)}")
+        for key in ("instruction_text", "asin"):
+            if not isinstance(goal[key], str) or not goal[key].strip():
+                raise EvalInputError(f"{where}: {key} must be a non-empty string")
+        if not isinstance(goal["attributes"], list):
+            raise EvalInputError(f"{where}: attributes must be a list")
+        cap = goal.get("price_upper")
+        if cap is not None and (
+            isinstance(cap, bool) or not isinstance(cap, int | float) or not math.isfinite(cap)
+        ):
+            raise EvalInputError(f"{where}: price_upper must be a number, got {cap!r}")
     return goals
 
 
@@ -147,10 +141,14 @@ def raw_products(path: Path) -> dict[str, dict[str, Any]]:
 
     products: dict[str, dict[str, Any]] = {}
     if path.suffix == ".jsonl":
-        for line in path.read_text().splitlines():
-            record = json.loads(line) if line.strip() else None
-            if isinstance(record, dict) and isinstance(record.get("product"), dict):
-                products[str(record["id"])] = record["product"]
+        try:
+            # Split at "\n" only, as the catalog loader does: a title may hold U+2028.
+            for line in path.read_text(encoding="utf-8").split("\n"):
+                record = json.loads(line) if line.strip() else None
+                if isinstance(record, dict) and isinstance(record.get("product"), dict):
+                    products[str(record["id"])] = record["product"]
+        except (OSError, ValueError):  # load_products names the problem, or reads the file
+            products = {}
         if products:
             return products
     for product in load_products(path):
@@ -238,8 +236,10 @@ def run_eval(
     progress: bool = True,
 ) -> Report:
 
+    check_limit(limit)
+    context = settled_context(context)  # opens the catalog: a bad one fails here
     raw = raw_products(catalog_path)
-    selected = goals[:limit] if limit else goals
+    selected = goals[:limit] if limit is not None else goals
     results: list[GoalResult] = []
     with Progress(disable=not progress, transient=False) as bar:
         task = bar.add_task("goals", total=len(selected))
@@ -249,7 +249,11 @@ def run_eval(
             bar.update(task, description=f"goal {index}/{len(selected)}")
             started = time.perf_counter()
             try:
-                values = run_goal(graph, thread_id, goal["instruction_text"], context)
+                chosen = goal_thread(graph, thread_id, goal["instruction_text"], context)
+                result.thread_id = chosen.thread_id
+                if chosen.note:
+                    bar.console.print(f"goal {index}: {terminal_markup(chosen.note, 500)}")
+                values = run_goal(graph, chosen.thread_id, goal["instruction_text"], context)
                 score_goal(result, values, goal, raw)
             except Exception as error:  # one failing goal must not end the evaluation
                 result.error = f"{type(error).__name__}: {error}"[:500]
@@ -306,94 +310,3 @@ def markdown_table(reports: list[dict[str, Any]]) -> str:
             cells.append(f"{value:.2f}" if isinstance(value, float) else str(value))
         lines.append(f"| {title} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m graph.eval", description=__doc__)
-    parser.add_argument("goals", nargs="?", type=Path, help="goals JSON (WebShop format)")
-    parser.add_argument("--catalog", type=Path, help="catalog file the goals refer to")
-    parser.add_argument("--provider", choices=list(PROVIDERS))
-    parser.add_argument("--model")
-    parser.add_argument("--tool-mode", choices=["direct", "llm"], default="direct")
-    parser.add_argument("--limit", type=int)
-    parser.add_argument("--label", help="run name (default: provider-model-mode)")
-    parser.add_argument("--out", type=Path, help="write the JSON report here (+ .md)")
-    parser.add_argument("--db", type=Path, help="checkpoint database (default: per-user)")
-    parser.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"))
-    parser.add_argument(
-        "--limits", type=Path, metavar="LABELS", help="score plans' filters against these labels"
-    )
-    parser.add_argument("--bundles", action="store_true", help="GOALS is a bundle file")
-    parser.add_argument("--check", action="store_true", help="--bundles: brute force only")
-    parser.add_argument("--follow-ups", action="store_true", help="GOALS is a follow-up file")
-    args = parser.parse_args(argv)
-
-    load_env_file()  # .env of the working directory configures providers; real variables win
-    keep_data_private()  # the eval's runs and caches are private like the CLI's
-    if args.compare:
-        reports = [json.loads(p.read_text()) for p in args.compare]
-        if all("requests_file" in r for r in reports):
-            print(limits_table(reports))
-        elif all("bundles_file" in r for r in reports):
-            print(bundles_table(reports))
-        else:
-            print(markdown_table(reports))
-        return 0
-    if args.limits is not None:
-        if args.goals is None:
-            parser.error("give REQUESTS.jsonl with --limits")
-        return _limits_main(args)
-    if args.follow_ups:
-        return follow_ups_main(args)
-    if args.check and not args.bundles:
-        parser.error("--check goes with --bundles")
-    if args.bundles:
-        if args.goals is None:
-            parser.error("give BUNDLES.json with --bundles")
-        return bundles_main(args)
-    if args.goals is None or args.catalog is None:
-        parser.error("give GOALS.json and --catalog (or --compare A.json B.json)")
-
-    goals = load_goals(args.goals)
-    context = approved_context(args, args.catalog)
-    graph = build_graph(checkpointer=open_checkpointer(args.db))
-    with chat_model_session(context) as context:
-        label = args.label or f"{context.provider}-{context.model}-{context.tool_mode}"
-        report = run_eval(
-            goals,
-            args.catalog,
-            context,
-            graph,
-            label=label,
-            goals_file=str(args.goals),
-            limit=args.limit,
-        )
-    data = report.to_json()
-    show_and_save(data, markdown_table([data]), args.out)
-    return 0
-
-
-def _limits_main(args: argparse.Namespace) -> int:
-
-    requests = load_requests(args.goals)
-    labels = load_labels(args.limits)
-    context = Context(provider=args.provider, model=args.model)
-    graph = build_graph(checkpointer=open_checkpointer(args.db))
-    with chat_model_session(context) as context:
-        label = args.label or f"limits-{context.provider}-{context.model}"
-        report = run_limits_eval(
-            requests,
-            labels,
-            context,
-            graph,
-            label=label,
-            requests_file=str(args.goals),
-            limit=args.limit,
-        )
-    data = report.to_json()
-    show_and_save(data, limits_table([data]), args.out)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

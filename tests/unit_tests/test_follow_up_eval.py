@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fake_openai_server import FakeScript, fake_openai_server
 from fakes import FakeShoppingChatModel
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import MemorySaver
@@ -27,7 +28,7 @@ from graph.evals.follow_ups import (
     markdown_table,
     run_follow_ups_eval,
 )
-from graph.evals.webshop import main
+from graph.evals.main import main
 
 DEV_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "follow_ups_dev.json"
 _NOT_WANTED = re.compile(r"\b(?:instead of|rather than)\b[^,]*,|\bswap\b.*?\bfor\b", re.I)
@@ -91,3 +92,31 @@ def test_a_bad_follow_up_file_is_one_line(
     assert "unknown checks ['colour']" in capsys.readouterr().err
     with pytest.raises(FollowUpFileError):
         load_cases(tmp_path / "missing.json")
+
+
+def test_the_eval_command_runs_a_case_and_scores_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`python -m graph.eval FILE --follow-ups`, in-process, against the fake server."""
+    plans = [
+        {
+            "goal": "A hiking camera bag.",
+            "steps": [{"query": "camera bag"}, {"query": None, "action": "Pick"}],
+        },
+        {
+            "goal": "A cheaper bag.",
+            "steps": [{"query": "camera bag"}, {"query": None, "action": "Pick"}],
+        },
+    ]
+    answer = {"answer": "The best ranked.", "product_ids": []}
+    fake = FakeScript(replies={"Plan": plans, "ReasoningAnswer": [answer] * 4})
+    out = tmp_path / "report.json"
+    with fake_openai_server(fake) as url:
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+        monkeypatch.setenv("OPENAI_MODEL", "fake-model")
+        args = [str(DEV_FILE), "--follow-ups", "--limit", "1", "--provider", "compatible"]
+        code = main([*args, "--db", str(tmp_path / "runs.sqlite"), "--out", str(out)])
+    assert code == 0, capsys.readouterr()
+    report = json.loads(out.read_text())
+    assert report["summary"] == {"passed": 1, "total": 1}, report["results"]
+    assert report["results"][0]["id"] == "bag-cheaper"

@@ -1,0 +1,174 @@
+"""`python -m graph.eval`: parse the arguments, check them all before the first goal runs,
+and hand over to the mode they name.
+
+    python -m graph.eval GOALS.json --catalog CATALOG [--provider ...] [--tool-mode ...]
+                         [--limit N] [--out report.json]
+    python -m graph.eval --compare A.json B.json
+    python -m graph.eval REQUESTS.jsonl --limits LABELS.json [--provider ...] [--out R.json]
+    python -m graph.eval BUNDLES.json --bundles [--check] [--catalog PATH] [--out R.json]
+    python -m graph.eval FOLLOW_UPS.json --follow-ups [--provider ...] [--out R.json]
+
+The --limits mode plans requests that have no known answer and scores each plan's
+filters against the limits labelled for it (graph/evals/limits.py); nothing is searched.
+The --bundles mode runs requests for several items under one total budget and scores the
+picks against the best bundle the catalog holds (graph/evals/bundles.py); --check only
+prints that brute force, with no model.
+
+Each goal is one checkpointed thread, so a rerun with the same --label resumes where the
+last one stopped, if it runs the same goals on the same catalog, provider and model; a
+goal whose saved run differs runs afresh on a thread of its own (graph/evals/reruns.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from catalog import CatalogError
+from catalog.paths import keep_data_private
+from catalog.terminal import clean_text
+from graph.builder import build_graph
+from graph.context import Context, SettingsError, load_env_file
+from graph.evals.bundles import bundles_main
+from graph.evals.bundles import markdown_table as bundles_table
+from graph.evals.common import approved_context, show_and_save
+from graph.evals.follow_ups import follow_ups_main
+from graph.evals.inputs import EvalInputError, check_limit, check_out, read_json
+from graph.evals.limits import load_labels, load_requests, run_limits_eval
+from graph.evals.limits import markdown_table as limits_table
+from graph.evals.reruns import settled_context
+from graph.evals.webshop import load_goals, markdown_table, run_eval
+from graph.providers.base import ProviderConfigError
+from graph.providers.models import chat_model_session
+from graph.providers.registry import PROVIDERS
+from graph.providers.secrets import redact_secrets
+from graph.runs.checkpoint import CheckpointStoreError, open_checkpointer
+from localmodel.errors import LocalModelError
+
+# What a user can fix from the message alone: one `error:` line, no traceback.
+USER_ERRORS = (
+    EvalInputError,
+    CatalogError,
+    CheckpointStoreError,
+    LocalModelError,
+    ProviderConfigError,
+    SettingsError,
+)
+
+
+def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m graph.eval", description=__doc__)
+    parser.add_argument("goals", nargs="?", type=Path, help="goals JSON (WebShop format)")
+    parser.add_argument("--catalog", type=Path, help="catalog file the goals refer to")
+    parser.add_argument("--provider", choices=list(PROVIDERS))
+    parser.add_argument("--model")
+    parser.add_argument("--tool-mode", choices=["direct", "llm"], default="direct")
+    parser.add_argument("--limit", type=int, help="run only the first N goals (N >= 1)")
+    parser.add_argument("--label", help="run name (default: provider-model-mode)")
+    parser.add_argument("--out", type=Path, help="write the JSON report here (+ .md)")
+    parser.add_argument("--db", type=Path, help="checkpoint database (default: per-user)")
+    parser.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"))
+    parser.add_argument(
+        "--limits", type=Path, metavar="LABELS", help="score plans' filters against these labels"
+    )
+    parser.add_argument("--bundles", action="store_true", help="GOALS is a bundle file")
+    parser.add_argument("--check", action="store_true", help="--bundles: brute force only")
+    parser.add_argument("--follow-ups", action="store_true", help="GOALS is a follow-up file")
+    args = parser.parse_args(argv)
+    if args.compare:
+        return args
+    if args.limits is not None and args.goals is None:
+        parser.error("give REQUESTS.jsonl with --limits")
+    if args.check and not args.bundles:
+        parser.error("--check goes with --bundles")
+    if args.bundles and args.goals is None:
+        parser.error("give BUNDLES.json with --bundles")
+    if args.follow_ups and args.goals is None:
+        parser.error("give FOLLOW_UPS.json with --follow-ups")
+    if args.follow_ups:
+        return args
+    if args.limits is None and not args.bundles and (args.goals is None or args.catalog is None):
+        parser.error("give GOALS.json and --catalog (or --compare A.json B.json)")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_arguments(argv)
+    load_env_file()  # .env of the working directory configures providers; real variables win
+    keep_data_private()  # the eval's runs and caches are private like the CLI's
+    try:
+        if args.compare:
+            return _compare_main(args.compare)
+        check_limit(args.limit)
+        check_out(args.out, (args.goals, args.catalog, args.limits))
+        if args.limits is not None:
+            return _limits_main(args)
+        if args.bundles:
+            return bundles_main(args)
+        if args.follow_ups:
+            return follow_ups_main(args)
+        return _goals_main(args)
+    except USER_ERRORS as error:
+        # Masked: a provider or database message may quote a key or a URL's password.
+        print(f"error: {clean_text(redact_secrets(str(error)), 2000)}", file=sys.stderr)
+        return 2
+
+
+def _compare_main(paths: list[Path]) -> int:
+    reports: list[dict[str, Any]] = []
+    for path in paths:
+        report = read_json(path, "report")
+        if not isinstance(report, dict) or not isinstance(report.get("summary"), dict):
+            raise EvalInputError(f"report {path}: not an eval report (no 'summary' object)")
+        reports.append(report)
+    if all("requests_file" in r for r in reports):
+        print(limits_table(reports))
+    elif all("bundles_file" in r for r in reports):
+        print(bundles_table(reports))
+    else:
+        print(markdown_table(reports))
+    return 0
+
+
+def _goals_main(args: argparse.Namespace) -> int:
+    goals = load_goals(args.goals)
+    # The catalog opened before a model starts (a local one takes a while): a bad one fails first.
+    context = settled_context(approved_context(args, args.catalog))
+    graph = build_graph(checkpointer=open_checkpointer(args.db))
+    with chat_model_session(context) as context:
+        label = args.label or f"{context.provider}-{context.model}-{context.tool_mode}"
+        report = run_eval(
+            goals,
+            args.catalog,
+            context,
+            graph,
+            label=label,
+            goals_file=str(args.goals),
+            limit=args.limit,
+        )
+    data = report.to_json()
+    show_and_save(data, markdown_table([data]), args.out)
+    return 0
+
+
+def _limits_main(args: argparse.Namespace) -> int:
+    requests = load_requests(args.goals)
+    labels = load_labels(args.limits)
+    context = settled_context(Context(provider=args.provider, model=args.model))
+    graph = build_graph(checkpointer=open_checkpointer(args.db))
+    with chat_model_session(context) as context:
+        label = args.label or f"limits-{context.provider}-{context.model}"
+        report = run_limits_eval(
+            requests,
+            labels,
+            context,
+            graph,
+            label=label,
+            requests_file=str(args.goals),
+            limit=args.limit,
+        )
+    data = report.to_json()
+    show_and_save(data, limits_table([data]), args.out)
+    return 0
