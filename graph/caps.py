@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 MAX_REQUEST_CHARS = 4000
 # Caps on what the model writes, in characters (and items for lists). A model or server
@@ -46,6 +46,25 @@ def within_count(name: str, values: list[str], most: int, each: str) -> list[str
     for value in values:
         within_cap(each, value)
     return values
+
+
+class ReasoningAnswer(BaseModel):
+    """Structured output of a reasoning step."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    answer: str = Field(description="One short sentence.")
+    product_ids: list[str] = Field(description="Ids picked, from the data shown; [] if none.")
+
+    @field_validator("answer")
+    @classmethod
+    def _answer_within_cap(cls, value: str) -> str:
+        return within_cap("answer", value) or ""
+
+    @field_validator("product_ids")
+    @classmethod
+    def _ids_within_cap(cls, value: list[str]) -> list[str]:
+        return within_count("product_ids", value, MAX_PICKED_IDS, "product_id")
 
 
 class RequestError(ValueError):
@@ -113,6 +132,9 @@ class StatedLimits(BaseModel):
     # Limits no product can meet ("under $-5", "under $0", a price too large to be a
     # number), as written: the request is refused with them before any search.
     impossible: tuple[str, ...] = ()
+    # A follow-up's (graph/checks/follow_up.py): the limits above that carry over from
+    # the previous run ("max_price", "min_price", "min_rating", "total"), not stated anew.
+    carried: tuple[str, ...] = ()
 
     @property
     def any(self) -> bool:

@@ -10,9 +10,10 @@ from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from graph.caps import PlanningError, StatedLimits
+from graph.checks import follow_up as carry
 from graph.checks.choice import choose
 from graph.checks.decided import decided_in_code
-from graph.checks.edits import HOW_TO_ANSWER, PlanEditError, checked_plan, edit_of
+from graph.checks.edits import HOW_TO_ANSWER, PlanEditError, checked_plan, edit_of, is_approval
 from graph.checks.fallback import fallback_plan
 from graph.checks.intent import shopping_reason
 from graph.checks.limits import limit_warnings, reconcile_limits
@@ -25,12 +26,14 @@ from graph.checks.picks import (
     one_pick_per_search,
     request_words,
 )
+from graph.checks.previous import parent_in_graph
 from graph.checks.stated import checked_request, request_facts
 from graph.checks.tidy import merge_reasoning_runs
 from graph.checks.words import product_words
 from graph.context import Context
 from graph.cost import estimate_plan_cost
 from graph.messages import masked_reply, raw_text_of, short_error, usage_of
+from graph.previous_run import FollowUp
 from graph.prompts import (
     PLANNING_RETRY,
     executor_tool_messages,
@@ -54,14 +57,9 @@ from graph.state import (
 )
 from graph.tools import catalog_for, search_products
 
-# ---------------------------------------------------------------- helpers
-
 NOT_SHOPPING_NOTE = (
     "this is not a shopping request: nothing was searched and nothing is recommended",
 )
-
-
-# ---------------------------------------------------------------- nodes
 
 
 def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -75,10 +73,13 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # The one reading of the request's limits in a run; before any call, an impossible
     # limit is refused (no plan can meet it, and no search should try).
     request, stated = checked_request(state.request)
+    # A follow-up: its finished parent read back, and what carries over (in code).
+    previous = parent_in_graph(state.follow_up_of) if state.follow_up_of else None
+    follow_up, stated = carry.carry_over(request, stated, previous) if previous else (None, stated)
     context = runtime.context
     method = structured_output_method(context.provider)
     model = chat_model_for(context).with_structured_output(Plan, method=method, include_raw=True)
-    messages = planner_messages(request)
+    messages = planner_messages(request, previous)
     started = time.perf_counter()
     usage = Usage()
     for attempt in (1, 2):
@@ -104,9 +105,9 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             # A key the model echoed (from a prompt, a proxy) is masked before it is
             # stored in the checkpoint or shown.
             plan = Plan.model_validate(redact_tree(plan.model_dump()))
-            return _planned(request, stated, plan, usage, started)
+            return _planned(request, stated, plan, usage, started, follow_up)
         if attempt == 2:
-            if _too_many_steps(error):
+            if f"at most {MAX_PLAN_STEPS} steps" in str(error):
                 raise PlanningError(
                     f"the request needs more than {MAX_PLAN_STEPS} plan steps (the limit); "
                     "ask for fewer items at once, or group them",
@@ -121,7 +122,7 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 )
             # The error quotes the model's output, which may echo a key: masked.
             plan = fallback_plan(request, stated, redact_tree(why))
-            return _planned(request, stated, plan, usage, started)
+            return _planned(request, stated, plan, usage, started, follow_up)
         # One retry with the validation error shown: it fixes most numbering slips of
         # small models. This is not replanning: no step has run yet.
         messages = [
@@ -132,25 +133,28 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 def _planned(
-    request: str, stated: StatedLimits, plan: Plan, usage: Usage, started: float
+    request: str,
+    stated: StatedLimits,
+    plan: Plan,
+    usage: Usage,
+    started: float,
+    follow_up: FollowUp | None = None,
 ) -> dict[str, Any]:
-    """The plan as it will be shown and run: limits reconciled with the request, and
-    reasoning steps that read the same results merged; each change is noted."""
+    """The plan as it will be shown and run: a follow-up's fixed (follow_up_plan), limits
+    reconciled with the request, reasoning steps that read the same results merged."""
+    plan, fixed = carry.follow_up_plan(plan, follow_up) if follow_up else (plan, [])
     reconciled = reconcile_limits(request, stated, plan)
     tidied, merged = merge_reasoning_runs(reconciled.plan)
     tidied = tidied.model_copy(update={"pick": pick_mode(request, tidied)})
     return {
         "clean_request": request,
         "stated_limits": stated,
+        "follow_up": follow_up,
         "plan": tidied,
         "planner_usage": usage,
         "planner_latency_s": round(time.perf_counter() - started, 3),
-        "plan_warnings": reconciled.notes + merged + limit_warnings(stated, tidied),
+        "plan_warnings": fixed + reconciled.notes + merged + limit_warnings(stated, tidied),
     }
-
-
-def _too_many_steps(error: object) -> bool:
-    return f"at most {MAX_PLAN_STEPS} steps" in str(error)
 
 
 def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -191,15 +195,6 @@ def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     _, stated = request_facts(vars(state))
     edit = edit_of(stated, state.plan, plan)
     return {"approval": "approved", "plan_edit": edit, **cleared}
-
-
-def is_approval(decision: object) -> bool:
-    """Accept the natural shapes a person or Studio sends: true, "yes", {"approved": true}."""
-    if isinstance(decision, dict):
-        decision = decision.get("approved", decision.get("approve", False))
-    if isinstance(decision, str):
-        return decision.strip().lower() in {"y", "yes", "approve", "approved", "true", "ok"}
-    return decision is True
 
 
 def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -348,6 +343,7 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     outcome = Outcome(budget=state.run_plan.budget)
     # An open-ended request (pick "one") names the person, not the product ("a gift for a
     # runner"): its words are no test of relevance; the kinds the plan searched are.
+    request = carry.words_about(request, state.follow_up)  # "a cheaper one": the earlier item's
     wanted = request_words(request, state.run_plan) if state.run_plan.pick == "each" else set()
     unrelated = {i for i, r in found.items() if wanted and not is_relevant(r, wanted)}
     outcome.warnings += [
@@ -356,10 +352,13 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if i in unrelated
     ]
     choosable = [c for c in candidates if c.summary.id in found and c.summary.id not in unrelated]
-    choice = choose(state.run_plan, choosable, model_ids)
+    # A follow-up's kept picks count against the budget: the new items get what is left.
+    choice = choose(carry.budget_left(state.run_plan, state.follow_up), choosable, model_ids)
     # Each pick as the catalog has it now (price and title from the record, not a step).
-    outcome.picks = [ProductSummary.of(found[c.summary.id]) for c in choice.picks]
-    outcome.reasons = choice.reasons
+    picked = [ProductSummary.of(found[c.summary.id]) for c in choice.picks]
+    merged = carry.with_kept(picked, choice.reasons, state.follow_up, catalog)
+    outcome.picks, outcome.reasons, gone = merged
+    outcome.warnings += gone
     outcome.unknown_ids = [i for i in dict.fromkeys(model_ids) if i not in found]
     if missing_limit_warning(stated, state.run_plan):
         # The plan's budget is not what the shopper asked for: say so, never "within budget".

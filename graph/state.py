@@ -19,15 +19,16 @@ if TYPE_CHECKING:
     from catalog import Product
 from graph.caps import (
     MAX_FEATURES,
-    MAX_PICKED_IDS,
     ForeignLimit,
     ItemCap,
+    ReasoningAnswer,
     StatedLimits,
     model_facing_schema,
     plan_facing_schema,
     within_cap,
     within_count,
 )
+from graph.previous_run import FollowUp, PreviousPick, PreviousRun
 
 MAX_PLAN_STEPS = 10
 SEARCH_FILTERS = ("category", "min_price", "max_price", "min_rating")
@@ -179,25 +180,6 @@ class Plan(BaseModel):
         return [step for step in self.steps if step.is_search]
 
 
-class ReasoningAnswer(BaseModel):
-    """Structured output of a reasoning step."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    answer: str = Field(description="One short sentence.")
-    product_ids: list[str] = Field(description="Ids picked, from the data shown; [] if none.")
-
-    @field_validator("answer")
-    @classmethod
-    def _answer_within_cap(cls, value: str) -> str:
-        return within_cap("answer", value) or ""
-
-    @field_validator("product_ids")
-    @classmethod
-    def _ids_within_cap(cls, value: list[str]) -> list[str]:
-        return within_count("product_ids", value, MAX_PICKED_IDS, "product_id")
-
-
 class ProductSummary(BaseModel):
     """The compact view of a product that steps pass on (never the raw tool payload)."""
 
@@ -319,9 +301,16 @@ class PlanEdit(BaseModel):
 
 @dataclass(kw_only=True)
 class InputState:
-    """What a user supplies: the shopping request."""
+    """What a user supplies: the shopping request, and the finished run it follows up."""
 
     request: str = field(metadata={"description": "The shopping request, in your own words."})
+    follow_up_of: str | None = field(
+        default=None,
+        metadata={
+            "description": "The thread id of a finished run this request follows up "
+            '("a cheaper one", "and a case for it"); its limits and picks carry over.'
+        },
+    )
 
 
 @dataclass(kw_only=True)
@@ -329,9 +318,10 @@ class State(InputState):
     """Everything the graph tracks for one run (one checkpointed thread)."""
 
     # planner: the request as every node reads it (control characters cleaned), and its
-    # stated limits, read once (graph/checks/stated.py).
+    # stated limits, read once (graph/checks/stated.py), with a follow-up's carried over.
     clean_request: str | None = None
     stated_limits: StatedLimits | None = None
+    follow_up: FollowUp | None = None  # planner: what a follow-up carries over
     plan: Plan | None = None  # planner
     plan_warnings: list[str] = field(default_factory=list)  # planner: checks done in code
     planner_usage: Usage | None = None  # planner
@@ -354,6 +344,7 @@ class State(InputState):
         # in a server that drops the compile-time allowlist, as `langgraph dev` does)
         # loads them back as plain dicts of their fields; nodes get the models again.
         self.stated_limits = _as_model(StatedLimits, self.stated_limits)
+        self.follow_up = _as_model(FollowUp, self.follow_up)
         self.plan = _as_model(Plan, self.plan)
         self.planner_usage = _as_model(Usage, self.planner_usage)
         self.plan_edit = _as_model(PlanEdit, self.plan_edit)
@@ -394,7 +385,8 @@ def plan_that_runs(values: Mapping[str, Any]) -> Plan | None:
 # blocks any type not listed. Compiling under strict mode also derives them from State.
 _STATE_CLASSES = (Plan, PlanStep, StepResult, ProductSummary, Usage, Outcome, MissingItem)
 _MORE_STATE_CLASSES = (ReasoningAnswer, SearchDispatch, PlanChange, PlanEdit, StatedLimits)
+_FOLLOW_UP_CLASSES = (FollowUp, PreviousRun, PreviousPick, ItemCap, ForeignLimit)
 STATE_TYPES = [
     (cls.__module__, cls.__name__)
-    for cls in (*_STATE_CLASSES, *_MORE_STATE_CLASSES, ItemCap, ForeignLimit)
+    for cls in (*_STATE_CLASSES, *_MORE_STATE_CLASSES, *_FOLLOW_UP_CLASSES)
 ]

@@ -306,3 +306,12 @@ def describe_change(change: PlanChange) -> str:
     if change.new_step != change.step:
         where += f" (now {change.new_step})"
     return f"{where}: {change.field} {_shown(change.before)} -> {_shown(change.after)}"
+
+
+def is_approval(decision: object) -> bool:
+    """Accept the natural shapes a person or Studio sends: true, "yes", {"approved": true}."""
+    if isinstance(decision, dict):
+        decision = decision.get("approved", decision.get("approve", False))
+    if isinstance(decision, str):
+        return decision.strip().lower() in {"y", "yes", "approve", "approved", "true", "ok"}
+    return decision is True

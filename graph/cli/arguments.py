@@ -43,6 +43,12 @@ def conflict(args: argparse.Namespace) -> str | None:
     if args.thread is not None and command != "a request":
         hint = " (the thread resumed is the one given to --resume)" if args.resume else ""
         return f"--thread names a new run and cannot be combined with {command}{hint}"
+    if args.follow_up is not None and command != "a request":
+        return f"--follow-up THREAD goes with a follow-up request, not with {command}"
+    if args.follow_up is not None and args.request is None:
+        return (
+            '--follow-up THREAD needs the follow-up request, e.g. --follow-up last "a cheaper one"'
+        )
     if args.other_catalog and command != "--resume":
         return "--other-catalog goes with --resume THREAD only"
     if command in ("--list", "--history", "--stop-server"):

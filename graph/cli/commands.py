@@ -13,6 +13,7 @@ from graph.builder import build_graph
 from graph.cli.editor import approver
 from graph.cli.render import RunView
 from graph.cli.report import (
+    print_chain,
     print_history,
     print_json,
     print_model_servers,
@@ -22,7 +23,7 @@ from graph.cli.report import (
     report,
     stop_problems,
 )
-from graph.runs import session
+from graph.runs import follow_ups, session
 from graph.runs.checkpoint import open_checkpointer
 from graph.runs.threads import list_threads, thread_history
 from localmodel import warm
@@ -53,9 +54,18 @@ def dispatch(args: argparse.Namespace, console: Console) -> int:
         entries = thread_history(graph, args.history)
         if not entries:
             raise session.RunFailed(f"no run with thread id {args.history!r}; see --list")
+        chain = follow_ups.chain_of(graph, args.history)
         if args.json:
-            print_json({"thread_id": args.history, "history": [asdict(e) for e in entries]})
+            print_json(
+                {
+                    "thread_id": args.history,
+                    "follow_up_of": chain[-1].follow_up_of if chain else None,
+                    "chain": [asdict(link) for link in chain],
+                    "history": [asdict(e) for e in entries],
+                }
+            )
             return 0
+        print_chain(console, chain)
         print_history(console, args.history, entries)
         return 0
     if args.resume:
@@ -78,6 +88,20 @@ def dispatch(args: argparse.Namespace, console: Console) -> int:
     thread_id = session.new_thread_id() if args.thread is None else args.thread
     session.check_thread_id(thread_id)
     view = RunView(console, thread_id, quiet=args.json)
+    if args.follow_up is not None:
+        # Checked before any model starts; the parent's settings (its catalog, its model)
+        # carry over like its limits, and those given now win.
+        parent = follow_ups.followable(graph, saver, args.follow_up)
+        result = follow_ups.start_follow_up(
+            graph,
+            parent,
+            args.request,
+            session.run_context(settings(args), session.saved_settings(graph, parent)),
+            approver(args, console, view),
+            thread_id=thread_id,
+            observer=view,
+        )
+        return report(args, view, result)
     result = session.start(
         graph,
         args.request,

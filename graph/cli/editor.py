@@ -27,7 +27,7 @@ def approver(args: argparse.Namespace, console: Console, view: RunView) -> Appro
 
     def approve(request: ApprovalRequest) -> bool | ApprovalDecision | None:
         if not view.plan_shown:
-            view.plan(request.plan, limits=request.limits)
+            view.plan(request.plan, limits=request.limits, follow_up=request.follow_up)
         view.show_estimate(request.estimate)
         view.plan_warnings(request.warnings)
         if request.error:

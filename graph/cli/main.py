@@ -42,6 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--history", metavar="THREAD", help="show a run's checkpoints in order")
     parser.add_argument("--resume", metavar="THREAD", help="continue an unfinished run")
     parser.add_argument(
+        "--follow-up",
+        metavar="THREAD",
+        help='follow up a finished run with the request given ("a cheaper one"); '
+        "THREAD 'last' is the most recent finished run",
+    )
+    parser.add_argument(
         "--stop-server", action="store_true", help="stop the warm local model server now"
     )
     parser.add_argument(

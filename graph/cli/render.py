@@ -24,6 +24,7 @@ from catalog.terminal import (
 from graph.caps import StatedLimits
 from graph.checks.edits import describe_change
 from graph.cost import CostEstimate
+from graph.previous_run import FollowUp
 from graph.prompts import describe_filters
 from graph.runs.approval import EditReview
 from graph.runs.draft import PlanDraft
@@ -83,7 +84,8 @@ class RunView:
         if node == "planner" and change.get("plan") is not None:
             if self._spinner is not None:  # the draft under it gives way to the full table
                 self._spinner.update(Text("Planned."))
-            self.plan(change["plan"], limits=change.get("stated_limits"))
+            limits, follow_up = change.get("stated_limits"), change.get("follow_up")
+            self.plan(change["plan"], limits=limits, follow_up=follow_up)
         if change.get("plan_edit") is not None:  # the steps that run are the person's
             self.step_actions = [step.action for step in change["plan_edit"].plan.steps]
         for result in change.get("step_results", []):
@@ -112,7 +114,14 @@ class RunView:
                 f"Resuming thread [bold]{terminal_markup(self.thread_id)}[/] ({status})."
             )
 
-    def plan(self, plan: Plan, *, edited: bool = False, limits: StatedLimits | None = None) -> None:
+    def plan(
+        self,
+        plan: Plan,
+        *,
+        edited: bool = False,
+        limits: StatedLimits | None = None,
+        follow_up: FollowUp | None = None,
+    ) -> None:
         self.step_actions = [step.action for step in plan.steps]
         self.plan_shown = True
         if self.quiet:
@@ -131,13 +140,14 @@ class RunView:
         label = f"{kind} (your edit): " if edited else f"{kind}: "
         title = Text(label) + terminal_text(plan.goal) + Text(f"  (budget {budget})")
         table = Table(title=title, title_justify="left")
+        carried = limits.carried if limits is not None else ()
         table.add_column("#", justify="right")
         table.add_column("kind")
         table.add_column("action")
         table.add_column("query and filters")
         for step in plan.steps:
             detail = (
-                f"{step.query!r} ({describe_filters(step, mark_filled=True)})"
+                f"{step.query!r} ({describe_filters(step, mark_filled=True, carried=carried)})"
                 if step.is_search
                 else ""
             )
@@ -149,6 +159,8 @@ class RunView:
                 terminal_text(detail),
             )
         self.console.print(table)
+        for note in follow_up.notes if follow_up is not None else ():
+            self.console.print(Text("from the previous run: ", style="cyan") + terminal_text(note))
         if plan.pick == "one" and len(plan.search_steps) > 1:
             self.console.print(
                 'Recommends the single best of the kinds searched (pick = "one"; edit the '

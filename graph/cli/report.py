@@ -16,6 +16,7 @@ from rich.text import Text
 from catalog.terminal import terminal_text
 from graph.checks.edits import describe_change
 from graph.cli.render import RunView
+from graph.runs.follow_ups import ChainLink, in_chain_order
 from graph.runs.session import RunResult
 from graph.runs.threads import HistoryEntry, ThreadSummary
 from graph.state import plan_that_runs
@@ -65,6 +66,9 @@ def json_report(result: RunResult) -> dict[str, Any]:
         "usage": asdict(result.totals),
         "step_results": [dump(r) for r in values.get("step_results", [])],
         "outcome": dump(values.get("outcome")),
+        # A follow-up: the run it follows, and what carried over from it.
+        "follow_up_of": values.get("follow_up_of"),
+        "follow_up": dump(values.get("follow_up")),
     }
 
 
@@ -80,6 +84,10 @@ def print_threads(console: Console, threads: list[ThreadSummary]) -> None:
     if not threads:
         console.print("No runs yet.")
         return
+    # Each follow-up under the run it follows, its request indented by its depth.
+    placed = in_chain_order(threads)
+    threads = [item for _, item in placed]
+    depths = [depth for depth, _ in placed]
     ids = [terminal_text(item.thread_id) for item in threads]
     widest = max(len(thread_id) for thread_id in ids)
     if widest + _OTHER_COLUMNS_WIDTH <= console.width:
@@ -87,16 +95,17 @@ def print_threads(console: Console, threads: list[ThreadSummary]) -> None:
         table.add_column("thread", no_wrap=True, min_width=widest)
         for column in ("status", "steps", "when", "request"):
             table.add_column(column)
-        for thread_id, item in zip(ids, threads, strict=True):
-            table.add_row(thread_id, item.status, _steps(item), _when(item), _request(item))
+        for thread_id, item, depth in zip(ids, threads, depths, strict=True):
+            request = _request(item, depth)
+            table.add_row(thread_id, item.status, _steps(item), _when(item), request)
         console.print(table)
     else:
         console.print("Recent runs", style="italic")
-        for thread_id, item in zip(ids, threads, strict=True):
+        for thread_id, item, depth in zip(ids, threads, depths, strict=True):
             # soft_wrap: the terminal wraps a long id, so a copy of it is one line again.
             console.print(thread_id, style="bold", soft_wrap=True)
             details = f"  {item.status}, {_steps(item)} steps, {_when(item) or '-'}: "
-            console.print(Text(details, style="dim") + _request(item))
+            console.print(Text(details, style="dim") + _request(item, depth))
     for item in threads:
         if item.status in ("unreadable", "newer version") and item.error:
             console.print(terminal_text(f"! {item.error}", style="yellow"))
@@ -110,8 +119,30 @@ def _when(item: ThreadSummary) -> str:
     return (item.updated_at or "")[:19].replace("T", " ")
 
 
-def _request(item: ThreadSummary) -> Text:
-    return terminal_text(item.request, 60)
+def _request(item: ThreadSummary, depth: int = 0) -> Text:
+    if not depth:
+        return terminal_text(item.request, 60)
+    # The thread id column stays the id alone (it is typed back); the request is indented.
+    return Text("  " * (depth - 1) + "↳ ") + terminal_text(item.request, 60)
+
+
+def print_chain(console: Console, chain: list[ChainLink]) -> None:
+    """A chain of follow-ups, first request first: each request, its plan and outcome."""
+    if len(chain) < 2:
+        return
+    console.print(Text("Follow-ups, first request first", style="bold"))
+    for number, link in enumerate(chain, start=1):
+        line = Text(f"{number}. ") + terminal_text(link.thread_id, 80) + Text(": ")
+        console.print(line + terminal_text(link.request, 120) + Text(f" ({link.status})"))
+        searched = ", ".join(repr(q) for q in link.queries) or "nothing"
+        console.print(Text("   plan: ") + terminal_text(f"{link.goal} (searched {searched})"))
+        for note in link.carried_over:
+            console.print(Text("   from the previous run: ") + terminal_text(note))
+        if link.total is not None:
+            budget = f" of ${link.budget:,.2f} budget" if link.budget is not None else ""
+            picks = "; ".join(link.picks) or "nothing recommended"
+            outcome = f"{picks} (total ${link.total:,.2f}{budget})"
+            console.print(Text("   outcome: ") + terminal_text(outcome))
 
 
 def _duration(seconds: float) -> str:

@@ -6,6 +6,7 @@ and hand over to the mode they name.
     python -m graph.eval --compare A.json B.json
     python -m graph.eval REQUESTS.jsonl --limits LABELS.json [--provider ...] [--out R.json]
     python -m graph.eval BUNDLES.json --bundles [--check] [--catalog PATH] [--out R.json]
+    python -m graph.eval FOLLOW_UPS.json --follow-ups [--provider ...] [--out R.json]
 
 The --limits mode plans requests that have no known answer and scores each plan's
 filters against the limits labelled for it (graph/evals/limits.py); nothing is searched.
@@ -33,6 +34,7 @@ from graph.context import Context, SettingsError, load_env_file
 from graph.evals.bundles import bundles_main
 from graph.evals.bundles import markdown_table as bundles_table
 from graph.evals.common import approved_context, show_and_save
+from graph.evals.follow_ups import follow_ups_main
 from graph.evals.inputs import EvalInputError, check_limit, check_out, read_json
 from graph.evals.limits import load_labels, load_requests, run_limits_eval
 from graph.evals.limits import markdown_table as limits_table
@@ -73,6 +75,7 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--bundles", action="store_true", help="GOALS is a bundle file")
     parser.add_argument("--check", action="store_true", help="--bundles: brute force only")
+    parser.add_argument("--follow-ups", action="store_true", help="GOALS is a follow-up file")
     args = parser.parse_args(argv)
     if args.compare:
         return args
@@ -82,6 +85,10 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--check goes with --bundles")
     if args.bundles and args.goals is None:
         parser.error("give BUNDLES.json with --bundles")
+    if args.follow_ups and args.goals is None:
+        parser.error("give FOLLOW_UPS.json with --follow-ups")
+    if args.follow_ups:
+        return args
     if args.limits is None and not args.bundles and (args.goals is None or args.catalog is None):
         parser.error("give GOALS.json and --catalog (or --compare A.json B.json)")
     return args
@@ -100,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
             return _limits_main(args)
         if args.bundles:
             return bundles_main(args)
+        if args.follow_ups:
+            return follow_ups_main(args)
         return _goals_main(args)
     except USER_ERRORS as error:
         # Masked: a provider or database message may quote a key or a URL's password.

@@ -11,6 +11,7 @@ from graph.caps import StatedLimits
 from graph.checks.edits import edit_of
 from graph.context import Context
 from graph.cost import CostEstimate, estimate_plan_cost
+from graph.previous_run import FollowUp
 from graph.runs.draft import PlanDraft
 from graph.state import Plan, PlanEdit
 
@@ -30,6 +31,8 @@ class ApprovalRequest:
     context: Context | None = None
     # Why the edit last sent was refused; the run paused here again to get another.
     error: str | None = None
+    # A follow-up's carry-over from the previous run, shown with the plan.
+    follow_up: FollowUp | None = None
 
 
 @dataclass(frozen=True)

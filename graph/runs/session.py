@@ -21,6 +21,7 @@ from langgraph.types import Command, Durability
 from graph.checks.stated import checked_request, request_facts
 from graph.context import Context
 from graph.cost import CostEstimate, estimate_plan_cost
+from graph.previous_run import FOLLOW_UP_OF
 from graph.providers.models import chat_model_session
 from graph.runs.approval import ApprovalDecision, ApprovalRequest, RunObserver
 from graph.runs.catalog_tie import (
@@ -164,10 +165,13 @@ def start(
     *,
     thread_id: str | None = None,
     observer: RunObserver | None = None,
+    follow_up_of: str | None = None,
 ) -> RunResult:
-    """Start a new run on a fresh thread (refusing one that already holds a run)."""
+    """Start a new run on a fresh thread (refusing one that already holds a run); with
+    `follow_up_of`, a follow-up of that finished run (graph/runs/follow_ups.py checks it)."""
     # Before any model starts, a call is made or the thread is saved.
     request, _ = checked_request(request)
+    graph_input = {"request": request, **({FOLLOW_UP_OF: follow_up_of} if follow_up_of else {})}
     thread_id = check_thread_id(thread_id) if thread_id is not None else new_thread_id()
     context = open_run_catalog(context)
     if read_state(graph, thread_id).values:
@@ -179,7 +183,7 @@ def start(
             raise _thread_taken(thread_id)
         try:
             with chat_model_session(context) as resolved:
-                return drive(graph, thread_id, {"request": request}, resolved, approve, observer)
+                return drive(graph, thread_id, graph_input, resolved, approve, observer)
         except BaseException as error:
             note_thread(error, thread_id, _saved(graph, thread_id))
             raise
@@ -308,6 +312,8 @@ def drive(
     config["metadata"][CATALOG_IDENTITY] = identity_metadata(context)
     # So an older version that finds the run can say which version to upgrade to.
     config["metadata"][WRITER_VERSION] = this_version()
+    if parent := (graph_input or graph.get_state(config).values).get(FOLLOW_UP_OF):
+        config["metadata"][FOLLOW_UP_OF] = parent  # a follow-up's checkpoints name its parent
     estimate: CostEstimate | None = None
     pending: Any = graph_input
     while True:
@@ -320,7 +326,8 @@ def drive(
             estimate,
             tuple(paused.get("warnings") or ()),
             # As the planner read them: an edit is checked against the same limits.
-            limits=request_facts(graph.get_state(config).values)[1],
+            limits=request_facts(values := graph.get_state(config).values)[1],
+            follow_up=values.get("follow_up"),
             context=context,
             error=paused.get("error"),
         )

@@ -164,6 +164,7 @@ class ThreadSummary:
     steps_total: int
     updated_at: str | None
     error: str | None = None
+    follow_up_of: str | None = None  # the thread this run follows up, if any
 
 
 def summarize(snapshot: StateSnapshot, thread_id: str) -> ThreadSummary:
@@ -177,6 +178,7 @@ def summarize(snapshot: StateSnapshot, thread_id: str) -> ThreadSummary:
         steps_total=len(plan.steps) if plan else 0,
         updated_at=snapshot.created_at,
         error=error_of(snapshot),
+        follow_up_of=values.get("follow_up_of"),
     )
 
 

@@ -417,3 +417,33 @@ def test_resume_with_an_edited_plan_runs_the_edit_and_an_invalid_one_stays_inter
     )
     assert any(c["kind"] == "changed" and c["field"] == "action" for c in changes), changes
     assert [p["id"] for p in values["outcome"]["picks"]] == [studio.search_ids["camera strap"][0]]
+
+
+def test_a_follow_up_over_the_api_is_a_new_run_naming_its_finished_parent(
+    studio: Studio,
+) -> None:
+    """Issue 26: the input names the finished run (`follow_up_of`); the planner reads it
+    from the server's own checkpointer and sees it fenced as data."""
+    client = studio.client
+    assistant = client.assistants.create(
+        GRAPH_ID, context={"auto_approve": True}, name="follow-ups"
+    )
+    schema = client.assistants.get_schemas(assistant["assistant_id"])["input_schema"]
+    assert "follow_up_of" in schema["properties"] and schema["required"] == ["request"]
+    first = client.threads.create()["thread_id"]
+    client.runs.wait(first, assistant["assistant_id"], input={"request": REQUEST})
+    first_picks = client.threads.get_state(first)["values"]["outcome"]["picks"]
+    second = client.threads.create()["thread_id"]
+    values = client.runs.wait(
+        second,
+        assistant["assistant_id"],
+        input={"request": "a cheaper strap", "follow_up_of": first},
+    )
+    assert values["follow_up_of"] == first
+    follow_up = values["follow_up"]
+    assert follow_up["kind"] == "cheaper"
+    assert [p["id"] for p in follow_up["previous"]["picks"]] == [p["id"] for p in first_picks]
+    prompt = json.dumps(studio.fake.calls_for("Plan")[-1]["messages"])
+    assert "<previous_run>" in prompt and first_picks[0]["id"] in prompt
+    # The parent's state reads back as it was.
+    assert client.threads.get_state(first)["values"]["outcome"]["picks"] == first_picks

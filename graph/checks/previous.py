@@ -1,0 +1,93 @@
+"""The finished run a follow-up follows, read from its saved values (issue 26): whether it
+is finished, and what the planner and the carry-over see of it (graph/previous_run.py).
+
+The session reads the parent through the checkpointer before any model starts; the
+planner node reads it again for callers that bypass the session (Studio, the API), from
+the checkpointer the graph runs with. Either way, the parent's checkpoints are only read.
+No LLM call happens here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph._internal._constants import CONFIG_KEY_CHECKPOINTER
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_config
+
+from graph.caps import RequestError, StatedLimits
+from graph.checks.words import product_words, stem
+from graph.previous_run import PreviousPick, PreviousRun
+from graph.state import Outcome, State, plan_that_runs
+
+_STATE_FIELDS = frozenset(f.name for f in dataclasses.fields(State))
+
+
+class FollowUpRefused(RequestError):
+    """A follow-up on a run that is unknown or not finished: refused before any LLM call."""
+
+
+def unfinished_reason(values: Mapping[str, Any]) -> str | None:
+    """Why a run's saved values are not a finished run, or None when it is finished: it
+    ended with a checked outcome and was not rejected. (The session also knows a run
+    paused at approval or failed from its checkpoint's tasks, and says so.)"""
+    if not values:
+        return "it holds no run"
+    if values.get("approval") == "rejected":
+        return "its plan was rejected"
+    if values.get("outcome") is None:
+        return "it has not finished"
+    return None
+
+
+def previous_run_of(thread_id: str, values: Mapping[str, Any]) -> PreviousRun:
+    """What a follow-up sees of the finished run `thread_id` whose saved values these are."""
+    state = State(**{k: v for k, v in values.items() if k in _STATE_FIELDS})
+    plan = plan_that_runs(vars(state))
+    queries = tuple(s.query for s in plan.search_steps if s.query) if plan else ()
+    outcome = state.outcome or Outcome()
+    picks = tuple(
+        PreviousPick(id=p.id, title=p.title, price=p.price, item=_item_of(p.title, queries))
+        for p in outcome.picks
+    )
+    return PreviousRun(
+        thread_id=thread_id,
+        request=state.clean_request or state.request,
+        goal=plan.goal if plan else "",
+        queries=queries,
+        picks=picks,
+        budget=outcome.budget if outcome.budget is not None else (plan.budget if plan else None),
+        limits=state.stated_limits or StatedLimits(),
+    )
+
+
+def _item_of(title: str, queries: tuple[str, ...]) -> str:
+    """The search a pick answered: the query sharing most product words with its title."""
+    words = {stem(w) for w in product_words(title)}
+    scored = [
+        (len(words & {stem(w) for w in product_words(q)}), -n, q) for n, q in enumerate(queries)
+    ]
+    best = max(scored, default=(0, 0, ""))
+    return best[2] if best[0] > 0 else ""
+
+
+def parent_in_graph(thread_id: str) -> PreviousRun:
+    """The finished run `thread_id`, read from the checkpointer of the graph this node
+    runs in (Studio's server, the session's database); FollowUpRefused if it is unknown
+    or not finished. Must be called from inside a node."""
+    saver = get_config().get("configurable", {}).get(CONFIG_KEY_CHECKPOINTER)
+    if not isinstance(saver, BaseCheckpointSaver):
+        raise FollowUpRefused("a follow-up needs a graph with a checkpointer to read its run from")
+    saved = saver.get_tuple({"configurable": {"thread_id": thread_id, "checkpoint_ns": ""}})
+    values = dict(saved.checkpoint["channel_values"]) if saved is not None else {}
+    if not values:
+        raise FollowUpRefused(f"no run with thread id {thread_id!r} to follow up")
+    reason = unfinished_reason(values)
+    if reason is not None:
+        raise FollowUpRefused(
+            f"thread {thread_id!r} cannot be followed up: {reason}; a follow-up continues a "
+            "finished run"
+        )
+    return previous_run_of(thread_id, values)

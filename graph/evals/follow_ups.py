@@ -1,0 +1,261 @@
+"""Follow-up evaluation (issue 26): each dev case runs its first request, then its
+follow-up on a new thread linked to it, both approved as planned, and scores the checks
+the case states (tests/fixtures/follow_ups_dev.json describes them).
+
+    python -m graph.eval tests/fixtures/follow_ups_dev.json --follow-ups [--provider ...]
+        [--model ...] [--label L] [--limit N] [--db PATH] [--out R.json]
+
+Threads are `followup-{label}-{id}-first` and `-next`, so a rerun reads back the runs
+that finished and resumes the rest. A case passes when both runs finished and every check
+holds; the figure is passed/total.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+
+from catalog.terminal import terminal_markup
+from graph.builder import build_graph
+from graph.checks.words import product_words, stem
+from graph.context import Context
+from graph.evals.common import show_and_save
+from graph.evals.inputs import EvalInputError
+from graph.evals.reruns import settled_context
+from graph.providers.models import chat_model_session
+from graph.runs.checkpoint import open_checkpointer
+from graph.runs.follow_ups import run_follow_up_thread
+from graph.runs.session import approve_all, run_thread
+from graph.state import ProductSummary, plan_that_runs
+
+CHECKS = (
+    "kind",
+    "cap_below_pick",
+    "kept",
+    "dropped",
+    "new_item",
+    "max_price",
+    "min_rating",
+    "budget",
+    "carried",
+    "uncapped",
+)
+
+
+class FollowUpFileError(EvalInputError):
+    """The follow-up file is not a list of cases with known checks."""
+
+
+@dataclass(frozen=True)
+class FollowUpCase:
+    id: str
+    first: str
+    follow_up: str
+    expect: Mapping[str, Any]
+
+
+def load_cases(path: Path) -> list[FollowUpCase]:
+    """The cases of a follow-up file; FollowUpFileError naming the first bad one."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        records = data["follow_ups"]
+        cases = [
+            FollowUpCase(str(r["id"]), str(r["first"]), str(r["follow_up"]), dict(r["expect"]))
+            for r in records
+        ]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise FollowUpFileError(f"{path}: not a follow-up file ({error})") from None
+    for case in cases:
+        unknown = set(case.expect) - set(CHECKS)
+        if unknown:
+            raise FollowUpFileError(
+                f"{path}: case {case.id!r} has unknown checks {sorted(unknown)}"
+            )
+    return cases
+
+
+def _words(words: Sequence[str]) -> set[str]:
+    return {stem(w) for text in words for w in product_words(text)}
+
+
+def _named(picks: Sequence[ProductSummary], words: Sequence[str]) -> list[ProductSummary]:
+    wanted = _words(words)
+    return [p for p in picks if wanted & {stem(w) for w in product_words(p.title)}]
+
+
+def score_case(
+    case: FollowUpCase, first: Mapping[str, Any], second: Mapping[str, Any]
+) -> dict[str, bool]:
+    """Each check the case states, True where it holds."""
+    expect = case.expect
+    first_picks = list(first["outcome"].picks) if first.get("outcome") else []
+    outcome = second.get("outcome")
+    picks = list(outcome.picks) if outcome else []
+    picked = {p.id for p in picks}
+    plan = plan_that_runs(second)
+    searches = plan.search_steps if plan else []
+    follow_up = second.get("follow_up")
+    kept_ids = {p.id for p in follow_up.kept} if follow_up else set()
+    new_picks = [p for p in picks if p.id not in kept_ids]
+    limits = second.get("stated_limits")
+    carried = set(limits.carried) if limits else set()
+    checks: dict[str, bool] = {}
+    if "kind" in expect:
+        checks["kind"] = follow_up is not None and follow_up.kind == expect["kind"]
+    if "cap_below_pick" in expect:
+        referenced = _named(first_picks, expect["cap_below_pick"])
+        checks["cap_below_pick"] = _cap_below(referenced, searches, new_picks)
+    if "kept" in expect:
+        named = _named(first_picks, expect["kept"])
+        checks["kept"] = bool(named or not expect["kept"]) and all(p.id in picked for p in named)
+    if "dropped" in expect:
+        checks["dropped"] = not {p.id for p in _named(first_picks, expect["dropped"])} & picked
+    if "new_item" in expect:
+        checks["new_item"] = bool(_named(new_picks, expect["new_item"]))
+    if "max_price" in expect:
+        cap = expect["max_price"]
+        checks["max_price"] = bool(searches) and all(
+            s.max_price is not None and s.max_price <= cap for s in searches
+        )
+    if "min_rating" in expect:
+        floor = expect["min_rating"]
+        checks["min_rating"] = bool(searches) and all(
+            s.min_rating is not None and s.min_rating >= floor for s in searches
+        )
+    if "budget" in expect:
+        budget = expect["budget"]
+        checks["budget"] = (
+            outcome is not None
+            and outcome.budget == budget
+            and outcome.total_price <= budget + 0.005
+            # The kept picks are in the total: it is the sum of every pick.
+            and abs(outcome.total_price - sum(p.price for p in picks)) < 0.005
+        )
+    if "carried" in expect:
+        wanted = set(expect["carried"])
+        checks["carried"] = wanted <= carried if wanted else not carried
+    if "uncapped" in expect:
+        uncapped = all(s.max_price is None for s in searches)
+        checks["uncapped"] = uncapped == bool(expect["uncapped"])
+    return checks
+
+
+def _cap_below(
+    referenced: list[ProductSummary], searches: Sequence[Any], new_picks: list[ProductSummary]
+) -> bool:
+    """Every search is capped below the referenced first-run pick, and so is each new pick."""
+    if len(referenced) != 1 or not searches or not new_picks:
+        return False
+    price = referenced[0].price
+    capped = all(s.max_price is not None and s.max_price < price for s in searches)
+    return capped and all(p.price < price for p in new_picks)
+
+
+@dataclass
+class CaseResult:
+    id: str
+    first: str
+    follow_up: str
+    passed: bool = False
+    checks: dict[str, bool] = field(default_factory=dict)
+    first_picks: list[str] = field(default_factory=list)
+    picks: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class FollowUpReport:
+    label: str
+    cases_file: str
+    provider: str
+    model: str | None
+    results: list[CaseResult]
+
+    def to_json(self) -> dict[str, Any]:
+        passed = sum(r.passed for r in self.results)
+        return {
+            "label": self.label,
+            "follow_ups_file": self.cases_file,
+            "provider": self.provider,
+            "model": self.model,
+            "summary": {"passed": passed, "total": len(self.results)},
+            "results": [asdict(r) for r in self.results],
+        }
+
+
+def run_follow_ups_eval(
+    cases: Sequence[FollowUpCase],
+    context: Context,
+    graph: CompiledStateGraph,
+    *,
+    label: str,
+    cases_file: str = "",
+    progress: bool = True,
+) -> FollowUpReport:
+    """Run each case's first request and its follow-up (auto-approved) and score them."""
+    results: list[CaseResult] = []
+    for case in cases:
+        result = CaseResult(case.id, case.first, case.follow_up)
+        first_thread = f"followup-{label}-{case.id}-first"
+        try:
+            first = run_thread(graph, first_thread, case.first, context, approve_all).values
+            second = run_follow_up_thread(
+                graph,
+                f"followup-{label}-{case.id}-next",
+                first_thread,
+                case.follow_up,
+                context,
+                approve_all,
+            ).values
+            result.first_picks = [p.id for p in first["outcome"].picks]
+            result.picks = [p.id for p in second["outcome"].picks] if second.get("outcome") else []
+            result.checks = score_case(case, first, second)
+            result.passed = bool(result.checks) and all(result.checks.values())
+        except Exception as error:  # one failing case must not end the evaluation
+            result.error = f"{type(error).__name__}: {error}"[:500]
+        results.append(result)
+        if progress:
+            failed = [name for name, ok in result.checks.items() if not ok]
+            state = "pass" if result.passed else f"fail {failed or result.error}"
+            print(f"{terminal_markup(case.id, 40)}: {terminal_markup(str(state), 300)}")
+    return FollowUpReport(label, cases_file, context.provider, context.model, results)
+
+
+def markdown_table(report: dict[str, Any]) -> str:
+    lines = ["| case | passed | failed checks | first picks | picks |", "|---|---|---|---|---|"]
+    for r in report["results"]:
+        failed = ", ".join(n for n, ok in r["checks"].items() if not ok) or (r["error"] or "")
+        lines.append(
+            f"| {r['id']} | {'yes' if r['passed'] else 'no'} | {failed} | "
+            f"{' '.join(r['first_picks'])} | {' '.join(r['picks'])} |"
+        )
+    summary = report["summary"]
+    lines.append(f"\n{summary['passed']}/{summary['total']} follow-ups pass ({report['label']})")
+    return "\n".join(lines)
+
+
+def follow_ups_main(args: argparse.Namespace) -> int:
+    """The --follow-ups mode: a bad file is one `error:` line (FollowUpFileError)."""
+    cases = load_cases(args.goals)
+    # The shipped catalog, opened (and the provider resolved) before a model starts.
+    context = Context(provider=args.provider, model=args.model, tool_mode=args.tool_mode)
+    context = settled_context(replace(context, auto_approve=True))
+    graph = build_graph(checkpointer=open_checkpointer(args.db))
+    with chat_model_session(context) as context:
+        label = args.label or f"{context.provider}-{context.model}"
+        report = run_follow_ups_eval(
+            cases[: args.limit] if args.limit else cases,
+            context,
+            graph,
+            label=label,
+            cases_file=str(args.goals),
+        )
+    data = report.to_json()
+    show_and_save(data, markdown_table(data), args.out)
+    return 0

@@ -1,0 +1,72 @@
+"""A follow-up's view of the finished run it follows (issue 26): the earlier request, its
+plan and recommendation in brief, and what carries over into the new run.
+
+A follow-up is a new thread linked to its parent by id (docs/follow-ups.md): the
+planner writes a `FollowUp` into the new run's state, so the new run reads back whole
+without its parent, and the parent's checkpoints are never written again.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from graph.caps import StatedLimits
+
+# Checkpoint metadata key (and input field): the thread a follow-up follows.
+FOLLOW_UP_OF = "follow_up_of"
+
+# What a follow-up asks of the previous run, as code reads it (graph/checks/follow_up.py):
+# "cheaper" a pick below its price, "add" another item beside the earlier picks,
+# "replace" one item for another, "refine" the same items anew (a new limit, "lighter"),
+# "new" a request unrelated to the previous run (nothing carries over).
+FollowUpKind = Literal["cheaper", "add", "replace", "refine", "new"]
+
+
+class PreviousPick(BaseModel):
+    """One product the previous run recommended, and the item (its search query) it
+    was the pick for."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    title: str
+    price: float
+    item: str = ""
+
+
+class PreviousRun(BaseModel):
+    """The finished run a follow-up follows, as the planner sees it (a few hundred
+    tokens at most, fenced as data in its prompt) and as code carries it over."""
+
+    model_config = ConfigDict(frozen=True)
+
+    thread_id: str
+    request: str
+    goal: str = ""
+    queries: tuple[str, ...] = ()
+    picks: tuple[PreviousPick, ...] = ()
+    budget: float | None = None
+    # The limits it held to (its request's, with any it carried over itself): a follow-up
+    # keeps those it does not state anew. Never shown to the model.
+    limits: StatedLimits = Field(default_factory=StatedLimits)
+
+
+class FollowUp(BaseModel):
+    """What a follow-up carries over, worked out in code by the planner node: the kind
+    of follow-up, the earlier picks kept in the recommendation (counted in its total
+    against the budget), those it replaces, and each carry-over in words, shown at
+    approval as coming from the previous run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    previous: PreviousRun
+    kind: FollowUpKind
+    kept: tuple[PreviousPick, ...] = ()
+    replaced: tuple[PreviousPick, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def kept_total(self) -> float:
+        return round(sum(p.price for p in self.kept), 2)

@@ -1,0 +1,122 @@
+"""The follow-up eval mode (`python -m graph.eval FILE --follow-ups`) over the dev set
+on the shipped catalog, with a fake planner (FakeShoppingChatModel) that writes the
+plan a careful model would: one search per product the request names, else the
+previous run's search. It measures the code's part of each follow-up (what carries over,
+the caps, the kept picks in the total); the embedded model's figure needs the model."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_openai_server import FakeScript, fake_openai_server
+from fakes import FakeShoppingChatModel
+from langchain_core.messages import BaseMessage
+from langgraph.checkpoint.memory import MemorySaver
+
+from graph.builder import build_graph
+from graph.checks.stated import without_limit_phrases
+from graph.checks.words import product_words
+from graph.context import Context
+from graph.evals.follow_ups import (
+    CHECKS,
+    FollowUpFileError,
+    load_cases,
+    markdown_table,
+    run_follow_ups_eval,
+)
+from graph.evals.main import main
+
+DEV_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "follow_ups_dev.json"
+_NOT_WANTED = re.compile(r"\b(?:instead of|rather than)\b[^,]*,|\bswap\b.*?\bfor\b", re.I)
+
+
+def fake_plan(messages: list[BaseMessage]) -> dict[str, Any]:
+    """The plan for the request in the planner's user message: one search per item."""
+    text = str(messages[-1].content)
+    request = text.removeprefix("Shopping request:\n").split("\n\nIt follows up")[0]
+    searched = re.search(r"searched: '([^']+)'", text)
+    parts = re.split(r",|\band\b", _NOT_WANTED.sub(" ", without_limit_phrases(request)))
+    # The product, not its purpose: "a camera bag for hiking" searches "camera bag".
+    queries = [" ".join(product_words(p.split(" for ")[0])[:3]) for p in parts]
+    queries = [q for q in queries if q and q not in ("cheaper", "instead")]
+    if not queries and searched:
+        queries = [searched.group(1)]
+    steps: list[dict[str, Any]] = [{"query": q} for q in dict.fromkeys(queries)]
+    return {"goal": request, "steps": [*steps, {"query": None, "action": "Pick the best"}]}
+
+
+def fake_model() -> FakeShoppingChatModel:
+    answer = {"answer": "The best ranked.", "product_ids": []}
+    return FakeShoppingChatModel(
+        replies={"Plan": [fake_plan] * 40, "ReasoningAnswer": [answer] * 80}
+    )
+
+
+def test_the_dev_set_has_twelve_follow_ups_of_every_kind() -> None:
+    cases = load_cases(DEV_FILE)
+    assert len(cases) >= 12
+    kinds = {case.expect["kind"] for case in cases}
+    assert kinds == {"cheaper", "add", "replace", "refine", "new"}
+    assert all(set(case.expect) <= set(CHECKS) and case.expect for case in cases)
+
+
+def test_the_dev_follow_ups_pass_with_a_careful_fake_planner() -> None:
+    cases = load_cases(DEV_FILE)
+    graph = build_graph(checkpointer=MemorySaver())
+    context = Context(chat_model=fake_model(), auto_approve=True)
+    report = run_follow_ups_eval(cases, context, graph, label="fake", progress=False)
+    data = report.to_json()
+    failed = {r.id: (r.checks, r.error) for r in report.results if not r.passed}
+    assert data["summary"] == {"passed": len(cases), "total": len(cases)}, failed
+    assert f"{len(cases)}/{len(cases)} follow-ups pass" in markdown_table(data)
+
+
+def test_a_bad_follow_up_file_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        json.dumps(
+            {
+                "follow_ups": [
+                    {"id": "x", "first": "a", "follow_up": "b", "expect": {"colour": "red"}}
+                ]
+            }
+        )
+    )
+    assert main([str(bad), "--follow-ups"]) == 2
+    assert "unknown checks ['colour']" in capsys.readouterr().err
+    with pytest.raises(FollowUpFileError):
+        load_cases(tmp_path / "missing.json")
+
+
+def test_the_eval_command_runs_a_case_and_scores_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`python -m graph.eval FILE --follow-ups`, in-process, against the fake server."""
+    plans = [
+        {
+            "goal": "A hiking camera bag.",
+            "steps": [{"query": "camera bag"}, {"query": None, "action": "Pick"}],
+        },
+        {
+            "goal": "A cheaper bag.",
+            "steps": [{"query": "camera bag"}, {"query": None, "action": "Pick"}],
+        },
+    ]
+    answer = {"answer": "The best ranked.", "product_ids": []}
+    fake = FakeScript(replies={"Plan": plans, "ReasoningAnswer": [answer] * 4})
+    out = tmp_path / "report.json"
+    with fake_openai_server(fake) as url:
+        monkeypatch.setenv("OPENAI_BASE_URL", url)
+        monkeypatch.setenv("OPENAI_MODEL", "fake-model")
+        args = [str(DEV_FILE), "--follow-ups", "--limit", "1", "--provider", "compatible"]
+        code = main([*args, "--db", str(tmp_path / "runs.sqlite"), "--out", str(out)])
+    assert code == 0, capsys.readouterr()
+    report = json.loads(out.read_text())
+    assert report["summary"] == {"passed": 1, "total": 1}, report["results"]
+    assert report["results"][0]["id"] == "bag-cheaper"
