@@ -174,14 +174,11 @@ def validate_request(request: object) -> str:
 # output tokens per step (~0.3 s on 2 cores). The step filters are among them because
 # code reads the request's price and rating limits and fills every search step with them
 # (graph/checks/limits.py): a small model dropped stated limits whether they were required or not.
-OPTIONAL_FOR_MODEL = frozenset(
-    {"action", "category", "min_price", "max_price", "min_rating", "not_shopping"}
-)
+OPTIONAL_FOR_MODEL = frozenset({"category", "min_price", "max_price", "min_rating", "not_shopping"})
 # Fields code fills in after the model answers; the model never sees them. The budget is
 # the request's stated cap, read in code (graph/checks/stated.py), which overrode the model's
 # budget whenever they differed: written by the model it was ~8 tokens of a plan's ~150.
-# So are the steps' numbers (their places in the list), ~5 tokens a step (issue 25).
-WRITTEN_BY_CODE = frozenset({"budget", "pick", "filled_from_request", "built_in_code", "step"})
+WRITTEN_BY_CODE = frozenset({"budget", "pick", "filled_from_request", "built_in_code"})
 
 
 def model_facing_schema(schema: dict[str, Any], model: type[BaseModel]) -> None:

@@ -20,8 +20,8 @@ none. Limits, shipping, reviews, hobbies and occasions are not features.
 3. Code reads the request's budget and copies its price and rating limits into every \
 search, so leave max_price, min_price and min_rating out, unless one item has its own \
 limit.
-4. The last step is a reasoning step: query null, and an action saying what to pick.
-5. At most {max_steps} steps: search similar small items together.
+4. The last step is a reasoning step with query null that picks what to buy.
+5. At most {max_steps} steps, numbered from 1: search similar small items together.
 6. A gift, an occasion or a hobby that names no product: search 2 to 4 different \
 kinds of item that suit the person, one step each; for a gardener, "gardening gloves", \
 "pruning shears" and "garden kneeler".
@@ -31,9 +31,10 @@ sums); then steps is [].
 Example. Request: "cushioned running shoes and wool socks, $150 total, 4+ stars". Plan:
 {{"shopping": true, "goal": "Buy running shoes and socks for $150 or less.", \
 "features": ["cushioned", "wool"], "steps": [
-{{"query": "cushioned running shoes"}},
-{{"query": "wool running socks"}},
-{{"query": null, "action": "Pick shoes and socks within $150"}}]}}
+{{"step": 1, "action": "Search running shoes", "query": "cushioned running shoes"}},
+{{"step": 2, "action": "Search running socks", "query": "wool running socks"}},
+{{"step": 3, "action": "Pick one pair of shoes and one pair of socks within $150", \
+"query": null}}]}}
 """
 
 PLANNER_USER = "Shopping request:\n{request}"

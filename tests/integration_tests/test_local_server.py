@@ -445,10 +445,8 @@ def test_the_jump_forward_draft_proposes_what_the_grammar_forces() -> None:
     assert proposal_after('{"') == 'shopping":'
     assert proposal_after('{"shopping": true,') == ' "goal": "'
     assert proposal_after('{"shopping": true, "goal": "Buy') == ""  # free text
-    # A step's one required key comes first (the model writes no step number, #25).
-    steps = '{"shopping": true, "goal": "g", "features": [], "steps": [{"'
-    assert proposal_after(steps) == 'query":'
-    assert proposal_after(steps + 'query": null, "ac') == 'tion": "'  # a string's quote
-    assert proposal_after(steps + 'query": null, "') == ""  # action, category or a limit
+    steps = '{"shopping": true, "goal": "g", "features": [], "steps": [{"step": 1,'
+    assert proposal_after(steps) == ' "action": "'
+    assert proposal_after(steps + ' "action": "Search", "q') == 'uery":'
     vocabulary._sampler = None  # any other sampler: no proposal, the library's own path
     assert len(GrammarForcedDraft(vocabulary)(None)) == 0

@@ -367,11 +367,8 @@ def test_planner_tool_schema_is_compact_and_shows_only_what_the_model_writes() -
     assert step["properties"]["max_price"] == {"type": ["number", "null"]}
     # Code fills the step filters from the request (graph/checks/limits.py), so the model may
     # leave them out, as it may category; fields code writes are not shown to it at all.
-    # A step's number is its place and a search's action restates its query (issue 25):
-    # the model writes neither, only a reasoning step's action.
-    assert step["required"] == ["query"]
-    assert "filled_from_request" not in step["properties"] and "step" not in step["properties"]
-    assert "action" in step["properties"]
+    assert step["required"] == ["step", "action", "query"]
+    assert "filled_from_request" not in step["properties"]
     # shopping comes first: the model decides there is something to buy, then plans it.
     assert tool["parameters"]["required"] == ["shopping", "goal", "features", "steps"]
     # The budget is read from the request in code, like the step filters.
