@@ -99,8 +99,10 @@ def _logs(data_dir: Path) -> dict[Path, int]:
     return {p: p.stat().st_size for p in (data_dir / "logs").glob("llama-server-*.log")}
 
 
-def warm_request(tree: Path, model: str, data_dir: Path, scratch: Path) -> dict[str, Any]:
-    """The two-item request on a warm server of `tree`'s code, call by call."""
+def warm_request(
+    tree: Path, model: str, data_dir: Path, scratch: Path, request: str = TWO_ITEM_REQUEST
+) -> dict[str, Any]:
+    """`request` on a warm server of `tree`'s code, call by call."""
     db = scratch / f"runs-{abs(hash(tree))}.sqlite"
     _cli(tree, model, db, "--stop-server")
     warmed = _cli(tree, model, db, "--yes", WARMING_REQUEST, LOCAL_MODEL_KEEP_ALIVE="300")
@@ -108,7 +110,7 @@ def warm_request(tree: Path, model: str, data_dir: Path, scratch: Path) -> dict[
         raise RuntimeError(f"warming run failed in {tree}:\n{warmed.stderr[-2000:]}")
     before = _logs(data_dir)
     started = time.perf_counter()
-    run = _cli(tree, model, db, "--yes", "--json", TWO_ITEM_REQUEST, LOCAL_MODEL_KEEP_ALIVE="300")
+    run = _cli(tree, model, db, "--yes", "--json", request, LOCAL_MODEL_KEEP_ALIVE="300")
     wall_s = time.perf_counter() - started
     if run.returncode != 0:
         raise RuntimeError(f"the timed run failed in {tree}:\n{run.stderr[-2000:]}")
@@ -132,11 +134,13 @@ def _outcome_line(stdout: str) -> str:
     return f"{picks or 'no picks'}; total ${outcome.get('total_price', 0):.2f}"
 
 
-def compare(model: str, baseline: str, data_dir: Path) -> dict[str, dict[str, Any]]:
+def compare(
+    model: str, baseline: str, data_dir: Path, request: str = TWO_ITEM_REQUEST
+) -> dict[str, dict[str, Any]]:
     """Both versions' figures: the baseline commit first, then the working tree."""
     with tempfile.TemporaryDirectory() as scratch_dir:
         scratch = Path(scratch_dir)
         return {
-            name: warm_request(code_of(name, scratch), model, data_dir, scratch)
+            name: warm_request(code_of(name, scratch), model, data_dir, scratch, request)
             for name in (baseline, "working tree")
         }

@@ -334,6 +334,9 @@ def main(argv: list[str] | None = None) -> int:
         default=CALLS_BASELINE,
         help=f"commit the --calls figures compare with (default {CALLS_BASELINE}: before #25)",
     )
+    parser.add_argument(
+        "--request", default=_calls.TWO_ITEM_REQUEST, help="the --calls request (two items)"
+    )
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = parser.parse_args(argv)
 
@@ -349,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.repack:
         return repack_report(model, args, resolve_s, load_before)
     if args.calls:
-        return calls_report(model, args.baseline, args.json, load_before)
+        return calls_report(model, args.baseline, args.request, args.json, load_before)
 
     report = Report(f"Local model {model}: today's cold path, cold, warm, plan streamed")
     runs = [scenarios(model) for _ in range(args.runs)]
@@ -438,12 +441,14 @@ def main(argv: list[str] | None = None) -> int:
     return report.finish(args.json)
 
 
-def calls_report(model: str, baseline: str, json_path: str | None, load_before: str) -> int:
+def calls_report(
+    model: str, baseline: str, request: str, json_path: str | None, load_before: str
+) -> int:
     """A warm two-item request, call by call, in `baseline` and in this tree (issue 25)."""
     from catalog.paths import data_dir
 
     report = Report(f"Local model {model}: a warm two-item request, call by call")
-    figures = _calls.compare(model, baseline, data_dir())
+    figures = _calls.compare(model, baseline, data_dir(), request)
     rows = []
     for version, figure in figures.items():
         for index, call in enumerate(figure["calls"], start=1):
@@ -495,7 +500,7 @@ def calls_report(model: str, baseline: str, json_path: str | None, load_before: 
         f"<= {CALLS_AVX2_TARGET_S:.0f} s",
         estimate <= CALLS_AVX2_TARGET_S,
     )
-    report.note(f"request: {_calls.TWO_ITEM_REQUEST!r}; warmed with {_calls.WARMING_REQUEST!r}")
+    report.note(f"request: {request!r}; warmed with {_calls.WARMING_REQUEST!r}")
     report.note(f"CPU flags: {_calls.cpu_flags()}; cores: {os.cpu_count()}")
     report.note(f"load average before: {load_before}; after: {load_average()}")
     report.data = figures
