@@ -19,13 +19,11 @@ from graph.checks.intent import shopping_reason
 from graph.checks.limits import limit_warnings, reconcile_limits
 from graph.checks.occasion import pick_mode
 from graph.checks.picks import (
-    candidates_of,
-    is_relevant,
     missing_items,
     missing_limit_warning,
     one_pick_per_search,
-    request_words,
 )
+from graph.checks.pool import choice_pool
 from graph.checks.previous import parent_in_graph
 from graph.checks.stated import checked_request, request_facts
 from graph.checks.tidy import merge_reasoning_runs
@@ -244,8 +242,9 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
     earlier = list(state.step_results)
     catalog = catalog_for(context)
-    candidates = candidates_of(state.run_plan, earlier, catalog)
-    decision = decided_in_code(state.run_plan, step, candidates) if context.code_decisions else None
+    pool = choice_pool(state, earlier, catalog)
+    candidates = pool.all_candidates  # what the model is shown; verify chooses from the pool
+    decision = decided_in_code(pool.plan, step, pool.candidates) if context.code_decisions else None
     if decision is not None:
         # The checks alone determine the picks (graph/checks/decided.py): no model call.
         return _finish_step(
@@ -337,27 +336,23 @@ def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # the request better. With no reasoning step, code chooses alone. Still no LLM call.
     said = next((r for r in reversed(results) if r.kind == "reasoning" and r.products), None)
     model_ids = [p.id for p in said.products] if said else []
-    request, stated = request_facts(vars(state))
-    candidates = candidates_of(state.run_plan, results, catalog)
-    found = catalog.get(c.summary.id for c in candidates)
+    _, stated = request_facts(vars(state))
+    pool = choice_pool(state, results, catalog)
+    candidates, found = pool.all_candidates, pool.found
     outcome = Outcome(budget=state.run_plan.budget)
-    # An open-ended request (pick "one") names the person, not the product ("a gift for a
-    # runner"): its words are no test of relevance; the kinds the plan searched are.
-    request = carry.words_about(request, state.follow_up)  # "a cheaper one": the earlier item's
-    wanted = request_words(request, state.run_plan) if state.run_plan.pick == "each" else set()
-    unrelated = {i for i, r in found.items() if wanted and not is_relevant(r, wanted)}
     outcome.warnings += [
         f"{i} matches none of the request's words; it is not recommended"
         for i in dict.fromkeys(model_ids)
-        if i in unrelated
+        if i in pool.unrelated
     ]
-    choosable = [c for c in candidates if c.summary.id in found and c.summary.id not in unrelated]
-    # A follow-up's kept picks count against the budget: the new items get what is left.
-    choice = choose(carry.budget_left(state.run_plan, state.follow_up), choosable, model_ids)
+    choice = choose(pool.plan, pool.candidates, model_ids)
     # Each pick as the catalog has it now (price and title from the record, not a step).
     picked = [ProductSummary.of(found[c.summary.id]) for c in choice.picks]
     merged = carry.with_kept(picked, choice.reasons, state.follow_up, catalog)
     outcome.picks, outcome.reasons, gone = merged
+    # Each pick's item, passed on so a follow-up knows what "a cheaper grinder" refers to.
+    kept = {p.id: p.item for p in state.follow_up.kept} if state.follow_up else {}
+    outcome.items = {p.id: kept.get(p.id) or choice.items.get(p.id, "") for p in outcome.picks}
     outcome.warnings += gone
     outcome.unknown_ids = [i for i in dict.fromkeys(model_ids) if i not in found]
     if missing_limit_warning(stated, state.run_plan):

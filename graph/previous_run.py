@@ -65,6 +65,7 @@ class FollowUp(BaseModel):
     kind: FollowUpKind
     kept: tuple[PreviousPick, ...] = ()
     replaced: tuple[PreviousPick, ...] = ()
+    added: str = ""  # an "add" follow-up's words for the new item ("sleeping bag")
     notes: tuple[str, ...] = ()
 
     @property

@@ -257,6 +257,7 @@ class Outcome(BaseModel):
 
     picks: list[ProductSummary] = []
     reasons: dict[str, str] = {}  # per pick id: why, from catalog figures (checks/choice.py)
+    items: dict[str, str] = {}  # per pick id: the item it is the pick for (its search queries)
     # Every item the plan searched for is in `picks` or here: none disappears unnamed.
     missing: list[MissingItem] = []
     total_price: float = 0.0

@@ -45,6 +45,7 @@ class Choice:
     picks: list[Candidate] = field(default_factory=list)
     fits: bool = True
     reasons: dict[str, str] = field(default_factory=dict)
+    items: dict[str, str] = field(default_factory=dict)  # per pick id: its item's queries
     notes: list[str] = field(default_factory=list)
 
 
@@ -109,6 +110,7 @@ def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Cho
     for index, (item, pick) in enumerate(zip(items, choice.picks, strict=True)):
         reason = _reason(plan, item, pick, choice, score, wanted.get(index))
         choice.reasons[pick.summary.id] = reason
+        choice.items[pick.summary.id] = item.query
     return choice
 
 

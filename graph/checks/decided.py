@@ -1,12 +1,14 @@
 """A pick step that code can answer without a model call (issue 25).
 
-The recommendation is chosen in code (graph/checks/choice.py) by, in order: the kind
-searched for, the wanted features matched, the model's own pick, rating and rank. The
-model's pick is only a tie-break: when every item has one option that fits its limits and
-beats all its other options on kind and features, and those options together fit the
-budget, no pick the model could make changes the recommendation. Asking it then costs a
-prompt of search results (most of a request's wait on a slow CPU) and decides nothing, so
-the executor answers that step itself and says so.
+The recommendation is chosen in code (graph/checks/choice.py): among the choices of one
+product per item that keep every limit and the budget, the best summed over the items by,
+in order, the kind searched for, the wanted features matched, the model's own pick, rating
+and rank. The model's pick is only a tie-break. So when one choice alone scores best on
+kind and features, or when no choice fits and the cheapest is shown, no pick the model
+could make changes the recommendation. Asking it then costs a prompt of search results
+(most of a request's wait on a slow CPU) and decides nothing, so the executor answers that
+step itself and says so. That covers a budget shared between items too: the trade-off is
+arithmetic over the same checks.
 
 This is still the executor running the plan as written: the step runs, its result is
 recorded like any other, and nothing goes back to the planner.
@@ -16,9 +18,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graph.checks.choice import CENT, coverage_of, items_of
+from graph.checks.choice import Score, Scorer, best_combination, choose, coverage_of, items_of
 from graph.checks.picks import Candidate
 from graph.state import Plan, PlanStep
+
+NOTHING_FOUND = (
+    "Decided in code: the searches found no product of the kinds searched for, so there "
+    "is nothing to pick."
+)
+TIE = 1e-9  # summed shares of the query's words: closer than this is a tie, for the model
 
 
 @dataclass(frozen=True)
@@ -30,44 +38,71 @@ class CodeDecision:
 
 
 def decided_in_code(plan: Plan, step: PlanStep, candidates: list[Candidate]) -> CodeDecision | None:
-    """The last step's picks when the checks alone determine them, else None (the step
-    needs a model's judgement: a tie on kind and features, or a budget to share)."""
+    """The last step's picks when the checks alone determine them (none, when nothing of
+    the kinds searched was found), else None: two choices tie on kind and features, and
+    the model's pick would break the tie. `plan` and
+    `candidates` are what the recommendation is chosen from (its budget is what is left
+    for the new items, and only products it may recommend)."""
     if step.is_search or step.step != len(plan.steps):
         return None  # only the final pick: an earlier reasoning step's text feeds later ones
     items = [item for item in items_of(plan, candidates) if item.options]
     if not items:
+        return CodeDecision([], NOTHING_FOUND)
+    pools = [tuple(c for c in item.options if c.within_limits) for item in items]
+
+    def checks(candidate: Candidate) -> Score:
+        return coverage_of(candidate, plan)
+
+    best = best_combination(pools, checks, plan.budget)
+    if best is not None and _tied(pools, best, checks, plan.budget):
         return None
-    picks: list[Candidate] = []
-    for item in items:
-        fitting = sorted(
-            (c for c in item.options if c.within_limits),
-            key=lambda c: coverage_of(c, plan),
-            reverse=True,
+    choice = choose(plan, candidates, [])
+    return CodeDecision(choice.picks, _why(plan, choice.picks, fits=best is not None))
+
+
+def _tied(
+    pools: list[tuple[Candidate, ...]],
+    best: tuple[Candidate, ...],
+    checks: Scorer,
+    budget: float | None,
+) -> bool:
+    """Whether another choice scores as well as `best` on the checks: one that differs
+    from it in some item, so the best choice without that item's pick."""
+    top = _summed(best, checks)
+    for index, pick in enumerate(best):
+        without = [
+            tuple(c for c in pool if c.summary.id != pick.summary.id) if i == index else pool
+            for i, pool in enumerate(pools)
+        ]
+        other = best_combination(without, checks, budget)
+        if other is not None and all(
+            b >= t - TIE for b, t in zip(_summed(other, checks), top, strict=True)
+        ):
+            return True
+    return False
+
+
+def _summed(choice: tuple[Candidate, ...], checks: Scorer) -> Score:
+    return tuple(sum(parts) for parts in zip(*map(checks, choice), strict=True))
+
+
+def _why(plan: Plan, picks: list[Candidate], *, fits: bool) -> str:
+    ids = ", ".join(c.summary.id for c in picks)
+    if not fits:
+        return (
+            "Decided in code: no choice of one product per item keeps every limit and the "
+            f"budget, so the cheapest is shown ({ids}); a model's pick could not change it."
         )
-        if not fitting:
-            return None
-        if len(fitting) > 1 and coverage_of(fitting[1], plan) == coverage_of(fitting[0], plan):
-            return None  # a tie on the checks: the model's pick would decide it
-        picks.append(fitting[0])
-    ids = [c.summary.id for c in picks]
-    if len(set(ids)) < len(ids):
-        return None  # one product best for two items: which item keeps it is a choice
     total = sum(c.summary.price for c in picks)
-    if plan.budget is not None and total > plan.budget + CENT:
-        return None  # the best of each together break the budget: a trade-off to weigh
-    return CodeDecision(picks, _why(plan, picks, total))
-
-
-def _why(plan: Plan, picks: list[Candidate], total: float) -> str:
-    what = "one option" if len(picks) == 1 else "each item has one option"
     covered = (
         "the kind searched for and the most wanted features"
         if plan.features
-        else ("the kind searched for")
+        else "the kind searched for"
     )
+    within = "within the limits" if plan.budget is None else "within the limits and the budget"
+    what = "one option" if len(picks) == 1 else "one choice of one product per item"
     budget = "" if plan.budget is None else f", ${total:,.2f} of the ${plan.budget:,.2f} budget"
     return (
-        f"Decided in code: {what} within the limits that best matches {covered} "
-        f"({', '.join(c.summary.id for c in picks)}{budget}), so a model's pick could not "
-        "change it."
+        f"Decided in code: {what} {within} best matches {covered} ({ids}{budget}), "
+        "so a model's pick could not change it."
     )

@@ -92,7 +92,7 @@ def read_follow_up(request: str, previous: PreviousRun) -> tuple[FollowUpKind, s
     if _CHEAPER.search(request):
         return "cheaper", _named(request)
     if _ADD.search(request):
-        return "add", ""
+        return "add", " ".join(product_words(_ADD.sub(" ", _named(request))))
     if _INSTEAD.search(request) and _named(request):
         return "replace", ""  # "a backpack instead": of the single pick, if one
     earlier = _stems(" ".join((previous.request, *previous.queries)))
@@ -142,7 +142,12 @@ def carry_over(
     notes.extend(f"kept from the previous run: {_shown(p)}" for p in kept)
     limits = _merged(kind, stated, previous, kept, cap, notes, cap_is_total=len(replaced) > 1)
     follow_up = FollowUp(
-        previous=previous, kind=kind, kept=kept, replaced=replaced, notes=tuple(notes)
+        previous=previous,
+        kind=kind,
+        kept=kept,
+        replaced=replaced,
+        added=named if kind == "add" else "",
+        notes=tuple(notes),
     )
     return follow_up, limits
 
@@ -240,16 +245,37 @@ def follow_up_plan(plan: Plan, follow_up: FollowUp) -> tuple[Plan, list[str]]:
             )
             step = step.model_copy(update={"query": fallback, "action": f"Search {fallback}"})
         steps.append(step)
+    added = _stems(follow_up.added)
     kept_items = [_stems(p.item) for p in follow_up.kept if p.item]
-    again = [s for s in steps if s.is_search and _stems(s.query or "") in kept_items]
+    again = [s for s in steps if s.is_search and _searches_kept(s, kept_items, added)]
     if again and len(again) < len(plan.search_steps):
         for step in again:
             notes.append(
                 f"step {step.step} searched again for {step.query!r}, whose pick is kept: removed"
             )
-        rest = [s for s in steps if s not in again]
-        steps = [s.model_copy(update={"step": n}) for n, s in enumerate(rest, start=1)]
+        steps = [s for s in steps if s not in again]
+    elif again and added:
+        # Every search looks for a kept item, none for the one the follow-up adds: the
+        # first searches for the new item instead, as the follow-up names it.
+        first, *rest = again
+        notes.append(
+            f"step {first.step} searched again for {first.query!r}, whose pick is kept: "
+            f"searched for {follow_up.added!r} (the item the follow-up adds)"
+        )
+        new = first.model_copy(
+            update={"query": follow_up.added, "action": f"Search {follow_up.added}"}
+        )
+        notes.extend(f"step {s.step} searched again for {s.query!r}: removed" for s in rest)
+        steps = [new if s is first else s for s in steps if s not in rest]
+    steps = [s.model_copy(update={"step": n}) for n, s in enumerate(steps, start=1)]
     return plan.model_copy(update={"steps": steps}), notes
+
+
+def _searches_kept(step: PlanStep, kept_items: list[set[str]], added: set[str]) -> bool:
+    """Whether a search step looks for a kept pick's item again: all its product words are
+    that item's (the query it was the pick for), and none names the item a follow-up adds."""
+    words = _stems(step.query or "")
+    return bool(words) and not words & added and any(words <= kept for kept in kept_items)
 
 
 def words_about(request: str, follow_up: FollowUp | None) -> str:

@@ -49,7 +49,12 @@ def previous_run_of(thread_id: str, values: Mapping[str, Any]) -> PreviousRun:
     queries = tuple(s.query for s in plan.search_steps if s.query) if plan else ()
     outcome = state.outcome or Outcome()
     picks = tuple(
-        PreviousPick(id=p.id, title=p.title, price=p.price, item=_item_of(p.title, queries))
+        PreviousPick(
+            id=p.id,
+            title=p.title,
+            price=p.price,
+            item=outcome.items.get(p.id) or _item_of(p.title, queries),
+        )
         for p in outcome.picks
     )
     return PreviousRun(
@@ -64,7 +69,8 @@ def previous_run_of(thread_id: str, values: Mapping[str, Any]) -> PreviousRun:
 
 
 def _item_of(title: str, queries: tuple[str, ...]) -> str:
-    """The search a pick answered: the query sharing most product words with its title."""
+    """The search a pick answered, for a run saved before its outcome named each pick's
+    item (Outcome.items): the query sharing most product words with its title."""
     words = {stem(w) for w in product_words(title)}
     scored = [
         (len(words & {stem(w) for w in product_words(q)}), -n, q) for n, q in enumerate(queries)

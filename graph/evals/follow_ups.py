@@ -37,6 +37,8 @@ from graph.state import ProductSummary, plan_that_runs
 CHECKS = (
     "kind",
     "cap_below_pick",
+    "searches_below_pick",
+    "missing",
     "kept",
     "dropped",
     "new_item",
@@ -111,6 +113,15 @@ def score_case(
     if "cap_below_pick" in expect:
         referenced = _named(first_picks, expect["cap_below_pick"])
         checks["cap_below_pick"] = _cap_below(referenced, searches, new_picks)
+    if "searches_below_pick" in expect:
+        referenced = _named(first_picks, expect["searches_below_pick"])
+        checks["searches_below_pick"] = len(referenced) == 1 and _searches_below(
+            referenced[0].price, searches
+        )
+    if "missing" in expect:
+        wanted = _words(expect["missing"])
+        reported = [m for m in outcome.missing if wanted & _words([m.query])] if outcome else []
+        checks["missing"] = bool(reported) and not _named(new_picks, expect["missing"])
     if "kept" in expect:
         named = _named(first_picks, expect["kept"])
         checks["kept"] = bool(named or not expect["kept"]) and all(p.id in picked for p in named)
@@ -153,8 +164,11 @@ def _cap_below(
     if len(referenced) != 1 or not searches or not new_picks:
         return False
     price = referenced[0].price
-    capped = all(s.max_price is not None and s.max_price < price for s in searches)
-    return capped and all(p.price < price for p in new_picks)
+    return _searches_below(price, searches) and all(p.price < price for p in new_picks)
+
+
+def _searches_below(price: float, searches: Sequence[Any]) -> bool:
+    return bool(searches) and all(s.max_price is not None and s.max_price < price for s in searches)
 
 
 @dataclass

@@ -47,14 +47,55 @@ def test_a_tie_on_kind_and_features_is_left_to_the_model() -> None:
     assert decided_in_code(plan, plan.steps[-1], pool) is None
 
 
-def test_best_of_each_over_the_budget_is_left_to_the_model() -> None:
+def test_a_budget_shared_between_items_is_decided_when_one_choice_is_best() -> None:
+    # The best of each together break the budget; of the choices that fit, one alone
+    # matches the most wanted features, so the trade-off is arithmetic.
     plan = two_item_plan(100, features=["f0"])
     pool = [
         candidate("shoe-a", 90, 1, 1, features=1),
         candidate("shoe-b", 60, 1, 2, features=0),
         candidate("bottle-a", 20, 2, 1, features=1),
+        candidate("bottle-b", 35, 2, 2, features=0),
+    ]
+    decision = decided_in_code(plan, plan.steps[-1], pool)
+    assert decision is not None
+    assert ids(decision.picks) == ["shoe-b", "bottle-a"]  # 1 feature; shoe-a fits with none
+    assert "$80.00 of the $100.00 budget" in decision.why
+
+
+def test_a_shared_budget_with_two_equal_choices_is_left_to_the_model() -> None:
+    # Within $100, the best shoe with the plain bottle, or the plain shoe with the best
+    # bottle: one feature each way. Which to give up is the model's judgement.
+    plan = two_item_plan(100, features=["f0"])
+    pool = [
+        candidate("shoe-a", 70, 1, 1, features=1),
+        candidate("shoe-b", 50, 1, 2, features=0),
+        candidate("bottle-a", 40, 2, 1, features=1),
+        candidate("bottle-b", 20, 2, 2, features=0),
     ]
     assert decided_in_code(plan, plan.steps[-1], pool) is None
+
+
+def test_nothing_within_the_budget_is_decided_as_the_cheapest() -> None:
+    plan = two_item_plan(50, features=["f0"])
+    pool = [
+        candidate("shoe-a", 90, 1, 1, features=1),
+        candidate("shoe-b", 60, 1, 2, features=1),
+        candidate("bottle-a", 20, 2, 1, features=1),
+    ]
+    decision = decided_in_code(plan, plan.steps[-1], pool)
+    assert decision is not None
+    assert ids(decision.picks) == ["shoe-b", "bottle-a"]
+    assert "no choice of one product per item keeps every limit" in decision.why
+
+
+def test_nothing_of_the_kinds_searched_is_decided_as_no_pick() -> None:
+    plan = two_item_plan(100, features=["f0"])
+    pool = [candidate("vest-a", 30, 1, 1, of_kind=False)]  # "running shoes" found a vest
+    decision = decided_in_code(plan, plan.steps[-1], pool)
+    assert decision is not None and decision.picks == []
+    assert "nothing to pick" in decision.why
+    assert choose(plan, pool, ["vest-a"]).picks == []  # as verify would have it
 
 
 def test_only_the_plans_last_step_is_decided() -> None:
@@ -68,9 +109,9 @@ def test_a_decision_is_what_every_model_pick_would_have_given() -> None:
     # The claim behind skipping the call: whenever code decides, choose() returns the
     # same picks whatever the model had picked (one id per item, or none).
     rng = random.Random(25)
-    decided = 0
+    decided = undecided = 0
     for _ in range(300):
-        budget = rng.choice([None, 60.0, 120.0, 200.0])
+        budget = rng.choice([None, 40.0, 60.0, 90.0, 120.0, 200.0])
         plan = two_item_plan(budget, features=["f0", "f1", "f2"])
         pool = [
             candidate(
@@ -86,6 +127,7 @@ def test_a_decision_is_what_every_model_pick_would_have_given() -> None:
         ]
         decision = decided_in_code(plan, plan.steps[-1], pool)
         if decision is None:
+            undecided += 1
             continue
         decided += 1
         options = [[None, *ids(item.options)] for item in items_of(plan, pool)]
@@ -93,6 +135,7 @@ def test_a_decision_is_what_every_model_pick_would_have_given() -> None:
             picked = choose(plan, pool, [i for i in model_ids if i is not None]).picks
             assert ids(picked) == ids(decision.picks), (model_ids, ids(decision.picks))
     assert decided >= 30  # the property was tested on enough decided cases
+    assert undecided >= 30  # and ties were found, so the test can tell the two apart
 
 
 PLAN = {

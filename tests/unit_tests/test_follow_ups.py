@@ -128,6 +128,29 @@ def test_and_a_kit_for_it_keeps_the_bag_in_the_total_against_the_budget() -> Non
     assert "kept from the previous run" in outcome.reasons[bag.id]
 
 
+def test_an_added_item_the_plan_never_searched_for_is_searched_for_in_code() -> None:
+    # A small model may plan "and a rain cover for it" as the bag again: every search is
+    # for the kept item, so the new item would never be looked for.
+    graph = build_graph(checkpointer=MemorySaver())
+    model = fake_model(BAG_PLAN, BAG_PLAN)
+    bag = finished_bag(graph, model).values["outcome"].picks[0]
+    result = follow_ups.start_follow_up(
+        graph,
+        "bag",
+        "and a lens cleaning kit for it, $90 in total",
+        Context(chat_model=model),
+        session.approve_all,
+        thread_id="bag-kit-again",
+    )
+    values = result.values
+    assert values["follow_up"].added == "lens cleaning kit"
+    assert [s.query for s in values["plan"].search_steps] == ["lens cleaning kit"]
+    assert [s.step for s in values["plan"].steps] == [1, 2]
+    outcome = values["outcome"]
+    assert outcome.picks[0].id == bag.id and len(outcome.picks) == 2
+    assert "kit" in outcome.picks[1].title.lower()
+
+
 def test_swap_the_bag_for_a_strap_replaces_it_within_the_carried_cap() -> None:
     graph = build_graph(checkpointer=MemorySaver())
     model = fake_model(BAG_PLAN, STRAP_PLAN)

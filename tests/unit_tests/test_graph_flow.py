@@ -176,7 +176,10 @@ def test_over_budget_total_is_flagged_when_nothing_fits(small_catalog_file: Path
         }
     )
     state = run_graph(
-        model, small_catalog_file, request="trail shoes and a coffee grinder, $200 total"
+        model,
+        small_catalog_file,
+        request="trail shoes and a coffee grinder, $200 total",
+        code_decisions=False,  # the model's picks are what is checked here
     )
     outcome = state["outcome"]
     assert [p.id for p in outcome.picks] == ["shoe-1", "grinder-1"]
@@ -196,7 +199,10 @@ def test_over_budget_total_is_replaced_in_code_when_a_choice_fits(
         }
     )
     state = run_graph(
-        model, small_catalog_file, request="a camera strap and a lens cleaner, $50 total"
+        model,
+        small_catalog_file,
+        request="a camera strap and a lens cleaner, $50 total",
+        code_decisions=False,  # the model's picks are what is checked here
     )
     outcome = state["outcome"]
     assert outcome.total_price <= 50 and outcome.within_budget is True

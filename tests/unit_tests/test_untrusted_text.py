@@ -241,6 +241,7 @@ def test_hostile_text_through_the_cli_list_and_history(
             "--catalog",
             str(catalog),
             COLUMNS="400",
+            SHOPPING_CODE_DECISIONS="off",  # the model's hostile answer is shown too
         )
         elapsed = time.monotonic() - started
         listing = graph_run_process(url, isolated_data_dir, "--list", COLUMNS="400")
