@@ -24,7 +24,7 @@ import re
 from catalog import CatalogBackend
 from graph.caps import StatedLimits
 from graph.checks.stated import without_limit_phrases
-from graph.checks.words import product_words, stem
+from graph.checks.words import product_words, same_word, stem
 from graph.previous_run import FollowUp, FollowUpKind, PreviousPick, PreviousRun
 from graph.state import Plan, PlanStep, ProductSummary
 
@@ -245,15 +245,23 @@ def follow_up_plan(plan: Plan, follow_up: FollowUp) -> tuple[Plan, list[str]]:
             )
             step = step.model_copy(update={"query": fallback, "action": f"Search {fallback}"})
         steps.append(step)
-    added = _stems(follow_up.added)
-    kept_items = [_stems(p.item) for p in follow_up.kept if p.item]
-    again = [s for s in steps if s.is_search and _searches_kept(s, kept_items, added)]
-    if again and len(again) < len(plan.search_steps):
-        for step in again:
-            notes.append(
-                f"step {step.step} searched again for {step.query!r}, whose pick is kept: removed"
-            )
-        steps = [s for s in steps if s not in again]
+    added = product_words(follow_up.added)
+    kept_items = [product_words(p.item) for p in follow_up.kept if p.item]
+    # What "swap the bag for a strap" gives up is not searched for again either.
+    replaced_items = [product_words(p.item) for p in follow_up.replaced if p.item]
+    replaced_items = replaced_items if follow_up.kind == "replace" else []
+    again = [s for s in steps if s.is_search and _searches_for(s, kept_items, added)]
+    given_up = [s for s in steps if s.is_search and _searches_for(s, replaced_items, added)]
+    if (again or given_up) and len(again) + len(given_up) < len(plan.search_steps):
+        for step in steps:
+            if step in again:
+                why = "whose pick is kept"
+            elif step in given_up:
+                why = "which the follow-up replaces"
+            else:
+                continue
+            notes.append(f"step {step.step} searched again for {step.query!r}, {why}: removed")
+        steps = [s for s in steps if s not in again and s not in given_up]
     elif again and added:
         # Every search looks for a kept item, none for the one the follow-up adds: the
         # first searches for the new item instead, as the follow-up names it.
@@ -271,11 +279,14 @@ def follow_up_plan(plan: Plan, follow_up: FollowUp) -> tuple[Plan, list[str]]:
     return plan.model_copy(update={"steps": steps}), notes
 
 
-def _searches_kept(step: PlanStep, kept_items: list[set[str]], added: set[str]) -> bool:
-    """Whether a search step looks for a kept pick's item again: all its product words are
-    that item's (the query it was the pick for), and none names the item a follow-up adds."""
-    words = _stems(step.query or "")
-    return bool(words) and not words & added and any(words <= kept for kept in kept_items)
+def _searches_for(step: PlanStep, items: list[list[str]], added: list[str]) -> bool:
+    """Whether a search step looks for one of the earlier `items` again: each of its
+    product words is one of that item's (the query it was the pick for), up to a plural,
+    and none names the item a follow-up adds."""
+    words = product_words(step.query or "")
+    if not words or any(same_word(w, a) for w in words for a in added):
+        return False
+    return any(all(any(same_word(w, i) for i in item) for w in words) for item in items)
 
 
 def words_about(request: str, follow_up: FollowUp | None) -> str:

@@ -126,7 +126,9 @@ def score_case(
         named = _named(first_picks, expect["kept"])
         checks["kept"] = bool(named or not expect["kept"]) and all(p.id in picked for p in named)
     if "dropped" in expect:
-        checks["dropped"] = not {p.id for p in _named(first_picks, expect["dropped"])} & picked
+        # The item given up is gone: its earlier pick, and any new pick of its kind.
+        gone = not {p.id for p in _named(first_picks, expect["dropped"])} & picked
+        checks["dropped"] = gone and not _named(new_picks, expect["dropped"])
     if "new_item" in expect:
         checks["new_item"] = bool(_named(new_picks, expect["new_item"]))
     if "max_price" in expect:

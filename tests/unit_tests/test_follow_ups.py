@@ -171,6 +171,34 @@ def test_swap_the_bag_for_a_strap_replaces_it_within_the_carried_cap() -> None:
     assert all("strap" in p.title.lower() for p in values["outcome"].picks)
 
 
+def test_a_swap_planned_with_the_old_item_searched_again_drops_that_search() -> None:
+    # "swap the bag for a strap" planned as bags and straps: a bag would come back.
+    graph = build_graph(checkpointer=MemorySaver())
+    both = {
+        "goal": "A camera strap instead of the bag.",
+        "steps": [
+            {"query": "hiking bags"},
+            {"query": "camera strap"},
+            {"query": None, "action": "Pick the strap"},
+        ],
+    }
+    model = fake_model(BAG_PLAN, both)
+    finished_bag(graph, model)
+    result = follow_ups.start_follow_up(
+        graph,
+        "bag",
+        "swap the bag for a camera strap",
+        Context(chat_model=model),
+        session.approve_all,
+        thread_id="bag-strap-both",
+    )
+    values = result.values
+    assert [s.query for s in values["plan"].search_steps] == ["camera strap"]
+    assert any("which the follow-up replaces: removed" in w for w in values["plan_warnings"])
+    picks = values["outcome"].picks
+    assert picks and all("strap" in p.title.lower() for p in picks)
+
+
 def paused_at_approval(request: ApprovalRequest) -> None:
     return None
 
