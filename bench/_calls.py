@@ -26,6 +26,9 @@ from typing import Any
 from _common import REPO_ROOT
 
 TWO_ITEM_REQUEST = "running shoes and a water bottle, $150 total"
+# Two warm two-item requests timed by default: one planned with no pick step (code
+# chooses alone), one whose pick step is a budget the items share.
+TWO_ITEM_REQUESTS = (TWO_ITEM_REQUEST, "a tent and a sleeping bag for camping, under $300 total")
 WARMING_REQUEST = "a coffee grinder and a kettle under $150"
 # The rates measured on a 2-core AVX2-only VM (issue 25): prompt evaluation and
 # generation, tokens per second, for the estimate of that host's wait.
