@@ -8,13 +8,10 @@ one product per item does: a combinatorial choice, made exactly here over each s
 whole pool (tools.POOL_DEPTH matches), not only the few rows a model was shown.
 
 Among the choices that fit, the one a shopper would take: the kind searched for, then the
-wanted features matched (Candidate.coverage), then rating (what other shoppers say of
-it), then the model's own pick, then search rank. So the model's pick stands unless
-another candidate covers the request better or is rated higher, and it breaks the ties
-the checks leave. A plan for the single best of several kinds (a gift: a strap or a
-tripod?) weighs the model's pick before rating: ratings compare products of one kind,
-and which kind suits the person is the judgement asked of the model. When nothing fits,
-the cheapest choice is shown, with how far over it is.
+wanted features matched (Candidate.coverage), then the model's own pick, then rating, then
+search rank. So the model's pick stands unless another candidate covers the request
+better, and it breaks ties. When nothing fits, the cheapest choice is shown, with how
+far over it is.
 """
 
 from __future__ import annotations
@@ -87,13 +84,16 @@ def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Cho
     if not items:
         return Choice(fits=False)
     wanted = _model_pick_per_item(items, model_ids)
-    picked = set(wanted.values())
 
     def score(candidate: Candidate) -> Score:
         kind, features = coverage_of(candidate, plan)
-        rating, model = candidate.summary.rating or 0.0, float(candidate.summary.id in picked)
-        first, second = (model, rating) if plan.pick == "one" else (rating, model)
-        return (kind, features, first, second, -candidate.rank)
+        return (
+            kind,
+            features,
+            float(candidate.summary.id in wanted.values()),
+            candidate.summary.rating or 0.0,
+            -candidate.rank,
+        )
 
     fitting = [tuple(c for c in item.options if c.within_limits) for item in items]
     best = best_combination(fitting, score, plan.budget)

@@ -2,14 +2,13 @@
 
 The recommendation is chosen in code (graph/checks/choice.py): among the choices of one
 product per item that keep every limit and the budget, the best summed over the items by,
-in order, the kind searched for, the wanted features matched, rating, the model's own
-pick and rank. The model's pick is only a tie-break. So when one choice alone scores best
-on kind, features and rating (for one product of each item; for the single best of
-several kinds, a gift, rating comes after the model's pick), or when no choice fits and
-the cheapest is shown, no pick the model could make changes the recommendation. Asking
-it then costs a prompt of search results (most of a request's wait on a slow CPU) and
-decides nothing, so the executor answers that step itself and says so. That covers a
-budget shared between items too: the trade-off is arithmetic over the same checks.
+in order, the kind searched for, the wanted features matched, the model's own pick, rating
+and rank. The model's pick is only a tie-break. So when one choice alone scores best on
+kind and features, or when no choice fits and the cheapest is shown, no pick the model
+could make changes the recommendation. Asking it then costs a prompt of search results
+(most of a request's wait on a slow CPU) and decides nothing, so the executor answers that
+step itself and says so. That covers a budget shared between items too: the trade-off is
+arithmetic over the same checks.
 
 This is still the executor running the plan as written: the step runs, its result is
 recorded like any other, and nothing goes back to the planner.
@@ -40,10 +39,10 @@ class CodeDecision:
 
 def decided_in_code(plan: Plan, step: PlanStep, candidates: list[Candidate]) -> CodeDecision | None:
     """The last step's picks when the checks alone determine them (none, when nothing of
-    the kinds searched was found), else None: two choices tie on kind, features and
-    rating, and the model's pick would break the tie. `plan` and `candidates` are what the
-    recommendation is chosen from (its budget is what is left for the new items, and only
-    products it may recommend)."""
+    the kinds searched was found), else None: two choices tie on kind and features, and
+    the model's pick would break the tie. `plan` and
+    `candidates` are what the recommendation is chosen from (its budget is what is left
+    for the new items, and only products it may recommend)."""
     if step.is_search or step.step != len(plan.steps):
         return None  # only the final pick: an earlier reasoning step's text feeds later ones
     items = [item for item in items_of(plan, candidates) if item.options]
@@ -52,9 +51,7 @@ def decided_in_code(plan: Plan, step: PlanStep, candidates: list[Candidate]) -> 
     pools = [tuple(c for c in item.options if c.within_limits) for item in items]
 
     def checks(candidate: Candidate) -> Score:
-        # Rating comes before the model's pick in one item's options, not across kinds.
-        rating = (candidate.summary.rating or 0.0) if plan.pick == "each" else 0.0
-        return (*coverage_of(candidate, plan), rating)
+        return coverage_of(candidate, plan)
 
     best = best_combination(pools, checks, plan.budget)
     if best is not None and _tied(pools, best, checks, plan.budget):
@@ -97,8 +94,11 @@ def _why(plan: Plan, picks: list[Candidate], *, fits: bool) -> str:
             f"budget, so the cheapest is shown ({ids}); a model's pick could not change it."
         )
     total = sum(c.summary.price for c in picks)
-    covered = "the kind searched for" + (" and the most wanted features" if plan.features else "")
-    covered += ", then rating" if plan.pick == "each" else ""
+    covered = (
+        "the kind searched for and the most wanted features"
+        if plan.features
+        else "the kind searched for"
+    )
     within = "within the limits" if plan.budget is None else "within the limits and the budget"
     what = "one option" if len(picks) == 1 else "one choice of one product per item"
     budget = "" if plan.budget is None else f", ${total:,.2f} of the ${plan.budget:,.2f} budget"

@@ -423,9 +423,8 @@ def test_each_request_runs_as_one_thread_and_a_rerun_reads_it_back(
     small_catalog_file: Path,
 ) -> None:
     """run_bundles_eval is called as run_eval is (a replay test can do the same), here
-    with a fake model that would pick the padded strap and the kit, $40.49, where the
-    best is the leather strap and the kit (4.5 against 4.25). Rating ranks before the
-    model's pick, so code answers the pick step and recommends the best."""
+    with a fake model: the padded strap and the kit, $40.49, where the best is the
+    leather strap and the kit (4.5 against 4.25)."""
     model = FakeShoppingChatModel(
         replies={
             "Plan": [dict(STRAP_AND_KIT_PLAN)],
@@ -439,11 +438,11 @@ def test_each_request_runs_as_one_thread_and_a_rerun_reads_it_back(
     )
     (result,) = report.results
     assert result.error is None and result.thread_id == "bundle-fake-s01"
-    assert result.picked == ["strap-1", "clean-1"]
+    assert result.picked == ["strap-2", "clean-1"] and result.total == 40.49
     assert result.items_present and result.within_budget
     assert result.best_combination == ["strap-1", "clean-1"] and result.best_rating == 4.5
-    assert result.rating_ratio == pytest.approx(1.0)
-    assert result.llm_calls == 1 and result.output_tokens > 0  # the planner only
+    assert result.rating_ratio == pytest.approx(4.25 / 4.5, abs=1e-4)
+    assert result.llm_calls == 2 and result.output_tokens > 0
     # The fake has no reply left, so any new call would fail: the finished thread is read.
     again = run_bundles_eval(
         [STRAP_AND_KIT], small_catalog_file, context, graph, label="fake", progress=False

@@ -112,15 +112,14 @@ def test_a_decision_is_what_every_model_pick_would_have_given() -> None:
     decided = undecided = 0
     for _ in range(300):
         budget = rng.choice([None, 40.0, 60.0, 90.0, 120.0, 200.0])
-        pick = rng.choice(["each", "one"])  # one of each item, or the single best (a gift)
-        plan = two_item_plan(budget, features=["f0", "f1", "f2"], pick=pick)
+        plan = two_item_plan(budget, features=["f0", "f1", "f2"])
         pool = [
             candidate(
                 f"s{step}-{rank}",
                 round(rng.uniform(5, 100), 2),
                 step,
                 rank,
-                rating=rng.choice([4.0, 4.5]),  # ties on rating too, left to the model
+                rating=rng.choice([3.0, 4.0, 4.5, 5.0]),
                 features=rng.randint(0, 3),
             )
             for step in (1, 2)

@@ -60,8 +60,6 @@ class Eval:
             str(self.goals),
             *("--catalog", str(catalog), "--label", "same", "--out", str(out)),
             *("--db", str(self.tmp_path / "runs.sqlite"), *args),
-            # Each run's reasoning call, as well as its planner call, shows that it ran.
-            SHOPPING_CODE_DECISIONS="off",
         )
         assert run.returncode == 0, run.stdout + run.stderr
         assert "Traceback" not in run.stdout + run.stderr
@@ -122,10 +120,7 @@ def fake_context(model: str, replies: dict[str, list[dict[str, Any]]], **setting
     chat_model = FakeShoppingChatModel(
         replies={k: [dict(r) for r in v] for k, v in replies.items()}
     )
-    # Code decisions off: each run's reasoning call is what shows it ran again.
-    return Context(
-        model=model, chat_model=chat_model, auto_approve=True, code_decisions=False, **settings
-    )
+    return Context(model=model, chat_model=chat_model, auto_approve=True, **settings)
 
 
 def test_a_changed_goal_at_the_same_place_runs_afresh(small_catalog_file: Path) -> None:

@@ -94,14 +94,14 @@ def test_direct_mode_makes_one_call_per_reasoning_step_plus_plan(
     small_catalog_file: Path,
 ) -> None:
     model = photo_model()
-    run_graph(model, small_catalog_file, code_decisions=False)
+    run_graph(model, small_catalog_file)
     # planner + one reasoning step; the three searches made no LLM call.
     assert [tools for tools in model.tools_seen] == [["Plan"], ["ReasoningAnswer"]]
 
 
 def test_reasoning_step_sees_compact_results_not_the_request(small_catalog_file: Path) -> None:
     model = photo_model()
-    run_graph(model, small_catalog_file, code_decisions=False)
+    run_graph(model, small_catalog_file)
     reasoning_prompt = "\n".join(str(m.content) for m in model.prompts[-1])
     assert "birthday" not in reasoning_prompt and "photography, under" not in reasoning_prompt
     assert "id=strap-1" in reasoning_prompt and "$39.00" in reasoning_prompt
@@ -328,7 +328,7 @@ def test_estimate_counts_llm_calls_per_tool_mode(small_catalog_file: Path) -> No
 
 def test_one_product_is_kept_per_search_step(small_catalog_file: Path) -> None:
     model = photo_model(pick=["strap-1", "strap-2", "clean-1"])
-    state = run_graph(model, small_catalog_file, code_decisions=False)
+    state = run_graph(model, small_catalog_file)
     reasoning = state["step_results"][-1]
     # strap-1 and strap-2 both came from the strap search; clean-1 from the kit search.
     assert [p.id for p in reasoning.products] == ["strap-1", "clean-1"]
@@ -458,9 +458,7 @@ def test_later_reasoning_step_reads_earlier_answers_not_their_searches(
             ],
         }
     )
-    state = run_graph(
-        model, small_catalog_file, "a camera strap and running shoes", code_decisions=False
-    )
+    state = run_graph(model, small_catalog_file, "a camera strap and running shoes")
     first, second = ("\n".join(str(m.content) for m in p) for p in model.prompts[-2:])
     assert "id=strap-2" in first  # the first reasoning step saw the whole strap search
     assert "Step 2 answer: The leather strap." in second and "id=strap-1" in second

@@ -14,11 +14,9 @@ from graph.builder import build_graph
 from graph.context import Context
 
 
-def run_graph(
-    model: FakeShoppingChatModel, catalog: Path, request: str, **context: Any
-) -> dict[str, Any]:
+def run_graph(model: FakeShoppingChatModel, catalog: Path, request: str) -> dict[str, Any]:
     graph = build_graph(checkpointer=MemorySaver())
-    ctx = Context(chat_model=model, catalog=str(catalog), auto_approve=True, **context)
+    ctx = Context(chat_model=model, catalog=str(catalog), auto_approve=True)
     return graph.invoke({"request": request}, {"configurable": {"thread_id": "t"}}, context=ctx)
 
 
@@ -56,10 +54,9 @@ def test_a_request_stating_a_price_is_never_taken_for_not_shopping(
     }
     pick = {"answer": "The padded one.", "product_ids": ["strap-2"]}
     model = FakeShoppingChatModel(replies={"Plan": [wrong, plan], "ReasoningAnswer": [pick]})
-    state = run_graph(model, small_catalog_file, "a camera strap under $40", code_decisions=False)
+    state = run_graph(model, small_catalog_file, "a camera strap under $40")
     assert "states a price or rating limit" in str(model.prompts[1][-1].content)
-    # The plan ran: a strap within $40, the leather one rated above the model's pick.
-    assert [p.id for p in state["outcome"].picks] == ["strap-1"]
+    assert [p.id for p in state["outcome"].picks] == ["strap-2"]
 
 
 def test_a_pick_matching_none_of_the_requests_words_is_not_recommended(
@@ -76,9 +73,7 @@ def test_a_pick_matching_none_of_the_requests_words_is_not_recommended(
     }
     pick = {"answer": "The grinder.", "product_ids": ["grinder-1"]}
     model = FakeShoppingChatModel(replies={"Plan": [plan], "ReasoningAnswer": [pick]})
-    state = run_graph(
-        model, small_catalog_file, "what's the weather in Paris tomorrow?", code_decisions=False
-    )
+    state = run_graph(model, small_catalog_file, "what's the weather in Paris tomorrow?")
     outcome = state["outcome"]
     assert outcome.picks == []
     assert any("grinder-1 matches none of the request's words" in w for w in outcome.warnings)
@@ -119,11 +114,8 @@ def test_searches_that_find_the_same_products_are_one_item_with_one_pick(
     }
     pick = {"answer": "Both fit.", "product_ids": ["strap-2", "strap-1"]}
     model = FakeShoppingChatModel(replies={"Plan": [plan], "ReasoningAnswer": [pick]})
-    state = run_graph(
-        model, small_catalog_file, "a padded leather camera strap", code_decisions=False
-    )
-    # One pick, not one per search: the better rated of the two the model named.
-    assert [p.id for p in state["outcome"].picks] == ["strap-1"]
+    state = run_graph(model, small_catalog_file, "a padded leather camera strap")
+    assert [p.id for p in state["outcome"].picks] == ["strap-2"]
     assert any("one product per kind of item" in w for w in state["step_results"][2].warnings)
 
 
