@@ -17,6 +17,7 @@ from graph.checks.edits import HOW_TO_ANSWER, PlanEditError, checked_plan, edit_
 from graph.checks.fallback import fallback_plan
 from graph.checks.intent import shopping_reason
 from graph.checks.limits import limit_warnings, reconcile_limits
+from graph.checks.named import with_named_product as named
 from graph.checks.occasion import pick_mode
 from graph.checks.picks import (
     missing_items,
@@ -138,9 +139,11 @@ def _planned(
     started: float,
     follow_up: FollowUp | None = None,
 ) -> dict[str, Any]:
-    """The plan as it will be shown and run: a follow-up's fixed (follow_up_plan), limits
+    """The plan as it will be shown and run: a follow-up's fixed (follow_up_plan), or the
+    product the request names kept whole in its queries (checks/named.py); limits
     reconciled with the request, reasoning steps that read the same results merged."""
-    plan, fixed = carry.follow_up_plan(plan, follow_up) if follow_up else (plan, [])
+    # A follow-up names what changes ("a cheaper grinder"), not the product anew.
+    plan, fixed = carry.follow_up_plan(plan, follow_up) if follow_up else named(request, plan)
     reconciled = reconcile_limits(request, stated, plan)
     tidied, merged = merge_reasoning_runs(reconciled.plan)
     tidied = tidied.model_copy(update={"pick": pick_mode(request, tidied)})

@@ -42,19 +42,19 @@ def stem(word: str) -> str:
     return word
 
 
-_AFTER_HEAD = re.compile(r"\s(?:for|with|without|to|under|in|from|by)\s", re.IGNORECASE)
+OPENING_END = re.compile(r"\s(?:for|with|without|to|under|in|from|by)\s", re.IGNORECASE)
 
 
 # Words that name an occasion, never a kind of product: "camera strap gift" is a strap.
-_NOT_A_KIND = frozenset({"gift", "gifts", "present", "presents", "idea", "ideas"})
+NOT_A_KIND = frozenset({"gift", "gifts", "present", "presents", "idea", "ideas"})
 
 
 def head_word(query: str) -> str | None:
     """The word naming the kind of product in an English query: the last product word
     before a preposition ("water *bottle*", "running *shoes* for her"), occasion words
     aside."""
-    words = product_words(_AFTER_HEAD.split(f" {query} ", maxsplit=1)[0].replace("-", " "))
-    words = [w for w in words if w not in _NOT_A_KIND]
+    words = product_words(OPENING_END.split(f" {query} ", maxsplit=1)[0].replace("-", " "))
+    words = [w for w in words if w not in NOT_A_KIND]
     return words[-1] if words else None
 
 

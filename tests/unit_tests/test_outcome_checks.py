@@ -14,9 +14,11 @@ from graph.builder import build_graph
 from graph.context import Context
 
 
-def run_graph(model: FakeShoppingChatModel, catalog: Path, request: str) -> dict[str, Any]:
+def run_graph(
+    model: FakeShoppingChatModel, catalog: Path, request: str, **context: Any
+) -> dict[str, Any]:
     graph = build_graph(checkpointer=MemorySaver())
-    ctx = Context(chat_model=model, catalog=str(catalog), auto_approve=True)
+    ctx = Context(chat_model=model, catalog=str(catalog), auto_approve=True, **context)
     return graph.invoke({"request": request}, {"configurable": {"thread_id": "t"}}, context=ctx)
 
 
@@ -31,7 +33,10 @@ def test_a_request_for_no_product_gets_no_search_and_no_recommendation(
         "steps": [{"step": 1, "action": "Search", "query": "weather paris"}],
     }
     model = FakeShoppingChatModel(replies={"Plan": [not_shopping]})
-    state = run_graph(model, small_catalog_file, "what's the weather in Paris tomorrow?")
+    # Code decisions off: the model's pick is what is checked (code finds nothing to pick).
+    state = run_graph(
+        model, small_catalog_file, "what's the weather in Paris tomorrow?", code_decisions=False
+    )
     assert model.tools_seen == [["Plan"]]  # the planner only: no search, no pick
     assert state["plan"].steps == [] and state["step_results"] == []
     assert state.get("approval") is None  # nothing to approve: nothing runs
@@ -73,7 +78,10 @@ def test_a_pick_matching_none_of_the_requests_words_is_not_recommended(
     }
     pick = {"answer": "The grinder.", "product_ids": ["grinder-1"]}
     model = FakeShoppingChatModel(replies={"Plan": [plan], "ReasoningAnswer": [pick]})
-    state = run_graph(model, small_catalog_file, "what's the weather in Paris tomorrow?")
+    # Code decisions off: the model's pick is what is checked (code finds nothing to pick).
+    state = run_graph(
+        model, small_catalog_file, "what's the weather in Paris tomorrow?", code_decisions=False
+    )
     outcome = state["outcome"]
     assert outcome.picks == []
     assert any("grinder-1 matches none of the request's words" in w for w in outcome.warnings)

@@ -1,0 +1,66 @@
+"""The product a request names stays whole in the plan's queries (graph/checks/named.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fakes import FakeShoppingChatModel
+from langgraph.checkpoint.memory import MemorySaver
+
+from graph.builder import build_graph
+from graph.checks.named import named_product, with_named_product
+from graph.context import Context
+from graph.state import Plan
+
+
+@pytest.mark.parametrize(
+    ("request_text", "named"),
+    [
+        ("a camera bag for hiking under $60", ("camera", "bag")),
+        ("a 2-person backpacking tent under $250", ("backpacking", "tent")),
+        ("Locate the best-selling mystery thriller novel under 15 dollars", ("thriller", "novel")),
+        # One word, a list of products, a clause after the product, or no product named.
+        ("a tent under $250", None),
+        ("a camera bag and a camera strap, $60 for both", None),
+        ("running shoes, socks", None),
+        ("Find a smartwatch that is compatible with an iPhone", None),
+        ("a birthday gift for someone who likes photography, under $200", None),
+        ("una tienda de campaña para 4 personas", None),
+    ],
+)
+def test_the_one_compound_product_a_request_opens_with(
+    request_text: str, named: tuple[str, str] | None
+) -> None:
+    assert named_product(request_text) == named
+
+
+def plan_of(*queries: str | None) -> Plan:
+    steps = [{"step": n, "action": f"Step {n}", "query": q} for n, q in enumerate(queries, 1)]
+    return Plan.model_validate({"goal": "g", "steps": steps})
+
+
+def test_a_query_with_the_head_word_only_gets_the_name_back() -> None:
+    plan = plan_of("hiking bags", "camera bag", "rain cover", None)
+    fixed, notes = with_named_product("a camera bag for hiking under $60", plan)
+    queries = [s.query for s in fixed.steps]
+    assert queries == ["hiking camera bags", "camera bag", "rain cover", None]
+    assert notes == [
+        "step 1: searched for 'hiking camera bags', not 'hiking bags': the request names camera bag"
+    ]
+    assert with_named_product("a tent and a sleeping bag", plan) == (plan, [])
+
+
+def test_the_planned_search_finds_the_named_product(small_catalog_file: Path) -> None:
+    steps = [{"query": "padded straps"}, {"query": None, "action": "Pick one strap"}]
+    plan = {"goal": "A padded strap.", "steps": steps}
+    model = FakeShoppingChatModel(
+        replies={"Plan": [plan], "ReasoningAnswer": [{"answer": "a", "product_ids": []}]}
+    )
+    graph = build_graph(checkpointer=MemorySaver())
+    ctx = Context(chat_model=model, catalog=str(small_catalog_file), auto_approve=True)
+    state = graph.invoke(
+        {"request": "a camera strap for travel"}, {"configurable": {"thread_id": "t"}}, context=ctx
+    )
+    assert state["plan"].steps[0].query == "padded camera straps"
+    assert any("the request names camera strap" in w for w in state["plan_warnings"])
