@@ -8,7 +8,8 @@ one product per item does: a combinatorial choice, made exactly here over each s
 whole pool (tools.POOL_DEPTH matches), not only the few rows a model was shown.
 
 Among the choices that fit, the one a shopper would take: the kind searched for, then the
-wanted features matched (Candidate.coverage), then the model's own pick, then rating, then
+wanted features matched (Candidate.coverage), then whether it names the compound the
+query ends with (Candidate.names_compound), then the model's own pick, then rating, then
 search rank. So the model's pick stands unless another candidate covers the request
 better, and it breaks ties. When nothing fits, the cheapest choice is shown, with how
 far over it is.
@@ -90,6 +91,7 @@ def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Cho
         return (
             kind,
             features,
+            float(candidate.names_compound),
             float(candidate.summary.id in wanted.values()),
             candidate.summary.rating or 0.0,
             -candidate.rank,

@@ -113,6 +113,10 @@ class Candidate:
     # A head word of its item's queries (words.head_word: "water *bottle*") is mentioned:
     # it is of the kind searched for, which a recommended product must be.
     of_searched_kind: bool = False
+    # It names the compound the query ends with, the head word and the word before it
+    # ("hiking *camera bags*"): a camera bag, where a dry bag for hiking shares as many
+    # of the query's words. It breaks ties on type and features (choice.py).
+    names_compound: bool = False
     # Its item, named by the item's first search step (item_of_step); candidates_of sets
     # it once for every later check. 0 until then: its own step.
     item: int = 0
@@ -212,6 +216,9 @@ def _check_kind(candidate: Candidate, text: str, queries: list[str]) -> None:
         head = head_word(query)
         if head is None or head in found:
             candidate.of_searched_kind = True
+        before = words.index(head) - 1 if head in words else -1
+        if before >= 0 and head in found and words[before] in found:
+            candidate.names_compound = True
     candidate.type_words, candidate.query_length = best[1], best[2]
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from graph.checks.choice import best_combination, choose
 from graph.checks.occasion import pick_mode
-from graph.checks.picks import Candidate
+from graph.checks.picks import Candidate, _check_kind
 from graph.state import Plan, ProductSummary
 
 
@@ -189,3 +189,24 @@ def test_the_choice_is_exact_against_brute_force_on_random_pools() -> None:
         assert total(got) == max(total(c) for c in fitting)
         assert budget is None or sum(c.summary.price for c in got) <= budget + 0.005
         assert len({c.summary.id for c in got}) == len(got)
+
+
+def test_the_compound_the_query_ends_with_breaks_a_tie_on_type_and_features() -> None:
+    # "hiking camera bags": a dry bag for hiking and a camera bag each name two of the
+    # three words; the camera bag names "camera bags", the compound the query ends with.
+    plan = Plan.model_validate(
+        {
+            "goal": "A cheaper camera bag.",
+            "steps": [
+                {"step": 1, "action": "Search", "query": "hiking camera bags"},
+                {"step": 2, "action": "Pick", "query": None},
+            ],
+        }
+    )
+    dry, camera = candidate("dry-bag", 19.95, 1, 1), candidate("camera-bag", 43.95, 1, 2)
+    _check_kind(dry, "waterproof dry bag hiking camping", ["hiking camera bags"])
+    _check_kind(camera, "everyday sling camera bag travel", ["hiking camera bags"])
+    assert dry.coverage == camera.coverage  # a tie on type and features
+    assert camera.names_compound and not dry.names_compound
+    choice = choose(plan, [dry, camera], ["dry-bag"])
+    assert [c.summary.id for c in choice.picks] == ["camera-bag"]  # not the model's pick
