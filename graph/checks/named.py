@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from graph.checks.stated import without_limit_phrases
-from graph.checks.words import NOT_A_KIND, OPENING_END, product_words, same_word
+from graph.checks.words import kind_words, opening, product_words, same_word
 from graph.state import Plan
 
 _LIST = re.compile(r"\band\b|\bor\b|\bplus\b|[,&/;]", re.IGNORECASE)
@@ -25,11 +25,11 @@ _CLAUSE = re.compile(r"\s(?:that|which|who)\s", re.IGNORECASE)
 def named_product(request: str) -> tuple[str, str] | None:
     """The (modifier, head) of the one product the request's opening names ("camera",
     "bag"), or None: no compound name, or a list of products."""
-    opening = OPENING_END.split(f" {without_limit_phrases(request)} ", maxsplit=1)[0]
-    opening = _CLAUSE.split(opening, maxsplit=1)[0]  # "a smartwatch that is compatible"
-    if _LIST.search(opening):
+    # "a smartwatch that is compatible": the clause after the product is no part of it.
+    named = _CLAUSE.split(opening(without_limit_phrases(request)), maxsplit=1)[0]
+    if _LIST.search(named):
         return None
-    words = [w for w in product_words(opening.replace("-", " ")) if w not in NOT_A_KIND]
+    words = kind_words(named)
     if not 2 <= len(words) <= 4:
         return None
     return words[-2], words[-1]

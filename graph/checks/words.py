@@ -42,19 +42,30 @@ def stem(word: str) -> str:
     return word
 
 
-OPENING_END = re.compile(r"\s(?:for|with|without|to|under|in|from|by)\s", re.IGNORECASE)
+_OPENING_END = re.compile(r"\s(?:for|with|without|to|under|in|from|by)\s", re.IGNORECASE)
 
 
 # Words that name an occasion, never a kind of product: "camera strap gift" is a strap.
-NOT_A_KIND = frozenset({"gift", "gifts", "present", "presents", "idea", "ideas"})
+_NOT_A_KIND = frozenset({"gift", "gifts", "present", "presents", "idea", "ideas"})
+
+
+def opening(text: str) -> str:
+    """What `text` says before its first preposition: "running shoes" of "running shoes
+    for her"."""
+    return _OPENING_END.split(f" {text} ", maxsplit=1)[0]
+
+
+def kind_words(text: str) -> list[str]:
+    """The product words of `text` that can name a kind of product (occasion words
+    aside), hyphenated words split."""
+    return [w for w in product_words(text.replace("-", " ")) if w not in _NOT_A_KIND]
 
 
 def head_word(query: str) -> str | None:
     """The word naming the kind of product in an English query: the last product word
     before a preposition ("water *bottle*", "running *shoes* for her"), occasion words
     aside."""
-    words = product_words(OPENING_END.split(f" {query} ", maxsplit=1)[0].replace("-", " "))
-    words = [w for w in words if w not in NOT_A_KIND]
+    words = kind_words(opening(query))
     return words[-1] if words else None
 
 
