@@ -166,14 +166,15 @@ def best_combination(
                 price = cost + candidate.summary.price
                 if candidate.summary.id in taken or price > limit:
                     continue
-                grown.append((price, _add(total, score(candidate)), (*chosen, candidate)))
+                grown.append((price, add_scores(total, score(candidate)), (*chosen, candidate)))
         partials = _undominated(grown, later_ids[index])
         if not partials:
             return None
     return max(partials, key=lambda p: (p[1], -p[0]))[2]
 
 
-def _add(a: Score, b: Score) -> Score:
+def add_scores(a: Score, b: Score) -> Score:
+    """Two scores summed part by part (the empty score is nothing yet)."""
     return b if not a else tuple(x + y for x, y in zip(a, b, strict=True))
 
 

@@ -17,8 +17,17 @@ recorded like any other, and nothing goes back to the planner.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import reduce
 
-from graph.checks.choice import Score, Scorer, best_combination, choose, coverage_of, items_of
+from graph.checks.choice import (
+    Score,
+    Scorer,
+    add_scores,
+    best_combination,
+    choose,
+    coverage_of,
+    items_of,
+)
 from graph.checks.picks import Candidate
 from graph.state import Plan, PlanStep
 
@@ -83,7 +92,7 @@ def _tied(
 
 
 def _summed(choice: tuple[Candidate, ...], checks: Scorer) -> Score:
-    return tuple(sum(parts) for parts in zip(*map(checks, choice), strict=True))
+    return reduce(add_scores, map(checks, choice), ())
 
 
 def _why(plan: Plan, picks: list[Candidate], *, fits: bool) -> str:
