@@ -22,6 +22,7 @@ from graph.previous_run import PreviousPick, PreviousRun
 from graph.prompts import planner_messages, previous_run_text
 from graph.runs import follow_ups, session
 from graph.runs.approval import ApprovalRequest
+from graph.state import ProductSummary
 
 BAG_REQUEST = "a camera bag for hiking under $60"
 BAG_PLAN: dict[str, Any] = {
@@ -60,6 +61,20 @@ def finished_bag(graph: Any, model: FakeShoppingChatModel) -> session.RunResult:
     )
     assert first.status == "done" and len(first.values["outcome"].picks) == 1
     return first
+
+
+def follow_up_on_bag(
+    plan: dict[str, Any], request: str, thread_id: str
+) -> tuple[ProductSummary, dict[str, Any]]:
+    """The hiking bag's run finished, then `request` on it, planned as `plan`: the bag
+    picked first, and the follow-up's values."""
+    graph = build_graph(checkpointer=MemorySaver())
+    model = fake_model(BAG_PLAN, plan)
+    bag = finished_bag(graph, model).values["outcome"].picks[0]
+    result = follow_ups.start_follow_up(
+        graph, "bag", request, Context(chat_model=model), session.approve_all, thread_id=thread_id
+    )
+    return bag, result.values
 
 
 def test_a_cheaper_one_after_a_hiking_bag_is_capped_below_the_first_pick() -> None:
@@ -105,18 +120,7 @@ def test_a_cheaper_one_after_a_hiking_bag_is_capped_below_the_first_pick() -> No
 
 
 def test_and_a_kit_for_it_keeps_the_bag_in_the_total_against_the_budget() -> None:
-    graph = build_graph(checkpointer=MemorySaver())
-    model = fake_model(BAG_PLAN, KIT_PLAN)
-    bag = finished_bag(graph, model).values["outcome"].picks[0]
-    result = follow_ups.start_follow_up(
-        graph,
-        "bag",
-        "and a lens cleaning kit for it",
-        Context(chat_model=model),
-        session.approve_all,
-        thread_id="bag-kit",
-    )
-    values = result.values
+    bag, values = follow_up_on_bag(KIT_PLAN, "and a lens cleaning kit for it", "bag-kit")
     # The re-search of the kept bag is removed; the kit gets what the budget leaves.
     assert [s.query for s in values["plan"].search_steps] == ["lens cleaning kit"]
     assert values["plan"].search_steps[0].max_price == pytest.approx(60 - bag.price)
@@ -131,18 +135,8 @@ def test_and_a_kit_for_it_keeps_the_bag_in_the_total_against_the_budget() -> Non
 def test_an_added_item_the_plan_never_searched_for_is_searched_for_in_code() -> None:
     # A small model may plan "and a rain cover for it" as the bag again: every search is
     # for the kept item, so the new item would never be looked for.
-    graph = build_graph(checkpointer=MemorySaver())
-    model = fake_model(BAG_PLAN, BAG_PLAN)
-    bag = finished_bag(graph, model).values["outcome"].picks[0]
-    result = follow_ups.start_follow_up(
-        graph,
-        "bag",
-        "and a lens cleaning kit for it, $90 in total",
-        Context(chat_model=model),
-        session.approve_all,
-        thread_id="bag-kit-again",
-    )
-    values = result.values
+    request = "and a lens cleaning kit for it, $90 in total"
+    bag, values = follow_up_on_bag(BAG_PLAN, request, "bag-kit-again")
     assert values["follow_up"].added == "lens cleaning kit"
     assert [s.query for s in values["plan"].search_steps] == ["lens cleaning kit"]
     assert [s.step for s in values["plan"].steps] == [1, 2]
@@ -152,18 +146,7 @@ def test_an_added_item_the_plan_never_searched_for_is_searched_for_in_code() -> 
 
 
 def test_swap_the_bag_for_a_strap_replaces_it_within_the_carried_cap() -> None:
-    graph = build_graph(checkpointer=MemorySaver())
-    model = fake_model(BAG_PLAN, STRAP_PLAN)
-    bag = finished_bag(graph, model).values["outcome"].picks[0]
-    result = follow_ups.start_follow_up(
-        graph,
-        "bag",
-        "swap the bag for a camera strap",
-        Context(chat_model=model),
-        session.approve_all,
-        thread_id="bag-strap",
-    )
-    values = result.values
+    bag, values = follow_up_on_bag(STRAP_PLAN, "swap the bag for a camera strap", "bag-strap")
     assert values["follow_up"].kind == "replace"
     assert [p.id for p in values["follow_up"].replaced] == [bag.id]
     assert values["plan"].search_steps[0].max_price == 60  # the $60 carried over
@@ -173,7 +156,6 @@ def test_swap_the_bag_for_a_strap_replaces_it_within_the_carried_cap() -> None:
 
 def test_a_swap_planned_with_the_old_item_searched_again_drops_that_search() -> None:
     # "swap the bag for a strap" planned as bags and straps: a bag would come back.
-    graph = build_graph(checkpointer=MemorySaver())
     both = {
         "goal": "A camera strap instead of the bag.",
         "steps": [
@@ -182,17 +164,7 @@ def test_a_swap_planned_with_the_old_item_searched_again_drops_that_search() -> 
             {"query": None, "action": "Pick the strap"},
         ],
     }
-    model = fake_model(BAG_PLAN, both)
-    finished_bag(graph, model)
-    result = follow_ups.start_follow_up(
-        graph,
-        "bag",
-        "swap the bag for a camera strap",
-        Context(chat_model=model),
-        session.approve_all,
-        thread_id="bag-strap-both",
-    )
-    values = result.values
+    _, values = follow_up_on_bag(both, "swap the bag for a camera strap", "bag-strap-both")
     assert [s.query for s in values["plan"].search_steps] == ["camera strap"]
     assert any("which the follow-up replaces: removed" in w for w in values["plan_warnings"])
     picks = values["outcome"].picks
