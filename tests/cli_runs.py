@@ -4,6 +4,7 @@ fake OpenAI-compatible server: as a real subprocess, or graph.run's main() in-pr
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,14 @@ import pytest
 from graph.cli.main import main
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def interruptible_by_ctrl_c() -> None:
+    """A child's `preexec_fn` for tests that send it Ctrl-C's SIGINT. A shell runs a
+    background job (`cmd &`, as CI runners and agents do) with SIGINT ignored, children
+    inherit that, and Python then installs no KeyboardInterrupt handler: the signal would
+    do nothing. A terminal's foreground process has the default, so give that back."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def graph_run_process(

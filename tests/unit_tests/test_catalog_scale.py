@@ -15,13 +15,12 @@ import uuid
 from pathlib import Path
 
 import pytest
+from cli_runs import REPO_ROOT, interruptible_by_ctrl_c
 from rich.console import Console
 
 from catalog import Catalog, CatalogError, build_index, load_catalog
 from catalog import terminal as catalog_terminal
 from catalog.loaders import iter_products
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def write_products(path: Path, count: int, *, bad_at: int | None = None) -> Path:
@@ -80,6 +79,7 @@ def start_load(source: Path, index_dir: Path) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=interruptible_by_ctrl_c,
     )
 
 

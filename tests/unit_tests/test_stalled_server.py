@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_runs import REPO_ROOT, cli_environment, graph_run_process
+from cli_runs import REPO_ROOT, cli_environment, graph_run_process, interruptible_by_ctrl_c
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN
 
@@ -71,8 +71,6 @@ def test_a_stalled_call_ends_the_run_within_three_times_the_deadline(
 
 
 def start_run(url: str, data_dir: Path, *args: str) -> subprocess.Popen[str]:
-    # Ctrl-C as a terminal sends it: the test runner may ignore SIGINT, and children
-    # inherit that, so the child gets the default disposition back.
     return subprocess.Popen(
         [sys.executable, "-m", "graph.run", *args],
         cwd=REPO_ROOT,
@@ -81,7 +79,7 @@ def start_run(url: str, data_dir: Path, *args: str) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=interruptible_by_ctrl_c,
     )
 
 
