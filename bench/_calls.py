@@ -77,7 +77,7 @@ def avx2_estimate_s(calls: list[Call]) -> float:
 
 
 def code_of(revision: str, into: Path) -> Path:
-    """The tree of `revision` ("HEAD" for the working tree as it is) under `into`."""
+    """The tree of `revision` under `into`, or this checkout as it is for "working tree"."""
     if revision == "working tree":
         return REPO_ROOT
     archive = into / "code.tar"

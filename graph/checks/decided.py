@@ -2,13 +2,20 @@
 
 The recommendation is chosen in code (graph/checks/choice.py): among the choices of one
 product per item that keep every limit and the budget, the best summed over the items by,
-in order, the kind searched for, the wanted features matched, the model's own pick, rating
-and rank. The model's pick is only a tie-break. So when one choice alone scores best on
-kind and features, or when no choice fits and the cheapest is shown, no pick the model
-could make changes the recommendation. Asking it then costs a prompt of search results
-(most of a request's wait on a slow CPU) and decides nothing, so the executor answers that
-step itself and says so. That covers a budget shared between items too: the trade-off is
-arithmetic over the same checks.
+in order, the kind searched for, the wanted features matched, the query's compound named,
+the model's own pick, rating and rank. The model's pick is only a tie-break. Asking it
+costs a prompt of search results (most of a request's wait on a slow CPU), so the executor
+answers the step itself, and says so, when the model has nothing to judge:
+
+- one choice alone scores best on those checks, or none fits and the cheapest is shown:
+  no pick the model could make changes the recommendation (a budget shared between items
+  too: the trade-off is arithmetic over the same checks);
+- the best choices tie, and the products tied for each pick are of one kind and each
+  titled as it (Candidate.titled_as_kind): the type check is sure of each, so they are
+  equals on everything the request asked, and rating breaks the tie as it does after the
+  model's pick. Where some tied product only names the kind (a lens cleaning kit whose
+  text names prime lenses, tied with a prime lens), or a gift's tie spans kinds (socks or
+  a water bottle for a runner), telling them apart is judgement: the model picks.
 
 This is still the executor running the plan as written: the step runs, its result is
 recorded like any other, and nothing goes back to the planner.
@@ -40,16 +47,19 @@ TIE = 1e-9  # summed shares of the query's words: closer than this is a tie, for
 
 @dataclass(frozen=True)
 class CodeDecision:
-    """The products a pick step takes, and why no model was needed, in one sentence."""
+    """The products a pick step takes, and why no model was needed, in one sentence.
+    `by_rating`: the best choices tied, and rating broke the tie (a model's pick would
+    have broken it instead)."""
 
     picks: list[Candidate]
     why: str
+    by_rating: bool = False
 
 
 def decided_in_code(plan: Plan, step: PlanStep, candidates: list[Candidate]) -> CodeDecision | None:
     """The last step's picks when the checks alone determine them (none, when nothing of
-    the kinds searched was found), else None: two choices tie on kind and features, and
-    the model's pick would break the tie. `plan` and
+    the kinds searched was found), else None: the best choices tie, and some product in
+    them is not titled as its kind, so telling them apart needs the model. `plan` and
     `candidates` are what the recommendation is chosen from (its budget is what is left
     for the new items, and only products it may recommend)."""
     if step.is_search or step.step != len(plan.steps):
@@ -60,42 +70,54 @@ def decided_in_code(plan: Plan, step: PlanStep, candidates: list[Candidate]) -> 
     pools = [tuple(c for c in item.options if c.within_limits) for item in items]
 
     def checks(candidate: Candidate) -> Score:
-        return coverage_of(candidate, plan)
+        kind, features = coverage_of(candidate, plan)
+        return kind, features, float(candidate.names_compound)
 
     best = best_combination(pools, checks, plan.budget)
-    if best is not None and _tied(pools, best, checks, plan.budget):
+    tied = contenders(pools, best, checks, plan.budget) if best is not None else []
+    by_rating = any(len(item) > 1 for item in tied)
+    if by_rating and not all(_equals(item) for item in tied):
         return None
     choice = choose(plan, candidates, [])
-    return CodeDecision(choice.picks, _why(plan, choice.picks, fits=best is not None))
+    why = _why(plan, choice.picks, fits=best is not None, by_rating=by_rating)
+    return CodeDecision(choice.picks, why, by_rating)
 
 
-def _tied(
+def _equals(tied: list[Candidate]) -> bool:
+    """Whether tied candidates for one pick differ only where rating may decide: each
+    is titled as its kind, and all are of one kind. Which kind of gift to give (a "one"
+    plan's item spans the kinds it searched) is the model's judgement."""
+    return all(c.titled_as_kind for c in tied) and len({c.item for c in tied}) == 1
+
+
+def contenders(
     pools: list[tuple[Candidate, ...]],
     best: tuple[Candidate, ...],
     checks: Scorer,
     budget: float | None,
-) -> bool:
-    """Whether another choice scores as well as `best` on the checks: one that differs
-    from it in some item, so the best choice without that item's pick."""
+) -> list[list[Candidate]]:
+    """Per pool, the candidates of the choices that score as well as `best` on `checks`:
+    those a model's pick could bring into the recommendation. A candidate is one when the
+    best choice that holds it ties with `best`."""
     top = _summed(best, checks)
-    for index, pick in enumerate(best):
-        without = [
-            tuple(c for c in pool if c.summary.id != pick.summary.id) if i == index else pool
-            for i, pool in enumerate(pools)
-        ]
-        other = best_combination(without, checks, budget)
-        if other is not None and all(
-            b >= t - TIE for b, t in zip(_summed(other, checks), top, strict=True)
-        ):
-            return True
-    return False
+    found: list[list[Candidate]] = []
+    for index, pool in enumerate(pools):
+        found.append([])
+        for candidate in pool:
+            holding = [(candidate,) if i == index else p for i, p in enumerate(pools)]
+            other = best_combination(holding, checks, budget)
+            if other is not None and all(
+                b >= t - TIE for b, t in zip(_summed(other, checks), top, strict=True)
+            ):
+                found[-1].append(candidate)
+    return found
 
 
 def _summed(choice: tuple[Candidate, ...], checks: Scorer) -> Score:
     return reduce(add_scores, map(checks, choice), ())
 
 
-def _why(plan: Plan, picks: list[Candidate], *, fits: bool) -> str:
+def _why(plan: Plan, picks: list[Candidate], *, fits: bool, by_rating: bool) -> str:
     ids = ", ".join(c.summary.id for c in picks)
     if not fits:
         return (
@@ -111,6 +133,11 @@ def _why(plan: Plan, picks: list[Candidate], *, fits: bool) -> str:
     within = "within the limits" if plan.budget is None else "within the limits and the budget"
     what = "one option" if len(picks) == 1 else "one choice of one product per item"
     budget = "" if plan.budget is None else f", ${total:,.2f} of the ${plan.budget:,.2f} budget"
+    if by_rating:
+        return (
+            f"Decided in code: choices {within} tie on {covered}, each product titled as "
+            f"its kind, so the best rated is taken ({ids}{budget})."
+        )
     return (
         f"Decided in code: {what} {within} best matches {covered} ({ids}{budget}), "
         "so a model's pick could not change it."

@@ -12,7 +12,14 @@ from rapidfuzz.utils import default_process
 
 from catalog import CatalogBackend, Product
 from graph.caps import StatedLimits
-from graph.checks.words import head_word, product_words, same_word, stem, words_found
+from graph.checks.words import (
+    head_word,
+    product_words,
+    same_word,
+    stem,
+    title_heads,
+    words_found,
+)
 from graph.state import MissingItem, Plan, PlanStep, ProductSummary, StepResult
 
 FEATURE_MATCH_THRESHOLD = 85  # the same fuzzy cut-off WebShop scores attributes with
@@ -117,6 +124,10 @@ class Candidate:
     # ("hiking *camera bags*"): a camera bag, where a dry bag for hiking shares as many
     # of the query's words. It breaks ties on type and features (choice.py).
     names_compound: bool = False
+    # Its title says it is one (words.title_heads: "...Backpacking *Tent*"), where its
+    # text may only name the kind ("Lens Cleaning Kit" for prime lenses): the type check
+    # is sure of it, so rating may break its ties without a model (decided.py).
+    titled_as_kind: bool = False
     # Its item, named by the item's first search step (item_of_step); candidates_of sets
     # it once for every later check. 0 until then: its own step.
     item: int = 0
@@ -161,7 +172,7 @@ def candidates_of(
     searches = [r for r in results if r.kind == "search"]
     records = catalog.get(p.id for r in searches for p in [*r.products, *r.pool])
     terms, _ = wanted_terms(plan)
-    candidates, texts = [], []
+    candidates, texts, titles = [], [], []
     for result in searches:
         step = plan.steps[result.step - 1]
         shown = len(result.products)
@@ -169,6 +180,7 @@ def candidates_of(
             record = records.get(product.id)
             text = " ".join([record.title, record.category or "", *record.tags]) if record else ""
             texts.append(text)
+            titles.append(record.title if record else "")
             candidates.append(
                 Candidate(
                     summary=product,
@@ -183,8 +195,9 @@ def candidates_of(
     for candidate in candidates:
         candidate.item = item.get(candidate.source_step, candidate.source_step)
     queries = _kind_queries(plan, candidates)
-    for candidate, text in zip(candidates, texts, strict=True):
+    for candidate, text, title in zip(candidates, texts, titles, strict=True):
         _check_kind(candidate, text, queries[candidate.source_step])
+        _check_title(candidate, title, queries[candidate.source_step])
     return candidates
 
 
@@ -220,6 +233,14 @@ def _check_kind(candidate: Candidate, text: str, queries: list[str]) -> None:
         if before >= 0 and head in found and words[before] in found:
             candidate.names_compound = True
     candidate.type_words, candidate.query_length = best[1], best[2]
+
+
+def _check_title(candidate: Candidate, title: str, queries: list[str]) -> None:
+    """Whether the candidate's title is headed by a head word of its item's queries."""
+    wanted = [head for query in queries if (head := head_word(query))]
+    candidate.titled_as_kind = any(
+        same_word(head, said) for head in wanted for said in title_heads(title)
+    )
 
 
 # Two searches that show this many of the same products were looking for one kind of

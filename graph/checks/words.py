@@ -69,6 +69,18 @@ def head_word(query: str) -> str | None:
     return words[-1] if words else None
 
 
+# Where a catalog title's parts meet: "Bluetooth Headphones Over Ear, Wireless Headphones
+# with Mic" is two names, and each has a head of its own.
+_TITLE_PARTS = re.compile(r"\s*[,;|()\[\]]\s*|\s+[-\u2013\u2014]\s+")
+
+
+def title_heads(title: str) -> list[str]:
+    """The head word of each part of a catalog title (head_word): what the title says
+    the product is. English names are right-headed, so "Lens Cleaning *Kit*" is a kit
+    and "50mm f/1.8 Prime *Lens* for E Mount" a lens, though both name a lens."""
+    return [head for part in _TITLE_PARTS.split(title) if (head := head_word(part))]
+
+
 def same_word(a: str, b: str) -> bool:
     """Two words of one product sense, up to a plural ("shoe", "shoes"; "box", "boxes"):
     their stems are equal, or one stem is the other and at most two letters more."""

@@ -55,6 +55,9 @@ def _studio_server_installed() -> None:
 
 REQUEST = "A camera strap and a lens cleaning kit as a photography gift, $80 in total."
 SEARCH_LIMIT = 3  # sent as run context: proves the Context form reaches the nodes
+# The runs' context: the fake's scripted reasoning reply is part of what is checked, so
+# the pick step asks it even where code could answer (graph/checks/decided.py).
+RUN_CONTEXT = {"search_limit": SEARCH_LIMIT, "code_decisions": False}
 PLAN = {
     "goal": "A camera strap and a lens cleaning kit as a photography gift under $80.",
     "budget": 80,
@@ -257,7 +260,7 @@ def _run_to_interrupt(studio: Studio) -> tuple[str, dict[str, Any]]:
         thread["thread_id"],
         GRAPH_ID,
         input={"request": REQUEST},
-        context={"search_limit": SEARCH_LIMIT},
+        context=RUN_CONTEXT,
     )
     studio.assert_run_succeeded(thread["thread_id"], run["run_id"])
     assert client.threads.get(thread["thread_id"])["status"] == "interrupted"
@@ -270,7 +273,7 @@ def _resume(studio: Studio, thread_id: str, decision: dict[str, Any]) -> dict[st
         thread_id,
         GRAPH_ID,
         command={"resume": decision},
-        context={"search_limit": SEARCH_LIMIT},
+        context=RUN_CONTEXT,
     )
     studio.assert_run_succeeded(thread_id, run["run_id"])
     assert client.threads.get(thread_id)["status"] == "idle"
@@ -381,7 +384,7 @@ def test_resume_with_an_edited_plan_runs_the_edit_and_an_invalid_one_stays_inter
         thread_id,
         GRAPH_ID,
         command={"resume": {"approved": True, "plan": invalid}},
-        context={"search_limit": SEARCH_LIMIT},
+        context=RUN_CONTEXT,
     )
     studio.assert_run_succeeded(thread_id, run["run_id"])
     assert client.threads.get(thread_id)["status"] == "interrupted"

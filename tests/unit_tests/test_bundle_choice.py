@@ -24,6 +24,7 @@ def candidate(
     rating: float = 4.0,
     features: int = 0,
     of_kind: bool = True,
+    titled: bool = False,
 ) -> Candidate:
     return Candidate(
         summary=ProductSummary(id=id, title=id, price=price, rating=rating),
@@ -35,6 +36,7 @@ def candidate(
         query_length=1,
         shown=rank <= 5,
         of_searched_kind=of_kind,
+        titled_as_kind=titled,
     )
 
 

@@ -432,7 +432,10 @@ def test_each_request_runs_as_one_thread_and_a_rerun_reads_it_back(
         }
     )
     graph = build_graph(checkpointer=MemorySaver())
-    context = Context(catalog=str(small_catalog_file), auto_approve=True, chat_model=model)
+    # The model's pick, not the best bundle, is what the report scores here.
+    context = Context(
+        catalog=str(small_catalog_file), auto_approve=True, chat_model=model, code_decisions=False
+    )
     report = run_bundles_eval(
         [STRAP_AND_KIT], small_catalog_file, context, graph, label="fake", progress=False
     )

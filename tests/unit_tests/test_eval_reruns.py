@@ -60,6 +60,7 @@ class Eval:
             str(self.goals),
             *("--catalog", str(catalog), "--label", "same", "--out", str(out)),
             *("--db", str(self.tmp_path / "runs.sqlite"), *args),
+            SHOPPING_CODE_DECISIONS="off",  # a run is two calls, counted below
         )
         assert run.returncode == 0, run.stdout + run.stderr
         assert "Traceback" not in run.stdout + run.stderr
@@ -120,6 +121,9 @@ def fake_context(model: str, replies: dict[str, list[dict[str, Any]]], **setting
     chat_model = FakeShoppingChatModel(
         replies={k: [dict(r) for r in v] for k, v in replies.items()}
     )
+    # A rerun is told from a fresh run by the calls it makes, the pick step's among them,
+    # so the pick step asks the model even where code could answer it.
+    settings = {"code_decisions": False, **settings}
     return Context(model=model, chat_model=chat_model, auto_approve=True, **settings)
 
 

@@ -458,7 +458,12 @@ def test_later_reasoning_step_reads_earlier_answers_not_their_searches(
             ],
         }
     )
-    state = run_graph(model, small_catalog_file, "a camera strap and running shoes")
+    state = run_graph(
+        model,
+        small_catalog_file,
+        "a camera strap and running shoes",
+        code_decisions=False,  # what the model's second call reads is checked here
+    )
     first, second = ("\n".join(str(m.content) for m in p) for p in model.prompts[-2:])
     assert "id=strap-2" in first  # the first reasoning step saw the whole strap search
     assert "Step 2 answer: The leather strap." in second and "id=strap-1" in second

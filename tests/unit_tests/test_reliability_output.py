@@ -19,6 +19,15 @@ from cli_runs import REPO_ROOT, cli_environment, graph_run_process
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN
 
+
+@pytest.fixture(autouse=True)
+def _pick_steps_ask_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These runs' scripted reasoning replies are part of what is checked, so every pick
+    step asks the fake model, even where code could answer it (graph/checks/decided.py).
+    The CLI processes inherit it (cli_runs.cli_environment)."""
+    monkeypatch.setenv("SHOPPING_CODE_DECISIONS", "off")
+
+
 # Long ids sharing a 60-character prefix, as runs named after one project would.
 PREFIX = "shopping-for-the-summer-camping-trip-with-the-whole-family-"
 LONG_IDS = (PREFIX + "tent", PREFIX + "stove")
