@@ -195,6 +195,14 @@ SMALL_CATALOG = [
 ]
 
 
+@pytest.fixture
+def pick_steps_ask_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every pick step asks the (fake) model, even where code could answer it
+    (graph/checks/decided.py): for tests whose scripted reasoning replies are part of
+    what they check. CLI processes inherit it (cli_runs.cli_environment)."""
+    monkeypatch.setenv("SHOPPING_CODE_DECISIONS", "off")
+
+
 @pytest.fixture(autouse=True)
 def isolated_data_dir(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

@@ -238,9 +238,8 @@ def _check_kind(candidate: Candidate, text: str, queries: list[str]) -> None:
 def _check_title(candidate: Candidate, title: str, queries: list[str]) -> None:
     """Whether the candidate's title is headed by a head word of its item's queries."""
     wanted = [head for query in queries if (head := head_word(query))]
-    candidate.titled_as_kind = any(
-        same_word(head, said) for head in wanted for said in title_heads(title)
-    )
+    said = title_heads(title)
+    candidate.titled_as_kind = any(same_word(w, s) for w in wanted for s in said)
 
 
 # Two searches that show this many of the same products were looking for one kind of

@@ -55,6 +55,18 @@ def two_item_plan(budget: float | None, **fields: object) -> Plan:
     )
 
 
+def one_search_plan(goal: str, query: str) -> Plan:
+    return Plan.model_validate(
+        {
+            "goal": goal,
+            "steps": [
+                {"step": 1, "action": "Search", "query": query},
+                {"step": 2, "action": "Pick", "query": None},
+            ],
+        }
+    )
+
+
 def readme_pools() -> list[Candidate]:
     """The README example's shape: the five shoes shown are all too dear for the total
     with any bottle; a cheaper shoe is sixth in its search."""
@@ -196,15 +208,7 @@ def test_the_choice_is_exact_against_brute_force_on_random_pools() -> None:
 def test_the_compound_the_query_ends_with_breaks_a_tie_on_type_and_features() -> None:
     # "hiking camera bags": a dry bag for hiking and a camera bag each name two of the
     # three words; the camera bag names "camera bags", the compound the query ends with.
-    plan = Plan.model_validate(
-        {
-            "goal": "A cheaper camera bag.",
-            "steps": [
-                {"step": 1, "action": "Search", "query": "hiking camera bags"},
-                {"step": 2, "action": "Pick", "query": None},
-            ],
-        }
-    )
+    plan = one_search_plan("A cheaper camera bag.", "hiking camera bags")
     dry, camera = candidate("dry-bag", 19.95, 1, 1), candidate("camera-bag", 43.95, 1, 2)
     _check_kind(dry, "waterproof dry bag hiking camping", ["hiking camera bags"])
     _check_kind(camera, "everyday sling camera bag travel", ["hiking camera bags"])

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from fakes import FakeShoppingChatModel
 from langgraph.checkpoint.memory import MemorySaver
-from test_bundle_choice import candidate, two_item_plan
+from test_bundle_choice import candidate, one_search_plan, two_item_plan
 
 from graph.builder import build_graph
 from graph.checks.choice import choose, coverage_of, items_of
@@ -72,15 +72,7 @@ def test_a_tie_among_products_titled_as_their_kind_is_decided_by_rating() -> Non
 def test_a_tie_with_a_product_that_only_names_the_kind_is_left_to_the_model() -> None:
     # A lens cleaning kit whose text names prime lenses ties with a prime lens on type:
     # the kit's title says it is a kit, so which is the lens is the model's judgement.
-    plan = Plan.model_validate(
-        {
-            "goal": "A prime lens.",
-            "steps": [
-                {"step": 1, "action": "Search", "query": "prime lens"},
-                {"step": 2, "action": "Pick", "query": None},
-            ],
-        }
-    )
+    plan = one_search_plan("A prime lens.", "prime lens")
     lens = candidate("lens", 134.99, 1, 1, rating=4.7)
     kit = candidate("kit", 15.0, 1, 2, rating=5.0)
     _check_title(lens, "Aperta 50mm f/1.8 Prime Lens for E Mount", ["prime lens"])

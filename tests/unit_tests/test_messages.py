@@ -15,13 +15,8 @@ from fakes import STRAP_PICK, STRAP_PLAN
 from catalog import CatalogError
 from catalog.loaders import load_products
 
-
-@pytest.fixture(autouse=True)
-def _pick_steps_ask_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These runs' scripted reasoning replies are part of what is checked, so every pick
-    step asks the fake model, even where code could answer it (graph/checks/decided.py).
-    The CLI processes inherit it (cli_runs.cli_environment)."""
-    monkeypatch.setenv("SHOPPING_CODE_DECISIONS", "off")
+# The scripted reasoning replies are part of what is checked (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("pick_steps_ask_the_model")
 
 
 def error_lines(output: str) -> list[str]:

@@ -19,13 +19,8 @@ from cli_runs import REPO_ROOT, cli_environment, graph_run_process
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN
 
-
-@pytest.fixture(autouse=True)
-def _pick_steps_ask_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These runs' scripted reasoning replies are part of what is checked, so every pick
-    step asks the fake model, even where code could answer it (graph/checks/decided.py).
-    The CLI processes inherit it (cli_runs.cli_environment)."""
-    monkeypatch.setenv("SHOPPING_CODE_DECISIONS", "off")
+# The scripted reasoning replies are part of what is checked (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("pick_steps_ask_the_model")
 
 
 # Long ids sharing a 60-character prefix, as runs named after one project would.

@@ -19,13 +19,8 @@ from graph.builder import build_graph
 from graph.runs.checkpoint import open_checkpointer
 from graph.runs.threads import thread_config
 
-
-@pytest.fixture(autouse=True)
-def _pick_steps_ask_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These runs' scripted reasoning replies are part of what is checked, so every pick
-    step asks the fake model, even where code could answer it (graph/checks/decided.py).
-    The CLI processes inherit it (cli_runs.cli_environment)."""
-    monkeypatch.setenv("SHOPPING_CODE_DECISIONS", "off")
+# The scripted reasoning replies are part of what is checked (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("pick_steps_ask_the_model")
 
 
 DEADLINE_S = 2.0
