@@ -18,9 +18,9 @@ import time
 
 from _common import Report, median
 
-from graph.checks.choice import best_combination
-from graph.checks.picks import Candidate
-from graph.state import ProductSummary
+from graph.choosing.choice import best_combination
+from graph.choosing.picks import Candidate
+from graph.schemas import ProductSummary
 from graph.tools import POOL_DEPTH
 
 TARGET_MS = 50.0

@@ -81,11 +81,12 @@ def run_graph(graph: Any, durability: Any) -> None:
 
 def run_loop(catalog: Any) -> None:
     """The same model and catalog calls as the graph makes, in a plain loop."""
-    from graph.caps import validate_request
-    from graph.checks.choice import choose
-    from graph.checks.picks import candidates_of
+    from graph.choosing.choice import choose
+    from graph.choosing.picks import candidates_of
     from graph.prompts import planner_messages, reasoning_messages
-    from graph.state import Plan, ProductSummary, ReasoningAnswer, StepResult
+    from graph.reading.stated import validate_request
+    from graph.schemas import Plan, ProductSummary, StepResult
+    from graph.state import ReasoningAnswer
     from graph.tools import search_catalog
 
     model = new_model()

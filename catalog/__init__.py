@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from catalog.backend import CatalogBackend
     from catalog.index import Catalog, build_index
     from catalog.loaders import load_products
-    from catalog.models import Product, ProductHit, category_slug
+    from catalog.models import Product, ProductHit, category_slug, money
     from catalog.paths import catalog_url_from_env, default_index_dir
     from catalog.postgres import PostgresCatalog
     from catalog.sources import DEFAULT_CATALOG_FILE
@@ -32,6 +32,7 @@ _LAZY = {
     "Product": "catalog.models",
     "ProductHit": "catalog.models",
     "category_slug": "catalog.models",
+    "money": "catalog.models",
     "catalog_url_from_env": "catalog.paths",
     "default_index_dir": "catalog.paths",
     "PostgresCatalog": "catalog.postgres",
@@ -68,6 +69,7 @@ __all__ = [
     "default_index_dir",
     "load_catalog",
     "load_products",
+    "money",
     "open_catalog",
     "open_default_catalog",
 ]

@@ -16,7 +16,8 @@ from pydantic import BaseModel
 from graph.context import Context
 from graph.prompts import executor_tool_messages, reasoning_messages
 from graph.providers.registry import price_per_mtok
-from graph.state import Plan, ProductSummary, ReasoningAnswer, StepResult
+from graph.schemas import Plan, ProductSummary, StepResult
+from graph.state import ReasoningAnswer
 from graph.tools import search_products
 
 # Typical sizes, measured on the recorded requests, used where the real text is not yet

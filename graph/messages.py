@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from graph.providers.base import USAGE_UNREADABLE, is_token_count
 from graph.providers.secrets import redact_tree
-from graph.state import Usage
+from graph.schemas import Usage
 
 
 def usage_of(message: BaseMessage | None) -> Usage:

@@ -9,30 +9,17 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from graph.caps import PlanningError, StatedLimits
-from graph.checks import follow_up as carry
-from graph.checks.choice import choose
-from graph.checks.decided import decided_in_code
-from graph.checks.edits import HOW_TO_ANSWER, PlanEditError, checked_plan, edit_of, is_approval
-from graph.checks.fallback import fallback_plan
-from graph.checks.intent import shopping_reason
-from graph.checks.limits import limit_warnings, reconcile_limits
-from graph.checks.named import with_named_product as named
-from graph.checks.occasion import pick_mode
-from graph.checks.picks import (
-    missing_items,
-    missing_limit_warning,
-    one_pick_per_search,
+from graph.choosing import (
+    ChoicePool,
+    checked_model_picks,
+    checked_outcome,
+    choice_pool,
+    decide_pick_step,
 )
-from graph.checks.pool import choice_pool
-from graph.checks.previous import parent_in_graph
-from graph.checks.stated import checked_request, request_facts
-from graph.checks.tidy import merge_reasoning_runs
-from graph.checks.words import product_words
 from graph.context import Context
 from graph.cost import estimate_plan_cost
 from graph.messages import masked_reply, raw_text_of, short_error, usage_of
-from graph.previous_run import FollowUp
+from graph.parent_run import parent_in_graph
 from graph.prompts import (
     PLANNING_RETRY,
     executor_tool_messages,
@@ -43,22 +30,31 @@ from graph.providers.models import chat_model_for, plain_chat_model
 from graph.providers.registry import structured_output_method
 from graph.providers.retry import is_streaming_refused
 from graph.providers.secrets import redact_tree
-from graph.state import (
+from graph.reading import checked_request, request_facts, shopping_reason
+from graph.schemas import (
     MAX_PLAN_STEPS,
-    Outcome,
+    FollowUp,
     Plan,
+    PlanningError,
     ProductSummary,
     ReasoningAnswer,
     SearchDispatch,
-    State,
+    StatedLimits,
     StepResult,
     Usage,
 )
-from graph.tools import catalog_for, search_products
-
-NOT_SHOPPING_NOTE = (
-    "this is not a shopping request: nothing was searched and nothing is recommended",
+from graph.shaping import (
+    HOW_TO_ANSWER,
+    PlanEditError,
+    carry_over,
+    checked_plan,
+    edit_of,
+    fallback_plan,
+    is_approval,
+    shape_plan,
 )
+from graph.state import State
+from graph.tools import catalog_for, search_products
 
 
 def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -74,7 +70,7 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     request, stated = checked_request(state.request)
     # A follow-up: its finished parent read back, and what carries over (in code).
     previous = parent_in_graph(state.follow_up_of) if state.follow_up_of else None
-    follow_up, stated = carry.carry_over(request, stated, previous) if previous else (None, stated)
+    follow_up, stated = carry_over(request, stated, previous) if previous else (None, stated)
     context = runtime.context
     method = structured_output_method(context.provider)
     model = chat_model_for(context).with_structured_output(Plan, method=method, include_raw=True)
@@ -112,15 +108,9 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                     "ask for fewer items at once, or group them",
                     raw_text_of(raw),
                 )
-            why = f"the planner returned no valid plan twice ({short_error(error)})"
-            if not product_words(request):
-                raise PlanningError(
-                    f"{why}, and the request names no product to search for; say what you "
-                    "want to buy",
-                    raw_text_of(raw),
-                )
             # The error quotes the model's output, which may echo a key: masked.
-            plan = fallback_plan(request, stated, redact_tree(why))
+            why = redact_tree(f"the planner returned no valid plan twice ({short_error(error)})")
+            plan = fallback_plan(request, stated, why, raw_text_of(raw))
             return _planned(request, stated, plan, usage, started, follow_up)
         # One retry with the validation error shown: it fixes most numbering slips of
         # small models. This is not replanning: no step has run yet.
@@ -139,22 +129,15 @@ def _planned(
     started: float,
     follow_up: FollowUp | None = None,
 ) -> dict[str, Any]:
-    """The plan as it will be shown and run: a follow-up's fixed (follow_up_plan), or the
-    product the request names kept whole in its queries (checks/named.py); limits
-    reconciled with the request, reasoning steps that read the same results merged."""
-    # A follow-up names what changes ("a cheaper grinder"), not the product anew.
-    plan, fixed = carry.follow_up_plan(plan, follow_up) if follow_up else named(request, plan)
-    reconciled = reconcile_limits(request, stated, plan)
-    tidied, merged = merge_reasoning_runs(reconciled.plan)
-    tidied = tidied.model_copy(update={"pick": pick_mode(request, tidied)})
+    shaped = shape_plan(request, stated, plan, follow_up)
     return {
         "clean_request": request,
         "stated_limits": stated,
         "follow_up": follow_up,
-        "plan": tidied,
+        "plan": shaped.plan,
         "planner_usage": usage,
         "planner_latency_s": round(time.perf_counter() - started, 3),
-        "plan_warnings": fixed + reconciled.notes + merged + limit_warnings(stated, tidied),
+        "plan_warnings": shaped.warnings,
     }
 
 
@@ -244,19 +227,16 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return {"messages": [message], "dispatched": dispatch}
 
     earlier = list(state.step_results)
-    catalog = catalog_for(context)
-    pool = choice_pool(state, earlier, catalog)
-    candidates = pool.all_candidates  # what the model is shown; verify chooses from the pool
-    decision = decided_in_code(pool.plan, step, pool.candidates) if context.code_decisions else None
-    if decision is not None:
-        # The checks alone determine the picks (graph/checks/decided.py): no model call.
+    pick = decide_pick_step(_pool(state, earlier, context), step, in_code=context.code_decisions)
+    if pick.decision is not None:
+        # The checks alone determine the picks (graph/choosing/decided.py): no model call.
         return _finish_step(
             StepResult(
                 step=step.step,
                 kind="reasoning",
                 action=step.action,
-                answer=decision.why,
-                products=[c.summary for c in decision.picks],
+                answer=pick.decision.why,
+                products=[c.summary for c in pick.decision.picks],
                 decided_in_code=True,
                 latency_s=time.perf_counter() - started,
             ),
@@ -265,7 +245,7 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     model = plain_chat_model(context).with_structured_output(
         ReasoningAnswer, method=structured_output_method(context.provider), include_raw=True
     )
-    reply = model.invoke(reasoning_messages(state.run_plan, step, earlier, candidates))
+    reply = model.invoke(reasoning_messages(state.run_plan, step, earlier, pick.candidates))
     parsed = reply.get("parsed")
     result = StepResult(
         step=step.step,
@@ -279,19 +259,19 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         result.error = f"the model gave no usable answer: {why}"
         result.answer = raw_text_of(reply.get("raw"))[:300]
     else:
-        known = {p.id: p for r in earlier for p in r.products}
-        picked = list(dict.fromkeys(parsed.product_ids))
-        unknown = [i for i in picked if i not in known]
-        if unknown:
-            result.warnings.append(f"ignored ids not among earlier results: {', '.join(unknown)}")
-        picked = [i for i in picked if i in known]
-        picked, note = one_pick_per_search(picked, candidates)
-        if note:
-            result.warnings.append(note)
         result.answer = parsed.answer
-        result.products = [known[i] for i in picked]
+        result.products, result.warnings = checked_model_picks(
+            parsed.product_ids, earlier, pick.candidates
+        )
     result.latency_s = time.perf_counter() - started
     return _finish_step(result, state)
+
+
+def _pool(state: State, results: list[StepResult], context: Context) -> ChoicePool:
+    """What the pick step and verify choose from: one pool, so both see the same."""
+    assert state.run_plan is not None
+    request, _ = request_facts(vars(state))
+    return choice_pool(state.run_plan, request, state.follow_up, results, catalog_for(context))
 
 
 def _finish_step(result: StepResult, state: State) -> dict[str, Any]:
@@ -325,73 +305,17 @@ def record_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Choose and check the recommendation in code: one product per item within every
-    limit and the budget when the pools allow it (graph/checks/choice.py), prices from the
-    catalog, the total compared with the budget, and what is missing or over named."""
+    """Choose and check the recommendation in code (graph/choosing/outcome.py)."""
     assert state.run_plan is not None
-    if state.run_plan.not_shopping:
-        # Nothing was searched: say so, and recommend nothing.
-        return {"outcome": Outcome(not_shopping=True, warnings=list(NOT_SHOPPING_NOTE))}
     results = list(state.step_results)
-    catalog = catalog_for(runtime.context)
-    # The last reasoning step's picks are the model's; code chooses the recommendation
-    # over every search's pool (graph/checks/choice.py), keeping them where none covers
-    # the request better. With no reasoning step, code chooses alone. Still no LLM call.
-    said = next((r for r in reversed(results) if r.kind == "reasoning" and r.products), None)
-    model_ids = [p.id for p in said.products] if said else []
     _, stated = request_facts(vars(state))
-    pool = choice_pool(state, results, catalog)
-    candidates, found = pool.all_candidates, pool.found
-    outcome = Outcome(budget=state.run_plan.budget)
-    outcome.warnings += [
-        f"{i} matches none of the request's words; it is not recommended"
-        for i in dict.fromkeys(model_ids)
-        if i in pool.unrelated
-    ]
-    choice = choose(pool.plan, pool.candidates, model_ids)
-    # Each pick as the catalog has it now (price and title from the record, not a step).
-    picked = [ProductSummary.of(found[c.summary.id]) for c in choice.picks]
-    merged = carry.with_kept(picked, choice.reasons, state.follow_up, catalog)
-    outcome.picks, outcome.reasons, gone = merged
-    # Each pick's item, passed on so a follow-up knows what "a cheaper grinder" refers to.
-    kept = {p.id: p.item for p in state.follow_up.kept} if state.follow_up else {}
-    outcome.items = {p.id: kept.get(p.id) or choice.items.get(p.id, "") for p in outcome.picks}
-    outcome.warnings += gone
-    outcome.unknown_ids = [i for i in dict.fromkeys(model_ids) if i not in found]
-    if missing_limit_warning(stated, state.run_plan):
-        # The plan's budget is not what the shopper asked for: say so, never "within budget".
-        outcome.dropped_limit = stated.budget
-    # A limit in another currency was never applied: the total is not compared with it.
-    outcome.unapplied_limits = [f"{f.shown} ({f.currency})" for f in stated.foreign]
-    outcome.total_price = round(sum(p.price for p in outcome.picks), 2)
-    outcome.missing = missing_items(state.run_plan, results, outcome.picks, candidates)
-    if outcome.unknown_ids:
-        outcome.warnings.append(f"not in the catalog: {', '.join(outcome.unknown_ids)}")
-    if not outcome.picks:
-        outcome.warnings.append("no product could be recommended")
-    if outcome.dropped_limit is not None:
-        # within_budget stays None: the plan's budget is not one the shopper set.
-        if outcome.total_price > outcome.dropped_limit:
-            outcome.warnings.append(
-                f"total ${outcome.total_price:,.2f} is over the ${outcome.dropped_limit:,.2f} "
-                "limit the request states"
-            )
-    elif outcome.budget is not None:
-        if outcome.total_price > outcome.budget:
-            outcome.within_budget = False
-            outcome.warnings.append(
-                f"total ${outcome.total_price:,.2f} is over the budget of ${outcome.budget:,.2f}"
-            )
-        elif outcome.picks and not outcome.missing:
-            # Only a whole recommendation is "within budget": a part of one, or none, is not.
-            outcome.within_budget = True
-    if outcome.picks and not choice.fits:
-        outcome.warnings.extend(choice.notes)  # nothing fits: how far the cheapest is over
-    outcome.warnings.extend(item.describe() for item in outcome.missing)
-    outcome.warnings.extend(f"plan: {warning}" for warning in state.run_plan_warnings)
-    for result in results:
-        if result.error:
-            outcome.warnings.append(f"step {result.step} failed: {result.error}")
-        elif result.kind == "search" and not result.products:
-            outcome.warnings.append(f"step {result.step} found no products")
+    outcome = checked_outcome(
+        state.run_plan,
+        _pool(state, results, runtime.context),
+        results,
+        stated=stated,
+        follow_up=state.follow_up,
+        plan_warnings=state.run_plan_warnings,
+        catalog=catalog_for(runtime.context),
+    )
     return {"outcome": outcome}

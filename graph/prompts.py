@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from graph.checks.picks import Candidate
-from graph.previous_run import PreviousRun
-from graph.state import MAX_PLAN_STEPS, Plan, PlanStep, StepResult
+from graph.choosing.picks import Candidate
+from graph.schemas import MAX_PLAN_STEPS, Plan, PlanStep, PreviousRun, StepResult
 
 PLANNER_SYSTEM = """You plan shopping tasks for a product catalog. You have no tools and \
 see no products; another agent runs your plan one step at a time.

@@ -10,7 +10,7 @@ from langchain_core.tools import tool
 from langgraph.runtime import get_runtime
 
 from catalog import CatalogBackend, CatalogQueryError, SearchArgs, category_slug, open_catalog
-from graph.state import ProductSummary
+from graph.schemas import ProductSummary
 
 # What a search step keeps, within its filters: the products it shows (its `limit`, 5 by
 # default) and the further matches behind them. A bundle under one total budget is chosen

@@ -16,10 +16,10 @@ from rich.console import Console
 from rich.text import Text
 
 from catalog.terminal import terminal_markup
-from graph.checks.edits import PlanEditError, plan_text, read_plan_text
 from graph.cli.render import RunView
 from graph.runs.approval import ApprovalDecision, ApprovalRequest, review_edit
 from graph.runs.session import Approver
+from graph.shaping.edits import PlanEditError, plan_text, read_plan_text
 
 
 def approver(args: argparse.Namespace, console: Console, view: RunView) -> Approver:

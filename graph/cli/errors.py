@@ -16,7 +16,6 @@ from catalog.terminal import (
     clean_text,
     terminal_markup,
 )
-from graph.caps import PlanningError, RequestError
 from graph.context import SettingsError
 from graph.providers.base import ProviderConfigError
 from graph.providers.retry import describe_provider_error, is_transient_provider_error
@@ -24,6 +23,7 @@ from graph.providers.secrets import redact_secrets
 from graph.runs.checkpoint import CheckpointStoreError, default_checkpoint_path, sqlite_error_hint
 from graph.runs.session import RunFailed
 from graph.runs.threads import UnreadableThread
+from graph.schemas import PlanningError, RequestError
 from localmodel.errors import LocalModelError
 
 

@@ -21,15 +21,14 @@ from catalog.terminal import (
     terminal_markup,
     terminal_text,
 )
-from graph.caps import StatedLimits
-from graph.checks.edits import describe_change
 from graph.cost import CostEstimate
-from graph.previous_run import FollowUp
 from graph.prompts import describe_filters
 from graph.runs.approval import EditReview
 from graph.runs.draft import PlanDraft
 from graph.runs.session import UsageTotals
-from graph.state import Outcome, Plan, PlanChange, StepResult, plan_that_runs
+from graph.schemas import FollowUp, Outcome, Plan, PlanChange, StatedLimits, StepResult
+from graph.shaping.edits import describe_change
+from graph.state import plan_that_runs
 
 
 class RunView:

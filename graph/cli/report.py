@@ -14,11 +14,11 @@ from rich.table import Table
 from rich.text import Text
 
 from catalog.terminal import terminal_text
-from graph.checks.edits import describe_change
 from graph.cli.render import RunView
 from graph.runs.follow_ups import ChainLink, in_chain_order
 from graph.runs.session import RunResult
 from graph.runs.threads import HistoryEntry, ThreadSummary
+from graph.shaping.edits import describe_change
 from graph.state import plan_that_runs
 from localmodel.warm import ServerRecord, StopReport
 

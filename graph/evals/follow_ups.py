@@ -23,16 +23,17 @@ from langgraph.graph.state import CompiledStateGraph
 
 from catalog.terminal import terminal_markup
 from graph.builder import build_graph
-from graph.checks.words import product_words, stem
 from graph.context import Context
 from graph.evals.common import show_and_save
 from graph.evals.inputs import EvalInputError
 from graph.evals.reruns import settled_context
 from graph.providers.models import chat_model_session
+from graph.reading.words import product_words, stem
 from graph.runs.checkpoint import open_checkpointer
 from graph.runs.follow_ups import run_follow_up_thread
 from graph.runs.session import approve_all, run_thread
-from graph.state import ProductSummary, plan_that_runs
+from graph.schemas import ProductSummary
+from graph.state import plan_that_runs
 
 CHECKS = (
     "kind",

@@ -26,12 +26,12 @@ from langgraph.graph.state import CompiledStateGraph
 from rich.progress import Progress
 
 from catalog.terminal import terminal_markup
-from graph.checks.limits import LIMIT_LABELS, same_amount
 from graph.context import Context
 from graph.evals.inputs import EvalInputError, check_limit, read_json, read_jsonl
 from graph.evals.reruns import goal_thread, settled_context
 from graph.runs.session import run_thread, stay_paused
-from graph.state import Plan
+from graph.schemas import Plan
+from graph.shaping.limits import LIMIT_LABELS, same_amount
 
 LIMIT_KINDS = tuple(LIMIT_LABELS)  # the step filters a plan is scored on
 

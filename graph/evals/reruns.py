@@ -21,12 +21,12 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
-from graph.caps import RequestError
-from graph.checks.stated import checked_request
 from graph.context import Context
 from graph.providers.registry import default_model_name, resolve_provider
+from graph.reading.stated import checked_request
 from graph.runs.catalog_tie import CATALOG_IDENTITY, absolute_catalog, catalog_identity
 from graph.runs.threads import read_state
+from graph.schemas import RequestError
 from graph.tools import get_catalog
 
 

@@ -7,13 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from graph.caps import StatedLimits
-from graph.checks.edits import edit_of
 from graph.context import Context
 from graph.cost import CostEstimate, estimate_plan_cost
-from graph.previous_run import FollowUp
 from graph.runs.draft import PlanDraft
-from graph.state import Plan, PlanEdit
+from graph.schemas import FollowUp, Plan, PlanEdit, StatedLimits
+from graph.shaping.edits import edit_of
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,8 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
-from graph.checks.stated import checked_request
 from graph.context import Context
-from graph.previous_run import FOLLOW_UP_OF
+from graph.reading.stated import checked_request
 from graph.runs import session
 from graph.runs.approval import RunObserver
 from graph.runs.threads import (
@@ -28,6 +27,7 @@ from graph.runs.threads import (
     recent_thread_ids,
     status_of,
 )
+from graph.schemas import FOLLOW_UP_OF
 from graph.state import plan_that_runs
 
 # `--follow-up last`: the most recently updated run that has finished.

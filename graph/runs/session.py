@@ -18,11 +18,10 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Durability
 
-from graph.checks.stated import checked_request, request_facts
 from graph.context import Context
 from graph.cost import CostEstimate, estimate_plan_cost
-from graph.previous_run import FOLLOW_UP_OF
 from graph.providers.models import chat_model_session
+from graph.reading.stated import checked_request, request_facts
 from graph.runs.approval import ApprovalDecision, ApprovalRequest, RunObserver
 from graph.runs.catalog_tie import (
     CATALOG_IDENTITY,
@@ -40,7 +39,7 @@ from graph.runs.threads import (
     this_version,
     thread_config,
 )
-from graph.state import Plan, Usage
+from graph.schemas import FOLLOW_UP_OF, Plan, Usage
 from graph.tools import get_catalog
 
 # The Context fields a run saves in its checkpoint metadata; a resumed run reuses them.

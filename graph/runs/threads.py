@@ -17,8 +17,9 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 from packaging.version import InvalidVersion, Version
 
-from graph.checks.edits import describe_change
-from graph.state import Plan, PlanEdit, PlanStep, State, StepResult, plan_that_runs
+from graph.schemas import Plan, PlanEdit, PlanStep, StepResult
+from graph.shaping.edits import describe_change
+from graph.state import State, plan_that_runs
 
 # Checkpoint metadata key: the version of shopping-planner that wrote the checkpoint.
 WRITER_VERSION = "shopping_planner_version"

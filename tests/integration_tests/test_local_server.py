@@ -258,7 +258,7 @@ def test_grammar_last_sampling_writes_the_same_tokens(monkeypatch: pytest.Monkey
     including where the model would rather write something the grammar forbids."""
     from llama_cpp import Llama, LlamaGrammar
 
-    from graph.state import Plan
+    from graph.schemas import Plan
     from localmodel.launcher import (
         GrammarLastGreedySampler,
         sample_grammar_last,
@@ -329,7 +329,7 @@ def _streamed_plan(server: LocalModelServer, request: str) -> tuple[str, int, fl
     from langchain_openai import ChatOpenAI
 
     from graph.prompts import planner_messages
-    from graph.state import Plan
+    from graph.schemas import Plan
 
     model = ChatOpenAI(
         model=server.model_alias,
@@ -360,7 +360,7 @@ def test_jump_forward_keeps_what_the_grammar_forces_and_writes_valid_plans(
     one-token decode (by up to ~0.5 here), so a near tie later on can go the other way,
     as with a prefix read from the prompt cache. What must hold: the draft's proposals are
     kept, and both paths write valid plans. How far they agree is printed."""
-    from graph.state import Plan
+    from graph.schemas import Plan
 
     requests = [
         "cushioned running shoes and wool socks, $150 total",
@@ -419,7 +419,7 @@ def test_the_jump_forward_draft_proposes_what_the_grammar_forces() -> None:
     writes it, and nothing where the model has a choice."""
     from llama_cpp import Llama, LlamaGrammar
 
-    from graph.state import Plan
+    from graph.schemas import Plan
     from localmodel.jump_forward import GrammarForcedDraft
     from localmodel.launcher import GrammarLastGreedySampler
     from localmodel.weights import resolve_model_file

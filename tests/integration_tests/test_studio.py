@@ -110,7 +110,7 @@ def _expected_search_ids(index_dir: Path) -> dict[str, list[str]]:
     """Run the plan's searches in this process over the shipped default catalog (built
     into its own index dir, so no cached catalog leaks into other tests)."""
     from catalog import open_catalog
-    from graph.state import Plan
+    from graph.schemas import Plan
     from graph.tools import search_catalog
 
     catalog = open_catalog(None, index_dir=index_dir)

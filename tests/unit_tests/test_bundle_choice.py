@@ -9,10 +9,10 @@ import random
 
 import pytest
 
-from graph.checks.choice import best_combination, choose
-from graph.checks.occasion import pick_mode
-from graph.checks.picks import Candidate, _check_kind
-from graph.state import Plan, ProductSummary
+from graph.choosing.choice import best_combination, choose
+from graph.choosing.picks import Candidate, _check_kind
+from graph.schemas import Plan, ProductSummary
+from graph.shaping.occasion import pick_mode
 
 
 def candidate(

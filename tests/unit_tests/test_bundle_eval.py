@@ -43,7 +43,7 @@ from graph.evals.bundles import (
     score_bundle,
     search_pools,
 )
-from graph.state import Outcome, ProductSummary
+from graph.schemas import Outcome, ProductSummary
 from graph.tools import POOL_DEPTH
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures"

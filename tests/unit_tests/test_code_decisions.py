@@ -15,11 +15,11 @@ from langgraph.checkpoint.memory import MemorySaver
 from test_bundle_choice import candidate, one_search_plan, two_item_plan
 
 from graph.builder import build_graph
-from graph.checks.choice import choose, coverage_of, items_of
-from graph.checks.decided import decided_in_code
-from graph.checks.picks import _check_title
+from graph.choosing.choice import choose, coverage_of, items_of
+from graph.choosing.decided import decided_in_code
+from graph.choosing.picks import _check_title
 from graph.context import Context
-from graph.state import Plan
+from graph.schemas import Plan
 
 
 def ids(candidates: list[Any]) -> list[str]:

@@ -20,7 +20,7 @@ from conftest import refuse_tokenizer_download
 
 from graph.context import Context
 from graph.cost import estimate_plan_cost, token_counter
-from graph.state import Plan
+from graph.schemas import Plan
 
 # tiktoken's own reader, taken at collection, before the session fixture replaces it.
 DOWNLOADING_READ_FILE = tiktoken.load.read_file

@@ -16,10 +16,10 @@ from cli_runs import REPO_ROOT, cli_environment
 from fake_openai_server import FakeScript, fake_openai_server
 
 from graph.builder import build_graph
-from graph.checks.edits import describe_change, plan_changes, plan_text, read_plan_text
 from graph.runs.checkpoint import open_checkpointer
 from graph.runs.threads import thread_config
-from graph.state import Plan, PlanChange
+from graph.schemas import Plan, PlanChange
+from graph.shaping.edits import describe_change, plan_changes, plan_text, read_plan_text
 
 AWKWARD = [1_999_999.0, 1_999_999.99, 0.1, 123456789.125, 9_007_199_254_740_993.0, 1e-7, 3e300]
 

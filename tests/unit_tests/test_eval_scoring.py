@@ -9,7 +9,7 @@ from conftest import shared_file
 
 from graph.evals.webshop import GoalResult, markdown_table, raw_products, score_goal
 from graph.evals.webshop_reward import name_nouns, webshop_reward
-from graph.state import Outcome, Plan, ProductSummary, StepResult
+from graph.schemas import Outcome, Plan, ProductSummary, StepResult
 
 TARGET = {
     "name": "Trail Running Shoes with Rubber Sole",

@@ -18,8 +18,6 @@ from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import MemorySaver
 
 from graph.builder import build_graph
-from graph.checks.stated import without_limit_phrases
-from graph.checks.words import product_words
 from graph.context import Context
 from graph.evals.follow_ups import (
     CHECKS,
@@ -29,6 +27,8 @@ from graph.evals.follow_ups import (
     run_follow_ups_eval,
 )
 from graph.evals.main import main
+from graph.reading.stated import without_limit_phrases
+from graph.reading.words import product_words
 
 DEV_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "follow_ups_dev.json"
 _NOT_WANTED = re.compile(r"\b(?:instead of|rather than)\b[^,]*,|\bswap\b.*?\bfor\b", re.I)

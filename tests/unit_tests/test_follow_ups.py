@@ -13,16 +13,15 @@ from langgraph.checkpoint.memory import MemorySaver
 from rich.console import Console
 
 from graph.builder import build_graph
-from graph.checks.follow_up import carry_over
-from graph.checks.previous import FollowUpRefused
-from graph.checks.stated import read_limits
 from graph.cli.render import RunView
 from graph.context import Context
-from graph.previous_run import PreviousPick, PreviousRun
+from graph.parent_run import FollowUpRefused
 from graph.prompts import planner_messages, previous_run_text
+from graph.reading.stated import read_limits
 from graph.runs import follow_ups, session
 from graph.runs.approval import ApprovalRequest
-from graph.state import ProductSummary
+from graph.schemas import PreviousPick, PreviousRun, ProductSummary
+from graph.shaping.follow_up import carry_over
 
 BAG_REQUEST = "a camera bag for hiking under $60"
 BAG_PLAN: dict[str, Any] = {

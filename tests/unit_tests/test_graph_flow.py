@@ -12,7 +12,7 @@ from langgraph.checkpoint.memory import MemorySaver
 from catalog import open_catalog
 from graph.builder import build_graph
 from graph.context import Context
-from graph.state import Plan
+from graph.schemas import Plan
 
 REQUEST = "a birthday gift for someone who likes photography, under $200"
 
@@ -242,7 +242,7 @@ def test_invalid_plan_twice_gives_a_fallback_plan_built_from_the_request(
 def test_invalid_plan_twice_for_a_request_naming_no_product_is_a_planning_error(
     small_catalog_file: Path,
 ) -> None:
-    from graph.caps import PlanningError
+    from graph.schemas import PlanningError
 
     bad = {"goal": "x", "budget": None, "steps": []}
     model = FakeShoppingChatModel(replies={"Plan": [bad, bad]})
@@ -253,8 +253,7 @@ def test_invalid_plan_twice_for_a_request_naming_no_product_is_a_planning_error(
 def test_a_plan_over_the_step_limit_twice_is_refused_naming_the_limit(
     small_catalog_file: Path,
 ) -> None:
-    from graph.caps import PlanningError
-    from graph.state import MAX_PLAN_STEPS
+    from graph.schemas import MAX_PLAN_STEPS, PlanningError
 
     steps = [{"step": n, "action": f"Find item {n}", "query": f"item {n}"} for n in range(1, 13)]
     long = {"goal": "A camping kit.", "budget": 300, "steps": steps}
@@ -388,7 +387,7 @@ def test_reasoning_prompt_stays_small_when_many_searches_overlap() -> None:
     # The shape that overflowed a 4,096-token context: one search per wanted feature,
     # each finding much the same products, all with long catalog titles.
     from graph.prompts import MAX_LISTED_PRODUCTS, MAX_TITLE_CHARS, compact_results
-    from graph.state import ProductSummary, StepResult
+    from graph.schemas import ProductSummary, StepResult
 
     words = [f"feature{n} free" for n in range(1, 10)]
     plan = Plan.model_validate(

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from conftest import shared_file
 
-from graph.checks.limits import Reconciled, limit_warnings, reconcile_limits
-from graph.checks.stated import read_limits
-from graph.state import Plan
+from graph.reading.stated import read_limits
+from graph.schemas import Plan
+from graph.shaping.limits import Reconciled, limit_warnings, reconcile_limits
 
 # (request, max_price, min_price, min_rating): the forms people write limits in, and
 # numbers that are not prices or ratings at all.

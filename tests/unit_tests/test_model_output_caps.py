@@ -15,7 +15,7 @@ from cli_runs import graph_run_process
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PLAN
 
-from graph.caps import MAX_FEATURES, MAX_PICKED_IDS, MODEL_TEXT_CAPS
+from graph.schemas import MAX_FEATURES, MAX_PICKED_IDS, MODEL_TEXT_CAPS
 
 BIG = 2_000_000  # the red team's 2 MB goal
 

@@ -9,9 +9,9 @@ from fakes import FakeShoppingChatModel
 from langgraph.checkpoint.memory import MemorySaver
 
 from graph.builder import build_graph
-from graph.checks.named import named_product, with_named_product
 from graph.context import Context
-from graph.state import Plan
+from graph.schemas import Plan
+from graph.shaping.named import named_product, with_named_product
 
 
 @pytest.mark.parametrize(

@@ -15,8 +15,8 @@ from fakes import FakeShoppingChatModel
 from langgraph.checkpoint.memory import MemorySaver
 
 from graph.builder import build_graph
-from graph.caps import RequestError
 from graph.context import Context
+from graph.schemas import RequestError
 
 
 def run_graph(model: FakeShoppingChatModel, request: str, catalog: Path | None) -> dict[str, Any]:

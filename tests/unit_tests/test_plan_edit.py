@@ -23,7 +23,12 @@ from langgraph.checkpoint.memory import MemorySaver
 from langgraph.types import Command
 
 from graph.builder import build_graph
-from graph.checks.edits import (
+from graph.context import Context
+from graph.reading.stated import read_limits
+from graph.runs.checkpoint import open_sqlite_checkpointer
+from graph.runs.threads import thread_config
+from graph.schemas import Plan
+from graph.shaping.edits import (
     HOW_TO_ANSWER,
     PlanEditError,
     checked_plan,
@@ -32,13 +37,8 @@ from graph.checks.edits import (
     plan_text,
     read_plan_text,
 )
-from graph.checks.limits import reconcile_limits
-from graph.checks.occasion import pick_mode
-from graph.checks.stated import read_limits
-from graph.context import Context
-from graph.runs.checkpoint import open_sqlite_checkpointer
-from graph.runs.threads import thread_config
-from graph.state import Plan
+from graph.shaping.limits import reconcile_limits
+from graph.shaping.occasion import pick_mode
 
 # The fake model's plan as the planner node leaves it for the tests' request: the stated
 # $200 cap filled in on step 3 (graph/checks/limits.py), and the single best of the kinds
@@ -586,8 +586,8 @@ def test_cli_process_on_a_real_terminal_edits_and_runs_the_edit(
 def test_progress_counts_the_steps_of_the_edit_once_approval_records_it() -> None:
     from rich.console import Console
 
-    from graph.checks.edits import edit_of
     from graph.cli.render import RunView
+    from graph.shaping.edits import edit_of
 
     view = RunView(Console(file=io.StringIO()), "t", quiet=True)
     view.stream_started({"plan": MODEL_PLAN})

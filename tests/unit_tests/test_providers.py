@@ -20,7 +20,7 @@ from graph.providers.registry import (
     resolve_provider,
     structured_output_method,
 )
-from graph.state import Plan
+from graph.schemas import Plan
 
 PLAN = Plan.model_validate(
     {

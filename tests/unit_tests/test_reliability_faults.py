@@ -22,11 +22,10 @@ from langgraph.checkpoint.memory import MemorySaver
 
 import graph.builder
 from graph.builder import build_graph
-from graph.caps import PlanningError
 from graph.context import Context
 from graph.providers.registry import make_chat_model
 from graph.providers.retry import is_transient_provider_error, retry_provider_error
-from graph.state import MAX_PLAN_STEPS
+from graph.schemas import MAX_PLAN_STEPS, PlanningError
 
 PLAN = GIFT_PLAN
 ANSWERS = GIFT_ANSWERS
@@ -327,7 +326,7 @@ def test_invalid_filters_in_a_plan_are_a_tool_error_and_the_next_step_runs(
     # Code removes limits the request does not state (graph/checks/limits.py); a plan that skips
     # that (a person's edit, an API caller) still meets the tool's own checks.
     from graph import nodes
-    from graph.checks.limits import Reconciled
+    from graph.shaping.limits import Reconciled
 
     monkeypatch.setattr(nodes, "reconcile_limits", lambda request, stated, plan: Reconciled(plan))
     plan = {

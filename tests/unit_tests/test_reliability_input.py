@@ -28,10 +28,11 @@ from catalog import (
     open_catalog,
 )
 from graph.builder import build_graph
-from graph.caps import MAX_REQUEST_CHARS, RequestError, validate_request
 from graph.cli.main import main
 from graph.context import Context
 from graph.prompts import MAX_TITLE_CHARS, planner_messages
+from graph.reading.stated import validate_request
+from graph.schemas import MAX_REQUEST_CHARS, RequestError
 from graph.tools import search_catalog
 
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")

@@ -10,7 +10,7 @@ from graph.cli.render import RunView
 from graph.cli.report import print_threads
 from graph.runs.session import UsageTotals
 from graph.runs.threads import ThreadSummary
-from graph.state import Outcome, Plan, ProductSummary, StepResult
+from graph.schemas import Outcome, Plan, ProductSummary, StepResult
 
 # "[/]" with nothing open makes rich raise MarkupError if it reads the text as markup.
 HOSTILE = "[/] [bold red]not markup[/bold red] [link=http://x]"

@@ -15,10 +15,10 @@ from conftest import skip_or_fail_in_ci
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PLAN
 
-from graph.caps import PlanningError
 from graph.cli.errors import error_text
 from graph.cli.main import main
 from graph.runs.session import RunFailed
+from graph.schemas import PlanningError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 KEY = "sk-test-SECRET-0123456789abcdefXYZ"

@@ -31,7 +31,8 @@ from fakes import GIFT_ANSWERS, GIFT_PLAN, FakeShoppingChatModel
 from graph.runs import session
 from graph.builder import build_graph
 from graph.context import Context
-from graph.state import Outcome, Plan, StepResult
+from graph.schemas import Outcome, StepResult
+from graph.schemas import Plan
 
 def saver():
     if sys.argv[1] == "memory":
@@ -124,7 +125,7 @@ from langgraph.checkpoint.memory import MemorySaver
 from fakes import GIFT_ANSWERS, GIFT_PLAN, FakeShoppingChatModel
 from graph.builder import build_graph
 from graph.context import Context
-from graph.state import Plan
+from graph.schemas import Plan
 graph = build_graph(MemorySaver())
 model = FakeShoppingChatModel(
     replies={"Plan": [dict(GIFT_PLAN)], "ReasoningAnswer": [dict(a) for a in GIFT_ANSWERS]}

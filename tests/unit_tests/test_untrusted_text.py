@@ -27,7 +27,7 @@ from graph.cli.report import json_report, print_history, print_threads
 from graph.cost import CostEstimate
 from graph.runs.session import RunFailed, RunResult, UsageTotals
 from graph.runs.threads import HistoryEntry, ThreadSummary
-from graph.state import Outcome, Plan, PlanStep, ProductSummary, StepResult
+from graph.schemas import Outcome, Plan, PlanStep, ProductSummary, StepResult
 
 # Pieces the red team used: markup that crashes or hides links, screen-clearing and
 # title-setting escapes, bidi overrides and isolates, a lone surrogate, line separators.

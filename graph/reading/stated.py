@@ -16,8 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from catalog.models import PRICE_CURRENCY
-from graph.caps import ForeignLimit, ItemCap, RequestError, StatedLimits, validate_request
-from graph.checks.phrases import (
+from graph.reading.phrases import (
     BARE_PRICE,
     BUDGET_NUMBER,
     DANGLING,
@@ -35,7 +34,8 @@ from graph.checks.phrases import (
     numbers_of,
     with_digits,
 )
-from graph.checks.words import product_words
+from graph.reading.words import product_words
+from graph.schemas import MAX_REQUEST_CHARS, ForeignLimit, ItemCap, RequestError, StatedLimits
 
 
 @dataclass(frozen=True)
@@ -238,3 +238,24 @@ def query_without_limits(query: str) -> str:
     add noise. Kept as written if nothing else would remain."""
     cut = without_limit_phrases(query)
     return cut if product_words(cut) else query
+
+
+def validate_request(request: object) -> str:
+    """Return the request, cleaned of control characters, or raise RequestError.
+
+    Runs before any LLM call, so a bad request never costs a model round trip.
+    """
+    if not isinstance(request, str):
+        raise RequestError(f"the request must be text, got {type(request).__name__}")
+    # Control characters (NUL, escape sequences) carry no meaning for a shopper and can
+    # confuse terminals and tokenizers; newlines and tabs become plain spaces.
+    cleaned = "".join(ch if ch.isprintable() else " " for ch in request)
+    cleaned = " ".join(cleaned.split())
+    if not cleaned:
+        raise RequestError("the request is empty: say what you want to buy")
+    if len(cleaned) > MAX_REQUEST_CHARS:
+        raise RequestError(
+            f"the request is {len(cleaned):,} characters long; the limit is "
+            f"{MAX_REQUEST_CHARS:,}. Shorten it to the essentials."
+        )
+    return cleaned

@@ -1,16 +1,15 @@
 """What the recommendation is chosen from, worked out once: for the pick step, which code
-may answer (graph/checks/decided.py), and for verify, which chooses
-(graph/checks/choice.py), so that both see the same products and the same budget."""
+may answer (decided.py), and for the outcome, which chooses (choice.py), so that both see
+the same products and the same budget."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from catalog import CatalogBackend, Product
-from graph.checks import follow_up as carry
-from graph.checks.picks import Candidate, candidates_of, is_relevant, request_words
-from graph.checks.stated import request_facts
-from graph.state import Plan, State, StepResult
+from graph.choosing.kept import budget_left, words_about
+from graph.choosing.picks import Candidate, candidates_of, is_relevant, request_words
+from graph.schemas import FollowUp, Plan, StepResult
 
 
 @dataclass(frozen=True)
@@ -25,22 +24,23 @@ class ChoicePool:
     unrelated: set[str]  # ids that match none of the request's words
 
 
-def choice_pool(state: State, results: list[StepResult], catalog: CatalogBackend) -> ChoicePool:
-    """The pool for `state`'s plan after `results` (the steps run so far)."""
-    plan = state.run_plan
-    assert plan is not None
-    request, _ = request_facts(vars(state))
+def choice_pool(
+    plan: Plan,
+    request: str,
+    follow_up: FollowUp | None,
+    results: list[StepResult],
+    catalog: CatalogBackend,
+) -> ChoicePool:
+    """The pool for `plan` (the plan that runs) after `results` (the steps run so far)."""
     all_candidates = candidates_of(plan, results, catalog)
     found = catalog.get(c.summary.id for c in all_candidates)
     # An open-ended request (pick "one") names the person, not the product ("a gift for a
     # runner"): its words are no test of relevance; the kinds the plan searched are.
-    request = carry.words_about(request, state.follow_up)  # "a cheaper one": the earlier item's
+    request = words_about(request, follow_up)  # "a cheaper one": the earlier item's
     wanted = request_words(request, plan) if plan.pick == "each" else set()
     unrelated = {i for i, r in found.items() if wanted and not is_relevant(r, wanted)}
     candidates = [
         c for c in all_candidates if c.summary.id in found and c.summary.id not in unrelated
     ]
     # A follow-up's kept picks count against the budget: the new items get what is left.
-    return ChoicePool(
-        carry.budget_left(plan, state.follow_up), candidates, all_candidates, found, unrelated
-    )
+    return ChoicePool(budget_left(plan, follow_up), candidates, all_candidates, found, unrelated)

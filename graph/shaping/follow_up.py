@@ -21,12 +21,17 @@ from __future__ import annotations
 
 import re
 
-from catalog import CatalogBackend
-from graph.caps import StatedLimits
-from graph.checks.stated import without_limit_phrases
-from graph.checks.words import product_words, same_word, stem
-from graph.previous_run import FollowUp, FollowUpKind, PreviousPick, PreviousRun
-from graph.state import Plan, PlanStep, ProductSummary
+from graph.reading.stated import without_limit_phrases
+from graph.reading.words import product_words, same_word, stem
+from graph.schemas import (
+    FollowUp,
+    FollowUpKind,
+    Plan,
+    PlanStep,
+    PreviousPick,
+    PreviousRun,
+    StatedLimits,
+)
 
 CENT = 0.01  # "cheaper" is strictly below: the catalog's price filter includes its cap
 
@@ -287,42 +292,3 @@ def _searches_for(step: PlanStep, items: list[list[str]], added: list[str]) -> b
     if not words or any(same_word(w, a) for w in words for a in added):
         return False
     return any(all(any(same_word(w, i) for i in item) for w in words) for item in items)
-
-
-def words_about(request: str, follow_up: FollowUp | None) -> str:
-    """What a follow-up's picks must be about: its own words, and for the same items
-    anew ("a cheaper one", "under $45 instead") the previous request's too."""
-    if follow_up is None or follow_up.kind not in ("cheaper", "refine"):
-        return request
-    return f"{request} {follow_up.previous.request}"
-
-
-def budget_left(plan: Plan, follow_up: FollowUp | None) -> Plan:
-    """The plan as code chooses its picks: its budget less the kept picks' total."""
-    if follow_up is None or not follow_up.kept or plan.budget is None:
-        return plan
-    return plan.model_copy(update={"budget": max(0.0, plan.budget - follow_up.kept_total)})
-
-
-def with_kept(
-    picks: list[ProductSummary],
-    reasons: dict[str, str],
-    follow_up: FollowUp | None,
-    catalog: CatalogBackend,
-) -> tuple[list[ProductSummary], dict[str, str], list[str]]:
-    """The recommendation with a follow-up's kept picks first, as the catalog has them
-    now (each once, though the new plan found it again), why each is there, and a
-    warning for each kept pick the catalog no longer holds."""
-    if follow_up is None or not follow_up.kept:
-        return picks, reasons, []
-    found = catalog.get(p.id for p in follow_up.kept)
-    kept = [ProductSummary.of(found[p.id]) for p in follow_up.kept if p.id in found]
-    why = f"kept from the previous run (thread {follow_up.previous.thread_id})"
-    gone = [
-        f"{p.id}, kept from the previous run, is no longer in the catalog"
-        for p in follow_up.kept
-        if p.id not in found
-    ]
-    kept_ids = {p.id for p in kept}
-    new = [p for p in picks if p.id not in kept_ids]
-    return kept + new, {**reasons, **{p.id: why for p in kept}}, gone

@@ -7,24 +7,24 @@ replan: no step has run when it is built.
 
 from __future__ import annotations
 
-from graph.caps import PlanningError, StatedLimits
-from graph.checks.stated import MAX_QUERY_WORDS
-from graph.checks.words import product_words
-from graph.state import Plan, PlanStep
+from graph.reading.stated import MAX_QUERY_WORDS
+from graph.reading.words import product_words
+from graph.schemas import Plan, PlanningError, PlanStep, StatedLimits
 
 
-def fallback_plan(request: str, stated: StatedLimits, why: str) -> Plan:
+def fallback_plan(request: str, stated: StatedLimits, why: str, raw: str = "") -> Plan:
     """One search for the request's product words, then a pick, within its `stated`
-    limits; the planner node reconciles it with them, as any plan (graph/checks/limits.py).
-    Raises PlanningError when the request names nothing to search for."""
+    limits; shape_plan reconciles it with them, as any plan. `why` says why the model's
+    plans were unusable; PlanningError (with the model's `raw` output) when the request
+    names nothing to search for either."""
     # All the request's product words: the catalog ranks by how many a product matches,
     # and the product's name may come after its features ("slim fit men's henleys").
     words = product_words(request)
     words = words[:MAX_QUERY_WORDS]
     if not words:
         raise PlanningError(
-            "the planner returned no valid plan, and the request names no product to "
-            "search for; say what you want to buy"
+            f"{why}, and the request names no product to search for; say what you want to buy",
+            raw,
         )
     query = " ".join(words)
     cap = f" for ${stated.budget:,.2f} or less" if stated.budget is not None else ""

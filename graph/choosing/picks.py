@@ -11,16 +11,8 @@ from rapidfuzz import fuzz
 from rapidfuzz.utils import default_process
 
 from catalog import CatalogBackend, Product
-from graph.caps import StatedLimits
-from graph.checks.words import (
-    head_word,
-    product_words,
-    same_word,
-    stem,
-    title_heads,
-    words_found,
-)
-from graph.state import MissingItem, Plan, PlanStep, ProductSummary, StepResult
+from graph.reading.words import head_word, product_words, same_word, stem, title_heads, words_found
+from graph.schemas import MissingItem, Plan, PlanStep, ProductSummary, StatedLimits, StepResult
 
 FEATURE_MATCH_THRESHOLD = 85  # the same fuzzy cut-off WebShop scores attributes with
 

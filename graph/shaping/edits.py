@@ -19,16 +19,16 @@ from pydantic import ValidationError
 
 from catalog import CatalogQueryError
 from catalog.validation import check_search_args
-from graph.caps import StatedLimits
-from graph.checks.limits import limit_warnings
-from graph.state import (
+from graph.schemas import (
     MAX_PLAN_STEPS,
     Plan,
     PlanChange,
     PlanEdit,
     PlanStep,
     PlanValue,
+    StatedLimits,
 )
+from graph.shaping.limits import limit_warnings
 
 PLAN_FIELDS = ("goal", "budget", "pick", "features")
 STEP_FIELDS = ("action", "query", "category", "min_price", "max_price", "min_rating")

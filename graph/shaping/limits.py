@@ -11,10 +11,9 @@ import math
 from dataclasses import dataclass, field
 
 from catalog.models import PRICE_CURRENCY
-from graph.caps import ItemCap, StatedLimits
-from graph.checks.stated import MAX_QUERY_WORDS, without_limit_phrases
-from graph.checks.words import product_words, stem
-from graph.state import Plan, PlanStep
+from graph.reading.stated import MAX_QUERY_WORDS, without_limit_phrases
+from graph.reading.words import product_words, stem
+from graph.schemas import ItemCap, Plan, PlanStep, StatedLimits
 
 
 def same_amount(a: float, b: float) -> bool:

@@ -21,8 +21,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from graph.checks.picks import Candidate
-from graph.state import Plan
+from graph.choosing.picks import Candidate
+from graph.schemas import Plan
 
 Score = tuple[float, ...]
 Scorer = Callable[[Candidate], Score]
@@ -85,18 +85,7 @@ def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Cho
     if not items:
         return Choice(fits=False)
     wanted = _model_pick_per_item(items, model_ids)
-
-    def score(candidate: Candidate) -> Score:
-        kind, features = coverage_of(candidate, plan)
-        return (
-            kind,
-            features,
-            float(candidate.names_compound),
-            float(candidate.summary.id in wanted.values()),
-            candidate.summary.rating or 0.0,
-            -candidate.rank,
-        )
-
+    score = pick_score(plan, set(wanted.values()))
     fitting = [tuple(c for c in item.options if c.within_limits) for item in items]
     best = best_combination(fitting, score, plan.budget)
     if best is not None:
@@ -114,6 +103,47 @@ def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Cho
         choice.reasons[pick.summary.id] = reason
         choice.items[pick.summary.id] = item.query
     return choice
+
+
+def _kind(candidate: Candidate, plan: Plan) -> float:
+    return coverage_of(candidate, plan)[0]
+
+
+def _features(candidate: Candidate, plan: Plan) -> float:
+    return coverage_of(candidate, plan)[1]
+
+
+def _names_compound(candidate: Candidate, plan: Plan) -> float:
+    return float(candidate.names_compound)
+
+
+# What the request asks of a pick, weightiest first: the kind searched for, the wanted
+# features matched, the compound its query ends with. The one definition: code decides a
+# pick step on these alone (decided.py), and the model's pick, rating and rank only break
+# their ties (pick_score), so a check added here changes both.
+REQUEST_CHECKS: tuple[Callable[[Candidate, Plan], float], ...] = (
+    _kind,
+    _features,
+    _names_compound,
+)
+
+
+def request_score(candidate: Candidate, plan: Plan) -> Score:
+    return tuple(check(candidate, plan) for check in REQUEST_CHECKS)
+
+
+def pick_score(plan: Plan, model_picks: set[str]) -> Scorer:
+    """The pick score: the request's checks, then the model's pick, rating, search rank."""
+
+    def score(candidate: Candidate) -> Score:
+        tie_breaks = (
+            float(candidate.summary.id in model_picks),
+            candidate.summary.rating or 0.0,
+            -candidate.rank,
+        )
+        return (*request_score(candidate, plan), *tie_breaks)
+
+    return score
 
 
 def coverage_of(candidate: Candidate, plan: Plan) -> tuple[float, int]:
@@ -233,8 +263,8 @@ def _reason(
 def _versus(other: Candidate, pick: Candidate, plan: Plan, total: float) -> str:
     """How `other` compares with the pick, in the terms a shopper weighs."""
     said = []
-    if coverage_of(other, plan) != coverage_of(pick, plan):
-        more = coverage_of(other, plan) > coverage_of(pick, plan)
+    if request_score(other, plan) != request_score(pick, plan):
+        more = request_score(other, plan) > request_score(pick, plan)
         said.append(f"matches {'more' if more else 'less'} of the request")
     if (other.summary.rating or 0) > (pick.summary.rating or 0):
         said.append(f"rated higher ({other.summary.rating:.1f})")

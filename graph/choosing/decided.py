@@ -26,17 +26,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import reduce
 
-from graph.checks.choice import (
+from graph.choosing.choice import (
     Score,
     Scorer,
     add_scores,
     best_combination,
     choose,
-    coverage_of,
     items_of,
+    request_score,
 )
-from graph.checks.picks import Candidate
-from graph.state import Plan, PlanStep
+from graph.choosing.picks import Candidate, one_pick_per_search
+from graph.choosing.pool import ChoicePool
+from graph.schemas import Plan, PlanStep, ProductSummary, StepResult
 
 NOTHING_FOUND = (
     "Decided in code: the searches found no product of the kinds searched for, so there "
@@ -70,8 +71,7 @@ def decided_in_code(plan: Plan, step: PlanStep, candidates: list[Candidate]) -> 
     pools = [tuple(c for c in item.options if c.within_limits) for item in items]
 
     def checks(candidate: Candidate) -> Score:
-        kind, features = coverage_of(candidate, plan)
-        return kind, features, float(candidate.names_compound)
+        return request_score(candidate, plan)
 
     best = best_combination(pools, checks, plan.budget)
     tied = contenders(pools, best, checks, plan.budget) if best is not None else []
@@ -142,3 +142,32 @@ def _why(plan: Plan, picks: list[Candidate], *, fits: bool, by_rating: bool) -> 
         f"Decided in code: {what} {within} best matches {covered} ({ids}{budget}), "
         "so a model's pick could not change it."
     )
+
+
+@dataclass(frozen=True)
+class PickStep:
+    """A pick step's answer in code (`decision`, no model call), or None and the candidates
+    the model is shown to pick from."""
+
+    decision: CodeDecision | None
+    candidates: list[Candidate]
+
+
+def decide_pick_step(pool: ChoicePool, step: PlanStep, *, in_code: bool = True) -> PickStep:
+    """The pick step `step` over `pool`: decided in code when the checks alone determine
+    it (and `in_code` allows it), else the candidates for the model."""
+    decision = decided_in_code(pool.plan, step, pool.candidates) if in_code else None
+    return PickStep(decision, pool.all_candidates)
+
+
+def checked_model_picks(
+    ids: list[str], results: list[StepResult], candidates: list[Candidate]
+) -> tuple[list[ProductSummary], list[str]]:
+    """The model's picked `ids` that earlier results hold, one per item, and a warning for
+    each kind of id set aside."""
+    known = {p.id: p for r in results for p in r.products}
+    picked = list(dict.fromkeys(ids))
+    unknown = [i for i in picked if i not in known]
+    warnings = [f"ignored ids not among earlier results: {', '.join(unknown)}"] if unknown else []
+    picked, note = one_pick_per_search([i for i in picked if i in known], candidates)
+    return [known[i] for i in picked], warnings + ([note] if note else [])

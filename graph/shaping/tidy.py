@@ -3,7 +3,7 @@ before the plan is shown for approval (the person sees the tidied plan and a not
 
 from __future__ import annotations
 
-from graph.state import Plan, PlanStep
+from graph.schemas import Plan, PlanStep
 
 
 def merge_reasoning_runs(plan: Plan) -> tuple[Plan, list[str]]:

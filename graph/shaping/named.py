@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 
-from graph.checks.stated import without_limit_phrases
-from graph.checks.words import kind_words, opening, product_words, same_word
-from graph.state import Plan
+from graph.reading.stated import without_limit_phrases
+from graph.reading.words import kind_words, opening, product_words, same_word
+from graph.schemas import Plan
 
 _LIST = re.compile(r"\band\b|\bor\b|\bplus\b|[,&/;]", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_][\w'-]*")

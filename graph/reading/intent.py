@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 
 from catalog import CatalogBackend, CatalogError, SearchArgs
-from graph.caps import StatedLimits
-from graph.checks.words import product_words, stem
+from graph.reading.words import product_words, stem
+from graph.schemas import StatedLimits
 
 # A goal that buys: "Buy a camera.", "Purchase running shoes", "Shop for a gift".
 # Not "get" or "find": "Get the weather forecast", "Find out the time" buy nothing.

@@ -13,14 +13,15 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from langgraph._internal._constants import CONFIG_KEY_CHECKPOINTER
+# The one read of another thread's checkpoint: langgraph.constants still exports the key
+# under which a node finds its graph's checkpointer (kept public for langgraph-api).
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_config
 
-from graph.caps import RequestError, StatedLimits
-from graph.checks.words import product_words, stem
-from graph.previous_run import PreviousPick, PreviousRun
-from graph.state import Outcome, State, plan_that_runs
+from graph.reading.words import product_words, stem
+from graph.schemas import Outcome, PreviousPick, PreviousRun, RequestError, StatedLimits
+from graph.state import State, plan_that_runs
 
 _STATE_FIELDS = frozenset(f.name for f in dataclasses.fields(State))
 

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from graph.caps import StatedLimits
+from graph.schemas.limits import StatedLimits
 
 # Checkpoint metadata key (and input field): the thread a follow-up follows.
 FOLLOW_UP_OF = "follow_up_of"

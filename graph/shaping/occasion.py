@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from graph.checks.words import head_word, product_words, same_word
-from graph.state import Plan
+from graph.reading.words import head_word, product_words, same_word
+from graph.schemas import Plan
 
 # A gift or an occasion, in the languages the limits reader knows (graph/checks/phrases.py).
 _OPEN_ENDED = re.compile(

@@ -1,0 +1,90 @@
+"""The checked recommendation, chosen and checked in code after the last step (no LLM):
+one product per item within every limit and the budget when the pools allow it
+(choice.py), prices from the catalog, the total compared with the budget, and what is
+missing or over named."""
+
+from __future__ import annotations
+
+from catalog import CatalogBackend, money
+from graph.choosing.choice import choose
+from graph.choosing.kept import with_kept
+from graph.choosing.picks import missing_items, missing_limit_warning
+from graph.choosing.pool import ChoicePool
+from graph.schemas import FollowUp, Outcome, Plan, ProductSummary, StatedLimits, StepResult
+
+NOT_SHOPPING_NOTE = (
+    "this is not a shopping request: nothing was searched and nothing is recommended"
+)
+
+
+def checked_outcome(
+    plan: Plan,
+    pool: ChoicePool,
+    results: list[StepResult],
+    *,
+    stated: StatedLimits,
+    follow_up: FollowUp | None,
+    plan_warnings: list[str],
+    catalog: CatalogBackend,
+) -> Outcome:
+    """The outcome of `plan` (the plan that ran) after `results`, chosen from `pool`."""
+    if plan.not_shopping:
+        return Outcome(not_shopping=True, warnings=[NOT_SHOPPING_NOTE])
+    # The last pick step the model answered gives its picks; code chooses the
+    # recommendation over every search's pool, keeping them where none covers the request
+    # better. A step code answered is no model's pick: with none, code chooses alone.
+    said = next((r for r in reversed(results) if r.kind == "reasoning" and r.products), None)
+    model_ids = [p.id for p in said.products] if said and not said.decided_in_code else []
+    candidates, found = pool.all_candidates, pool.found
+    outcome = Outcome(budget=plan.budget)
+    outcome.warnings += [
+        f"{i} matches none of the request's words; it is not recommended"
+        for i in dict.fromkeys(model_ids)
+        if i in pool.unrelated
+    ]
+    choice = choose(pool.plan, pool.candidates, model_ids)
+    # Each pick as the catalog has it now (price and title from the record, not a step).
+    picked = [ProductSummary.of(found[c.summary.id]) for c in choice.picks]
+    outcome.picks, outcome.reasons, gone = with_kept(picked, choice.reasons, follow_up, catalog)
+    # Each pick's item, passed on so a follow-up knows what "a cheaper grinder" refers to.
+    kept = {p.id: p.item for p in follow_up.kept} if follow_up else {}
+    outcome.items = {p.id: kept.get(p.id) or choice.items.get(p.id, "") for p in outcome.picks}
+    outcome.warnings += gone
+    outcome.unknown_ids = [i for i in dict.fromkeys(model_ids) if i not in found]
+    if missing_limit_warning(stated, plan):
+        # The plan's budget is not what the shopper asked for: say so, never "within budget".
+        outcome.dropped_limit = stated.budget
+    # A limit in another currency was never applied: the total is not compared with it.
+    outcome.unapplied_limits = [f"{f.shown} ({f.currency})" for f in stated.foreign]
+    outcome.total_price = round(sum(p.price for p in outcome.picks), 2)
+    outcome.missing = missing_items(plan, results, outcome.picks, candidates)
+    if outcome.unknown_ids:
+        outcome.warnings.append(f"not in the catalog: {', '.join(outcome.unknown_ids)}")
+    if not outcome.picks:
+        outcome.warnings.append("no product could be recommended")
+    if outcome.dropped_limit is not None:
+        # within_budget stays None: the plan's budget is not one the shopper set.
+        if outcome.total_price > outcome.dropped_limit:
+            outcome.warnings.append(
+                f"total {money(outcome.total_price)} is over the "
+                f"{money(outcome.dropped_limit)} limit the request states"
+            )
+    elif outcome.budget is not None:
+        if outcome.total_price > outcome.budget:
+            outcome.within_budget = False
+            outcome.warnings.append(
+                f"total {money(outcome.total_price)} is over the budget of {money(outcome.budget)}"
+            )
+        elif outcome.picks and not outcome.missing:
+            # Only a whole recommendation is "within budget": a part of one, or none, is not.
+            outcome.within_budget = True
+    if outcome.picks and not choice.fits:
+        outcome.warnings.extend(choice.notes)  # nothing fits: how far the cheapest is over
+    outcome.warnings.extend(item.describe() for item in outcome.missing)
+    outcome.warnings.extend(f"plan: {warning}" for warning in plan_warnings)
+    for result in results:
+        if result.error:
+            outcome.warnings.append(f"step {result.step} failed: {result.error}")
+        elif result.kind == "search" and not result.products:
+            outcome.warnings.append(f"step {result.step} found no products")
+    return outcome

@@ -1,0 +1,79 @@
+"""The schemas the graph passes on and stores, by what they hold: the plan (`plan`), what
+running it produces (`results`), the limits a request states (`limits`), what a follow-up
+carries over (`follow_up`), what the model may write (`model_text`), and the errors of a
+request or plan that cannot be used (`errors`). Plain pydantic: no LangGraph, no LLM."""
+
+from __future__ import annotations
+
+from graph.schemas.errors import PlanningError, RequestError
+from graph.schemas.follow_up import FOLLOW_UP_OF, FollowUp, FollowUpKind, PreviousPick, PreviousRun
+from graph.schemas.limits import ForeignLimit, ItemCap, StatedLimits
+from graph.schemas.model_text import (
+    MAX_FEATURES,
+    MAX_PICKED_IDS,
+    MAX_REQUEST_CHARS,
+    MODEL_TEXT_CAPS,
+    OPTIONAL_FOR_MODEL,
+    WRITTEN_BY_CODE,
+    model_facing_schema,
+    plan_facing_schema,
+    within_cap,
+    within_count,
+)
+from graph.schemas.plan import (
+    MAX_PLAN_STEPS,
+    SEARCH_FILTERS,
+    ApprovalStatus,
+    Plan,
+    PlanChange,
+    PlanEdit,
+    PlanStep,
+    PlanValue,
+)
+from graph.schemas.results import (
+    MissingItem,
+    Outcome,
+    ProductSummary,
+    ReasoningAnswer,
+    SearchDispatch,
+    StepResult,
+    Usage,
+)
+
+__all__ = [
+    "FOLLOW_UP_OF",
+    "MAX_FEATURES",
+    "MAX_PICKED_IDS",
+    "MAX_PLAN_STEPS",
+    "MAX_REQUEST_CHARS",
+    "MODEL_TEXT_CAPS",
+    "OPTIONAL_FOR_MODEL",
+    "SEARCH_FILTERS",
+    "WRITTEN_BY_CODE",
+    "ApprovalStatus",
+    "FollowUp",
+    "FollowUpKind",
+    "ForeignLimit",
+    "ItemCap",
+    "MissingItem",
+    "Outcome",
+    "Plan",
+    "PlanChange",
+    "PlanEdit",
+    "PlanStep",
+    "PlanValue",
+    "PlanningError",
+    "PreviousPick",
+    "PreviousRun",
+    "ProductSummary",
+    "ReasoningAnswer",
+    "RequestError",
+    "SearchDispatch",
+    "StatedLimits",
+    "StepResult",
+    "Usage",
+    "model_facing_schema",
+    "plan_facing_schema",
+    "within_cap",
+    "within_count",
+]

@@ -1,0 +1,19 @@
+"""The errors of a request or a plan that cannot be used."""
+
+from __future__ import annotations
+
+
+class RequestError(ValueError):
+    """The shopper's request cannot be planned (empty, too long, ...)."""
+
+
+class PlanningError(RuntimeError):
+    """The planner returned no usable plan; `raw` holds what the model actually said."""
+
+    def __init__(self, message: str, raw: str = "") -> None:
+        super().__init__(message)
+        self.raw = raw
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return f"{text}\nmodel output: {self.raw[:500]}" if self.raw else text

@@ -1,0 +1,71 @@
+"""The limits a request states, as the planner stores them."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class ItemCap(BaseModel):
+    """A price cap on one item of a request that names several: "shoes under $100 and a
+    hat under $20". `words` are the product words of the item it follows."""
+
+    model_config = ConfigDict(frozen=True)
+
+    words: tuple[str, ...]
+    max_price: float
+    text: str
+
+
+class ForeignLimit(BaseModel):
+    """A price limit stated in another currency than the catalog's ("under €200"). It
+    is shown as stated and never applied: there are no exchange rates offline."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str  # "max", "min" or "range"
+    amounts: tuple[float, ...]
+    currency: str
+    text: str
+
+    @property
+    def shown(self) -> str:
+        return " ".join(self.text.split())
+
+
+class StatedLimits(BaseModel):
+    """The limits a request states, read once by the planner (graph/checks/stated.py:
+    read_limits) and kept in state for the nodes after it. A price kind stated with
+    different values (two items, each with its own cap) has no single value: `item_caps`
+    holds each, and `total` the cap on the sum when the request says so ("$300 for
+    everything")."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_price: float | None = None
+    min_price: float | None = None
+    min_rating: float | None = None
+    # Every number the request uses as a price, and as a rating: what a plan's limit
+    # may be, however the model read it. Sorted tuples: plain data in a checkpoint.
+    prices: tuple[float, ...] = ()
+    ratings: tuple[float, ...] = ()
+    total: float | None = None
+    item_caps: tuple[ItemCap, ...] = ()
+    foreign: tuple[ForeignLimit, ...] = ()
+    # Limits no product can meet ("under $-5", "under $0", a price too large to be a
+    # number), as written: the request is refused with them before any search.
+    impossible: tuple[str, ...] = ()
+    # A follow-up's (graph/checks/follow_up.py): the limits above that carry over from
+    # the previous run ("max_price", "min_price", "min_rating", "total"), not stated anew.
+    carried: tuple[str, ...] = ()
+
+    @property
+    def any(self) -> bool:
+        values = (self.max_price, self.min_price, self.min_rating, self.total)
+        return any(v is not None for v in values) or bool(
+            self.item_caps or self.foreign or self.impossible
+        )
+
+    @property
+    def budget(self) -> float | None:
+        """What the whole recommendation may cost: the stated total, else the one cap."""
+        return self.total if self.total is not None else self.max_price

@@ -1,0 +1,66 @@
+"""The plan that is shown at approval, shaped in code from the model's (no LLM call, no
+LangGraph): a follow-up's carry-over, the product the request names kept in its queries,
+the limits reconciled with the request's, reasoning steps merged, the pick mode; the
+plan built in code when the model gives none; and a person's edits of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from graph.schemas import FollowUp, Plan, StatedLimits
+from graph.shaping.edits import (
+    HOW_TO_ANSWER,
+    PlanEditError,
+    checked_plan,
+    describe_change,
+    edit_of,
+    is_approval,
+    plan_text,
+    read_plan_text,
+)
+from graph.shaping.fallback import fallback_plan
+from graph.shaping.follow_up import carry_over, follow_up_plan
+from graph.shaping.limits import limit_warnings, reconcile_limits
+from graph.shaping.named import with_named_product
+from graph.shaping.occasion import pick_mode
+from graph.shaping.tidy import merge_reasoning_runs
+
+__all__ = [
+    "HOW_TO_ANSWER",
+    "PlanEditError",
+    "ShapedPlan",
+    "carry_over",
+    "checked_plan",
+    "describe_change",
+    "edit_of",
+    "fallback_plan",
+    "is_approval",
+    "plan_text",
+    "read_plan_text",
+    "shape_plan",
+]
+
+
+@dataclass(frozen=True)
+class ShapedPlan:
+    """The plan as it is shown and run, and the checks done on it in code (shown at
+    approval as the plan's warnings)."""
+
+    plan: Plan
+    warnings: list[str]
+
+
+def shape_plan(
+    request: str, stated: StatedLimits, plan: Plan, follow_up: FollowUp | None = None
+) -> ShapedPlan:
+    """The model's `plan` (or the fallback) made into the plan that is shown: a
+    follow-up's fixed (it names what changes, "a cheaper grinder", not the product anew),
+    else the product the request names kept whole in its queries; limits reconciled with
+    the request's; reasoning steps that read the same results merged."""
+    plan, fixed = (
+        follow_up_plan(plan, follow_up) if follow_up else with_named_product(request, plan)
+    )
+    reconciled = reconcile_limits(request, stated, plan)
+    tidied, merged = merge_reasoning_runs(reconciled.plan)
+    tidied = tidied.model_copy(update={"pick": pick_mode(request, tidied)})
+    return ShapedPlan(tidied, fixed + reconciled.notes + merged + limit_warnings(stated, tidied))
