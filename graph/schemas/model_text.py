@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import AfterValidator, BaseModel
 
 MAX_REQUEST_CHARS = 4000
 
@@ -49,6 +49,14 @@ def within_count(name: str, values: list[str], most: int, each: str) -> list[str
     for value in values:
         within_cap(each, value)
     return values
+
+
+def capped(name: str, most: int | None = None, each: str = "") -> AfterValidator:
+    """A field's cap as a validator: text of at most MODEL_TEXT_CAPS[name] characters, or
+    with `most`, a list of at most `most` items of `each`'s cap."""
+    if most is None:
+        return AfterValidator(lambda value: within_cap(name, value))
+    return AfterValidator(lambda values: within_count(name, values, most, each))
 
 
 # Fields the model may leave out. Each one written as null costs a local model about 5

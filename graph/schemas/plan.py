@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from graph.schemas.model_text import (
     MAX_FEATURES,
+    capped,
     model_facing_schema,
     plan_facing_schema,
     within_cap,
-    within_count,
 )
 
 MAX_PLAN_STEPS = 10
@@ -99,10 +99,10 @@ class Plan(BaseModel):
         default=True,
         description="False only when the request asks for no product at all; steps are [].",
     )
-    goal: str = Field(description="The shopper's goal in one sentence.")
+    goal: Annotated[str, capped("goal")] = Field(description="The shopper's goal in one sentence.")
     # Before the steps: written first, they shape the queries (written after the steps, a
     # streamed plan showed its first step ~15 tokens sooner, but the dev reward fell).
-    features: list[str] = Field(
+    features: Annotated[list[str], capped("features", MAX_FEATURES, "feature")] = Field(
         default_factory=list,
         description="Features the shopper requires, as short phrases from the request "
         "(e.g. 'waterproof', 'rubber sole'); [] if none.",
@@ -121,16 +121,6 @@ class Plan(BaseModel):
     # Written by code, never by the model: why this plan was built in code rather than by
     # the planner (it returned no usable plan twice), or None for the planner's own plan.
     built_in_code: str | None = None
-
-    @field_validator("goal")
-    @classmethod
-    def _goal_within_cap(cls, value: str) -> str:
-        return within_cap("goal", value) or ""
-
-    @field_validator("features")
-    @classmethod
-    def _features_within_cap(cls, value: list[str]) -> list[str]:
-        return within_count("features", value, MAX_FEATURES, "feature")
 
     @model_validator(mode="after")
     def _steps_numbered_in_order(self) -> Plan:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-from graph.schemas.model_text import MAX_PICKED_IDS, within_cap, within_count
+from graph.schemas.model_text import MAX_PICKED_IDS, capped
 
 if TYPE_CHECKING:
     from catalog import Product
@@ -112,15 +112,7 @@ class ReasoningAnswer(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    answer: str = Field(description="One short sentence.")
-    product_ids: list[str] = Field(description="Ids picked, from the data shown; [] if none.")
-
-    @field_validator("answer")
-    @classmethod
-    def _answer_within_cap(cls, value: str) -> str:
-        return within_cap("answer", value) or ""
-
-    @field_validator("product_ids")
-    @classmethod
-    def _ids_within_cap(cls, value: list[str]) -> list[str]:
-        return within_count("product_ids", value, MAX_PICKED_IDS, "product_id")
+    answer: Annotated[str, capped("answer")] = Field(description="One short sentence.")
+    product_ids: Annotated[list[str], capped("product_ids", MAX_PICKED_IDS, "product_id")] = Field(
+        description="Ids picked, from the data shown; [] if none."
+    )
