@@ -258,9 +258,43 @@ def test_the_executor_answers_a_decided_step_without_a_call(small_catalog_file: 
     # Plan steps the model wrote without numbers or a search action are numbered in code.
     assert [s.step for s in state["plan"].steps] == [1, 2]
     assert state["plan"].steps[0].action == "Search camera strap"
+    # The why-line says who decided: a step code answered is no model's pick.
+    assert not any("model's pick" in r for r in state["outcome"].reasons.values())
 
 
 def test_code_decisions_off_keeps_the_model_call(small_catalog_file: Path) -> None:
     model, state = run(small_catalog_file, code_decisions=False)
     assert model.tools_seen == [["Plan"], ["ReasoningAnswer"]]
     assert not state["step_results"][-1].decided_in_code
+    assert any("the model's pick" in r for r in state["outcome"].reasons.values())
+
+
+def test_one_pick_score_serves_the_choice_and_the_code_decision(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A check added to the request's checks (choice.REQUEST_CHECKS) changes both what
+    code chooses and what it decides without the model: there is one score, not two."""
+    from graph.choosing import choice
+
+    plan = two_item_plan(200, features=["f0"])
+    pool = [
+        candidate("shoe-a", 90, 1, 1, features=1),
+        candidate("shoe-b", 80, 1, 2, features=1),
+        candidate("bottle-a", 20, 2, 1, features=1),
+    ]
+    # Tied on kind and features: the model's pick decides, so code leaves the step to it.
+    assert decided_in_code(plan, plan.steps[-1], pool) is None
+    assert ids(choose(plan, pool, ["shoe-a"]).picks) == ["shoe-a", "bottle-a"]
+
+    def cheaper(c: Any, plan: Plan) -> float:
+        return -c.summary.price
+
+    monkeypatch.setattr(choice, "REQUEST_CHECKS", (*choice.REQUEST_CHECKS, cheaper))
+    decision = decided_in_code(plan, plan.steps[-1], pool)
+    assert decision is not None and ids(decision.picks) == ["shoe-b", "bottle-a"]
+    # The same check now outranks the model's pick in the choice.
+    assert ids(choose(plan, pool, ["shoe-a"]).picks) == ["shoe-b", "bottle-a"]
+    # And the why-line compares on it: the model's pick matches less of the request.
+    assert "in place of the model's pick shoe-a: matches less of the request" in (
+        choose(plan, pool, ["shoe-a"]).reasons["shoe-b"]
+    )

@@ -41,6 +41,7 @@ UNPICKED = {"one-item-picked": ["strap-1"], "pick-not-among-results": ["strap-1"
 
 
 @pytest.mark.parametrize("case", list(UNPICKED))
+@pytest.mark.usefixtures("pick_steps_ask_the_model")  # the scripted picks are the model's
 def test_an_item_the_model_left_unpicked_is_chosen_in_code(
     case: str, small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
