@@ -295,6 +295,7 @@ def test_one_pick_score_serves_the_choice_and_the_code_decision(
     # The same check now outranks the model's pick in the choice.
     assert ids(choose(plan, pool, ["shoe-a"]).picks) == ["shoe-b", "bottle-a"]
     # And the why-line compares on it: the model's pick matches less of the request.
-    assert "in place of the model's pick shoe-a: matches less of the request" in (
-        choose(plan, pool, ["shoe-a"]).reasons["shoe-b"]
+    assert (
+        "in place of the model's pick shoe-a: matches less of the request"
+        in (choose(plan, pool, ["shoe-a"]).reasons["shoe-b"])
     )

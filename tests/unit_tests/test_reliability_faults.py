@@ -323,12 +323,12 @@ def test_search_exception_becomes_a_step_error_and_the_run_continues(
 def test_invalid_filters_in_a_plan_are_a_tool_error_and_the_next_step_runs(
     filters: dict[str, float], message: str, small_catalog_file: Path, monkeypatch: Any
 ) -> None:
-    # Code removes limits the request does not state (graph/checks/limits.py); a plan that skips
-    # that (a person's edit, an API caller) still meets the tool's own checks.
-    from graph import nodes
+    # Code removes limits the request does not state (graph/shaping/limits.py); a plan that
+    # skips that (a person's edit, an API caller) still meets the tool's own checks.
+    from graph import shaping
     from graph.shaping.limits import Reconciled
 
-    monkeypatch.setattr(nodes, "reconcile_limits", lambda request, stated, plan: Reconciled(plan))
+    monkeypatch.setattr(shaping, "reconcile_limits", lambda request, stated, plan: Reconciled(plan))
     plan = {
         "goal": "A gift.",
         "budget": None,
