@@ -13,11 +13,12 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.config import get_config
+
 # The one read of another thread's checkpoint: langgraph.constants still exports the key
 # under which a node finds its graph's checkpointer (kept public for langgraph-api).
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
-from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.config import get_config
 
 from graph.reading.words import product_words, stem
 from graph.schemas import Outcome, PreviousPick, PreviousRun, RequestError, StatedLimits
