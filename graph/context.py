@@ -8,7 +8,7 @@ from __future__ import annotations
 import io
 import os
 import stat
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -157,7 +157,3 @@ class Context:
             raise ValueError(
                 f"search_limit (--limit) must be between 1 and 50, got {self.search_limit}"
             )
-
-    @classmethod
-    def field_names(cls) -> list[str]:
-        return [f.name for f in fields(cls)]

@@ -228,10 +228,6 @@ def list_threads(
     return summaries
 
 
-def thread_exists(graph: CompiledStateGraph, thread_id: str) -> bool:
-    return bool(read_state(graph, thread_id).values)
-
-
 @dataclass
 class HistoryEntry:
     checkpoint_id: str
