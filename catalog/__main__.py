@@ -14,7 +14,7 @@ from rich.text import Text
 
 from catalog.errors import CatalogError, CatalogQueryError
 from catalog.loaders import FORMATS
-from catalog.models import MAX_LIMIT
+from catalog.models import MAX_LIMIT, money
 from catalog.paths import catalog_url_from_env, default_index_dir, keep_data_private
 from catalog.terminal import (
     ERROR_DISPLAY_CHARS,
@@ -145,7 +145,7 @@ def print_hits(out: Console, query: str, hits: list[ProductHit]) -> None:
             terminal_text(p.id, 80),
             terminal_text(p.title),
             terminal_text(p.category, 80),
-            f"${p.price:,.2f}",
+            money(p.price),
             "-" if p.rating is None else f"{p.rating:.1f}",
             f"{hit.score:.2f}",
         )

@@ -19,6 +19,7 @@ def money(value: float) -> str:
     """A catalog price as a shopper reads it ("$1,234.50"): the one money formatter."""
     return f"{PRICE_SIGN}{value:,.2f}"
 
+
 # No shop lists a product at a billion dollars; under this cap the total of any
 # recommendation stays an exact, finite figure (two prices near 1e308 summed to inf).
 MAX_PRICE = 1_000_000_000.0

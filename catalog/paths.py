@@ -18,14 +18,19 @@ CATALOG_URL_ENV = "CATALOG_URL"
 POSTGRES_URL_SCHEMES = ("postgresql://", "postgres://")
 
 
+def env(name: str) -> str | None:
+    """The environment variable `name` without surrounding blanks; None when unset or blank."""
+    return os.environ.get(name, "").strip() or None
+
+
 def data_dir() -> Path:
     """The one per-user data directory, for catalog indexes, runs, and the assembled local
     model: ``$SHOPPING_PLANNER_DATA_DIR``, else ``$XDG_DATA_HOME/shopping-planner``, else
     ``~/.local/share/shopping-planner``. A blank variable counts as unset."""
-    explicit = os.environ.get(DATA_DIR_ENV, "").strip()
+    explicit = env(DATA_DIR_ENV)
     if explicit:
         return Path(explicit).expanduser()
-    xdg = os.environ.get("XDG_DATA_HOME", "").strip()
+    xdg = env("XDG_DATA_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
     return base / "shopping-planner"
 
@@ -88,4 +93,4 @@ def catalog_url_from_env() -> str | None:
     ``Context``) call it once and pass the URL down explicitly, so nothing below them,
     and no cache, depends on the environment.
     """
-    return os.environ.get(CATALOG_URL_ENV, "").strip() or None
+    return env(CATALOG_URL_ENV)

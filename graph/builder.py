@@ -31,17 +31,15 @@ LLM_RETRY = llm_retry_policy()
 
 
 def with_state_types(checkpointer: BaseCheckpointSaver) -> BaseCheckpointSaver:
-    """The saver with our state types allowed explicitly. A serializer that keeps a list
-    gets ours added; the default one (allow anything, warn on each unregistered type, as a
-    plain MemorySaver has) gets a list of ours, so it neither warns nor will be blocked."""
-    serde = checkpointer.serde
-    if isinstance(serde, JsonPlusSerializer) and serde._allowed_msgpack_modules is True:
-        clone = copy.copy(checkpointer)
-        clone.serde = maybe_add_typed_methods(
-            JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
-        )
-        return clone
-    return checkpointer.with_allowlist(STATE_TYPES)
+    """The saver with our state types allowed explicitly, so its serializer neither warns
+    about them nor will block them. LangGraph's own JSON-plus serializer is rebuilt listing
+    ours (with_allowlist leaves one that allows anything, as a plain MemorySaver's does, as
+    it is: it warns on each unregistered type); any other gets ours added by with_allowlist."""
+    if type(checkpointer.serde) is not JsonPlusSerializer:
+        return checkpointer.with_allowlist(STATE_TYPES)
+    clone = copy.copy(checkpointer)
+    clone.serde = maybe_add_typed_methods(JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES))
+    return clone
 
 
 def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:

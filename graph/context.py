@@ -8,14 +8,14 @@ from __future__ import annotations
 import io
 import os
 import stat
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from dotenv import dotenv_values
 from pydantic.json_schema import SkipJsonSchema
 
-from catalog.paths import catalog_url_from_env
+from catalog.paths import catalog_url_from_env, env
 
 ToolMode = Literal["direct", "llm"]
 
@@ -66,8 +66,8 @@ def load_env_file(directory: Path | None = None) -> Path | None:
         raise SettingsError(f"{path} holds a NUL byte at offset {text.index(chr(0))}")
     values = {k: v for k, v in dotenv_values(stream=io.StringIO(text)).items() if v is not None}
     for url_name, key_name in KEY_OF_URL.items():
-        adds_url = values.get(url_name, "").strip() and not os.environ.get(url_name, "").strip()
-        if adds_url and os.environ.get(key_name, "").strip() and key_name not in values:
+        adds_url = values.get(url_name, "").strip() and not env(url_name)
+        if adds_url and env(key_name) and key_name not in values:
             raise SettingsError(
                 f"{path} sets {url_name}, but {key_name} comes from the environment: a key "
                 f"is sent only to the base URL configured with it (set both in one place)"
@@ -77,16 +77,11 @@ def load_env_file(directory: Path | None = None) -> Path | None:
     return path
 
 
-def _env(name: str, default: str | None = None) -> str | None:
-    value = os.environ.get(name, "").strip()
-    return value or default
-
-
 CODE_DECISIONS_SETTING = "SHOPPING_CODE_DECISIONS"
 
 
 def _on_or_off(name: str, *, default: bool) -> bool:
-    value = (_env(name) or ("on" if default else "off")).lower()
+    value = (env(name) or ("on" if default else "off")).lower()
     if value not in ("on", "off"):
         raise SettingsError(f"{name} must be on or off, got {value!r}")
     return value == "on"
@@ -150,9 +145,9 @@ class Context:
     catalog_backend: SkipJsonSchema[Any] = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        self.provider = self.provider or _env("SHOPPING_PROVIDER")
-        self.model = self.model or _env("SHOPPING_MODEL")
-        self.catalog = self.catalog or _env("SHOPPING_CATALOG")
+        self.provider = self.provider or env("SHOPPING_PROVIDER")
+        self.model = self.model or env("SHOPPING_MODEL")
+        self.catalog = self.catalog or env("SHOPPING_CATALOG")
         self.catalog_url = self.catalog_url or catalog_url_from_env()
         if self.code_decisions is None:
             self.code_decisions = _on_or_off(CODE_DECISIONS_SETTING, default=True)
@@ -162,7 +157,3 @@ class Context:
             raise ValueError(
                 f"search_limit (--limit) must be between 1 and 50, got {self.search_limit}"
             )
-
-    @classmethod
-    def field_names(cls) -> list[str]:
-        return [f.name for f in fields(cls)]

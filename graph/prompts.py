@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from catalog import money
 from graph.choosing.picks import Candidate
 from graph.schemas import MAX_PLAN_STEPS, Plan, PlanStep, PreviousRun, StepResult
 
@@ -105,7 +106,7 @@ def previous_run_text(previous: PreviousRun) -> str:
         "recommended:" if previous.picks else "recommended: nothing",
     ]
     lines += [
-        f"  id={p.id[:40]} | {short_title(p.title)} | ${p.price:,.2f}"
+        f"  id={p.id[:40]} | {short_title(p.title)} | {money(p.price)}"
         for p in previous.picks[:MAX_PREVIOUS_ITEMS]
     ]
     lines.append(f"budget: {format_money(previous.budget)}")
@@ -113,7 +114,7 @@ def previous_run_text(previous: PreviousRun) -> str:
 
 
 def format_money(value: float | None) -> str:
-    return "none stated" if value is None else f"${value:,.2f}"
+    return "none stated" if value is None else money(value)
 
 
 def describe_filters(
@@ -204,7 +205,7 @@ def compact_results(
                 continue
             rating = f"{product.rating:.1f}" if product.rating is not None else "n/a"
             title = fence_safe(short_title(product.title))
-            line = f"  id={fence_safe(product.id)} | {title} | ${product.price:,.2f} | "
+            line = f"  id={fence_safe(product.id)} | {title} | {money(product.price)} | "
             line += f"rating {rating}"
             if check is not None and result.kind == "search":
                 line += f" | {check.label(plan)}"

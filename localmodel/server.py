@@ -341,11 +341,6 @@ class LocalModelServer:
             cmd += ["--cache_size", str(PROMPT_CACHE_BYTES)]
         return [*cmd, *self.extra_args]
 
-    def _prompt_cache_args(self) -> list[str]:
-        if self.prompt_cache != "disk":
-            return []
-        return ["--prompt-cache-dir", str(self.prompt_cache_dir())]
-
     def prompt_cache_dir(self) -> Path:
         """Where a disk prompt cache lives: one directory per model and settings, since a
         saved state is only valid for the model and context that made it."""

@@ -21,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from catalog import money
 from graph.choosing.picks import Candidate
 from graph.schemas import Plan
 
@@ -228,10 +229,6 @@ def _undominated(
     return kept
 
 
-def _money(value: float) -> str:
-    return f"${value:,.2f}"
-
-
 def _reason(
     plan: Plan, item: Item, pick: Candidate, choice: Choice, score: Scorer, model_id: str | None
 ) -> str:
@@ -240,8 +237,8 @@ def _reason(
     total = sum(c.summary.price for c in choice.picks)
     parts = []
     if plan.budget is not None and choice.fits:
-        left = _money(plan.budget - total)
-        parts.append(f"fits the {_money(plan.budget)} total with {left} left")
+        left = money(plan.budget - total)
+        parts.append(f"fits the {money(plan.budget)} total with {left} left")
     elif not choice.fits:
         parts.append("the cheapest found")
     if plan.features:
@@ -271,9 +268,9 @@ def _versus(other: Candidate, pick: Candidate, plan: Plan, total: float) -> str:
     difference = other.summary.price - pick.summary.price
     if difference > CENT:
         over = plan.budget is not None and total + difference > plan.budget + CENT
-        said.append(f"{_money(difference)} dearer" + (" (over the total)" if over else ""))
+        said.append(f"{money(difference)} dearer" + (" (over the total)" if over else ""))
     elif difference < -CENT:
-        said.append(f"{_money(-difference)} cheaper")
+        said.append(f"{money(-difference)} cheaper")
     if not other.within_limits:
         said.append("breaks a limit")
     return ", ".join(said) or "no better on any check"
@@ -286,14 +283,14 @@ def _over_notes(plan: Plan, items: list[Item], picks: list[Candidate]) -> list[s
     if plan.budget is None:
         return ["no choice of the products found keeps every step's limits"]
     notes = [
-        f"no choice of one product per item fits the {_money(plan.budget)} total: the "
-        f"cheapest is shown, {_money(total)} in all, {_money(total - plan.budget)} over"
+        f"no choice of one product per item fits the {money(plan.budget)} total: the "
+        f"cheapest is shown, {money(total)} in all, {money(total - plan.budget)} over"
     ]
     for item, pick in zip(items, picks, strict=True):
         left = plan.budget - (total - pick.summary.price)
         notes.append(
             f"{item.query!r}: the cheapest found is {pick.summary.id} at "
-            f"{_money(pick.summary.price)}; with the cheapest of the rest it would need to "
-            f"cost {_money(max(left, 0))} or less, {_money(pick.summary.price - left)} over"
+            f"{money(pick.summary.price)}; with the cheapest of the rest it would need to "
+            f"cost {money(max(left, 0))} or less, {money(pick.summary.price - left)} over"
         )
     return notes

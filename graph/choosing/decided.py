@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import reduce
 
+from catalog import money
 from graph.choosing.choice import (
     Score,
     Scorer,
@@ -132,7 +133,7 @@ def _why(plan: Plan, picks: list[Candidate], *, fits: bool, by_rating: bool) -> 
     )
     within = "within the limits" if plan.budget is None else "within the limits and the budget"
     what = "one option" if len(picks) == 1 else "one choice of one product per item"
-    budget = "" if plan.budget is None else f", ${total:,.2f} of the ${plan.budget:,.2f} budget"
+    budget = "" if plan.budget is None else f", {money(total)} of the {money(plan.budget)} budget"
     if by_rating:
         return (
             f"Decided in code: choices {within} tie on {covered}, each product titled as "

@@ -4,13 +4,13 @@ by facts rather than by its arithmetic. No LLM call and no replanning happens he
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz
 from rapidfuzz.utils import default_process
 
-from catalog import CatalogBackend, Product
+from catalog import CatalogBackend, Product, money
+from graph.reading.words import WORD as _WORD
 from graph.reading.words import head_word, product_words, same_word, stem, title_heads, words_found
 from graph.schemas import MissingItem, Plan, PlanStep, ProductSummary, StatedLimits, StepResult
 
@@ -25,7 +25,7 @@ def missing_limit_warning(stated: StatedLimits, plan: Plan) -> str | None:
     carried = {plan.budget} | {step.max_price for step in plan.search_steps}
     if any(value is not None and abs(value - limit) < 0.01 for value in carried):
         return None
-    return f"the request states a limit of ${limit:,.2f}, but the plan does not carry it"
+    return f"the request states a limit of {money(limit)}, but the plan does not carry it"
 
 
 def request_words(request: str, plan: Plan) -> set[str]:
@@ -54,7 +54,6 @@ def _same_root(a: str, b: str) -> bool:
     return shared >= 5 and shared >= 0.8 * min(len(a), len(b))
 
 
-_WORD = re.compile(r"[^\W\d_][\w'-]+")
 _GOAL_STOP_WORDS = frozenset(
     """buy find get want need looking some one two for and the with without from into that
     this these those price prices lower less than under below above over dollars dollar usd

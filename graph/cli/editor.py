@@ -15,6 +15,7 @@ import tempfile
 from rich.console import Console
 from rich.text import Text
 
+from catalog.paths import env
 from catalog.terminal import terminal_markup
 from graph.cli.render import RunView
 from graph.runs.approval import ApprovalDecision, ApprovalRequest, review_edit
@@ -113,7 +114,7 @@ MAX_EDIT_CHARS = 1_000_000  # far above any valid plan (its fields are capped)
 def editor_command() -> list[str] | None:
     """$VISUAL, then $EDITOR (split like a shell would), then nano or vi if installed."""
     for name in ("VISUAL", "EDITOR"):
-        value = os.environ.get(name, "").strip()
+        value = env(name)
         if value:
             try:
                 return shlex.split(value)

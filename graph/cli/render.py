@@ -14,7 +14,7 @@ from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
-from catalog.models import PRICE_CURRENCY
+from catalog.models import PRICE_CURRENCY, money
 from catalog.terminal import (
     ERROR_DISPLAY_CHARS,
     clean_text,
@@ -22,7 +22,7 @@ from catalog.terminal import (
     terminal_text,
 )
 from graph.cost import CostEstimate
-from graph.prompts import describe_filters
+from graph.prompts import describe_filters, format_money
 from graph.runs.approval import EditReview
 from graph.runs.draft import PlanDraft
 from graph.runs.session import UsageTotals
@@ -130,7 +130,7 @@ class RunView:
                 Text("Not a shopping request: ", style="bold") + terminal_text(plan.goal)
             )
             return
-        budget = f"${plan.budget:,.2f}" if plan.budget is not None else "none stated"
+        budget = format_money(plan.budget)
         if plan.budget is None and limits is not None and limits.foreign:
             # Shown as the shopper wrote it; never converted (no rates offline).
             stated = ", ".join(f.shown for f in limits.foreign)
@@ -232,7 +232,7 @@ class RunView:
                 + terminal_text(product.id, 80)
                 + Text("  ")
                 + terminal_text(product.title)
-                + Text(f"  ${product.price:,.2f}")
+                + Text(f"  {money(product.price)}")
             )
         if result.answer:
             self.console.print(Text("    ") + terminal_text(result.answer, style="italic"))
@@ -262,7 +262,7 @@ class RunView:
         for pick in outcome.picks:
             rating = f"{pick.rating:.1f}" if pick.rating is not None else "-"
             table.add_row(
-                terminal_text(pick.id, 80), terminal_text(pick.title), f"${pick.price:,.2f}", rating
+                terminal_text(pick.id, 80), terminal_text(pick.title), money(pick.price), rating
             )
         self.console.print(table)
         self.console.print(budget_line(outcome))
@@ -298,18 +298,18 @@ def budget_line(outcome: Outcome) -> str:
     """The total and how it compares with the budget, worded honestly: when the plan
     dropped a limit the request states, the plan's budget is not the shopper's, so the
     total is compared with the stated limit and never called "within budget" in green."""
-    total = f"Total ${outcome.total_price:,.2f}"
+    total = f"Total {money(outcome.total_price)}"
     if not outcome.picks:
         return f"{total} [yellow](nothing could be recommended)[/]"
     if outcome.missing:
         # A part of what was asked for is never "within budget".
         over = outcome.budget is not None and outcome.total_price > outcome.budget
-        budget = f" of ${outcome.budget:,.2f} budget" if outcome.budget is not None else ""
+        budget = f" of {money(outcome.budget)} budget" if outcome.budget is not None else ""
         colour, note = ("red", "; over budget") if over else ("yellow", "")
         count = f"{len(outcome.missing)} item(s) missing, named below"
         return f"{total}{budget} [{colour}](incomplete: {count}{note})[/]"
     if outcome.dropped_limit is not None:
-        limit = f"${outcome.dropped_limit:,.2f}"
+        limit = money(outcome.dropped_limit)
         relation = "under" if outcome.total_price <= outcome.dropped_limit else "over"
         colour = "yellow" if relation == "under" else "red"
         return (
@@ -324,7 +324,7 @@ def budget_line(outcome: Outcome) -> str:
         )
     if outcome.budget is None:
         return f"{total} (no budget stated)"
-    budget = f" of ${outcome.budget:,.2f} budget"
+    budget = f" of {money(outcome.budget)} budget"
     if outcome.within_budget:
         return f"{total}{budget} [green]within budget[/]"
     return f"{total}{budget} [red]over budget[/]"

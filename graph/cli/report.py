@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from catalog import money
 from catalog.terminal import terminal_text
 from graph.cli.render import RunView
 from graph.runs.follow_ups import ChainLink, in_chain_order
@@ -139,9 +140,9 @@ def print_chain(console: Console, chain: list[ChainLink]) -> None:
         for note in link.carried_over:
             console.print(Text("   from the previous run: ") + terminal_text(note))
         if link.total is not None:
-            budget = f" of ${link.budget:,.2f} budget" if link.budget is not None else ""
+            budget = f" of {money(link.budget)} budget" if link.budget is not None else ""
             picks = "; ".join(link.picks) or "nothing recommended"
-            outcome = f"{picks} (total ${link.total:,.2f}{budget})"
+            outcome = f"{picks} (total {money(link.total)}{budget})"
             console.print(Text("   outcome: ") + terminal_text(outcome))
 
 

@@ -1,13 +1,14 @@
 """What every provider entry is made of: the `Provider` record, its configuration error, and
-the environment reader that treats a blank variable as unset.
+the environment reader that treats a blank variable as unset (catalog.paths.env).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+
+from catalog.paths import env
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -36,11 +37,6 @@ def is_token_count(value: object) -> bool:
 
 class ProviderConfigError(RuntimeError):
     """The provider cannot be used as configured; the message says how to fix it."""
-
-
-def env(name: str) -> str | None:
-    value = os.environ.get(name, "").strip()
-    return value or None
 
 
 def missing_env(*names: str) -> list[str]:

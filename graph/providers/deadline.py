@@ -65,10 +65,6 @@ def allow_calls() -> None:
     _stopped.clear()
 
 
-def calls_stopped() -> bool:
-    return _stopped.is_set()
-
-
 def stopping_error(error: BaseException | None) -> LLMDeadlineExceeded | LLMCallStopped | None:
     """The deadline or stop error behind `error` (the SDK wraps it), if any."""
     seen = 0

@@ -232,14 +232,6 @@ def without_limit_phrases(text: str) -> str:
     return DANGLING.sub("", " ".join(cut.split())).strip(" ,;:-")
 
 
-def query_without_limits(query: str) -> str:
-    """A search query with its price and rating phrases taken out ("camera straps under
-    $40" -> "camera straps"): the filters carry those, and as search words they only
-    add noise. Kept as written if nothing else would remain."""
-    cut = without_limit_phrases(query)
-    return cut if product_words(cut) else query
-
-
 def validate_request(request: object) -> str:
     """Return the request, cleaned of control characters, or raise RequestError.
 

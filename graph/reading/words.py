@@ -25,6 +25,7 @@ _FILLER = frozenset(
 )
 # A word starts at a word boundary, so "16GB" is a size, not the word "gb".
 _REQUEST_WORD = re.compile(r"\b[^\W\d_][\w'&+-]*")
+WORD = re.compile(r"[^\W\d_][\w'-]*")  # a word of a plan's text as written (a query, a goal)
 
 
 def product_words(request: str) -> list[str]:

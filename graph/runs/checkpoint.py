@@ -23,7 +23,7 @@ from typing import Any
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from catalog.paths import data_dir, is_postgres_url, redact_url
+from catalog.paths import data_dir, env, is_postgres_url, redact_url
 from graph.state import STATE_TYPES
 
 
@@ -32,7 +32,7 @@ class CheckpointStoreError(RuntimeError):
 
 
 def default_checkpoint_path() -> Path:
-    configured = os.environ.get("SHOPPING_CHECKPOINT_DB", "").strip()
+    configured = env("SHOPPING_CHECKPOINT_DB")
     return Path(configured).expanduser() if configured else data_dir() / "checkpoints.sqlite"
 
 
@@ -65,7 +65,7 @@ def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
     A writer that finds the database locked waits up to $SHOPPING_CHECKPOINT_BUSY_TIMEOUT
     seconds (default 30), then fails with "database is locked"."""
     path = path or default_checkpoint_path()
-    configured = os.environ.get("SHOPPING_CHECKPOINT_BUSY_TIMEOUT", "").strip()
+    configured = env("SHOPPING_CHECKPOINT_BUSY_TIMEOUT")
     try:
         busy_timeout = float(configured) if configured else 30.0
         # At most a day, like the LLM time settings: beyond it a value is a typo.
@@ -182,7 +182,7 @@ def open_checkpointer(url_or_path: str | Path | None = None):  # -> BaseCheckpoi
     """
     target = url_or_path
     if target is None or (isinstance(target, str) and not target.strip()):
-        target = os.environ.get(CHECKPOINT_URL_ENV, "").strip() or None
+        target = env(CHECKPOINT_URL_ENV)
     if is_postgres_url(target):
         return open_postgres_checkpointer(target.strip())
     return open_sqlite_checkpointer(Path(target).expanduser() if target else None)

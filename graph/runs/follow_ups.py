@@ -16,6 +16,7 @@ from typing import Any
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
+from catalog import money
 from graph.context import Context
 from graph.reading.stated import checked_request
 from graph.runs import session
@@ -172,7 +173,7 @@ def _link(thread_id: str, status: str, values: Mapping[str, Any]) -> ChainLink:
         follow_up_of=values.get(FOLLOW_UP_OF),
         goal=plan.goal if plan else "",
         queries=[s.query or "" for s in plan.search_steps] if plan else [],
-        picks=[f"{p.id} {p.title} (${p.price:,.2f})" for p in outcome.picks] if outcome else [],
+        picks=[f"{p.id} {p.title} ({money(p.price)})" for p in outcome.picks] if outcome else [],
         total=outcome.total_price if outcome else None,
         budget=outcome.budget if outcome else (plan.budget if plan else None),
         carried_over=list(follow_up.notes) if follow_up is not None else [],

@@ -17,6 +17,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 from packaging.version import InvalidVersion, Version
 
+from catalog import money
 from graph.schemas import Plan, PlanEdit, PlanStep, StepResult
 from graph.shaping.edits import describe_change
 from graph.state import State, plan_that_runs
@@ -227,10 +228,6 @@ def list_threads(
     return summaries
 
 
-def thread_exists(graph: CompiledStateGraph, thread_id: str) -> bool:
-    return bool(read_state(graph, thread_id).values)
-
-
 @dataclass
 class HistoryEntry:
     checkpoint_id: str
@@ -250,7 +247,7 @@ def _describe_result(result: StepResult) -> str:
         if not result.products:
             return "no products matched"
         top = result.products[0]
-        return f"{len(result.products)} found, top: {top.title} (${top.price:,.2f})"
+        return f"{len(result.products)} found, top: {top.title} ({money(top.price)})"
     picked = ", ".join(p.id for p in result.products) or "nothing"
     return f"picked {picked}: {result.answer[:60]}"
 
@@ -313,7 +310,7 @@ def thread_history(graph: CompiledStateGraph, thread_id: str) -> list[HistoryEnt
                 details += [f"  {describe_change(change)}" for change in edit.changes]
         elif values.get("outcome") is not None and before.get("outcome") is None:
             outcome = values["outcome"]
-            summary = f"checked: {len(outcome.picks)} picks, total ${outcome.total_price:,.2f}"
+            summary = f"checked: {len(outcome.picks)} picks, total {money(outcome.total_price)}"
         elif len(values.get("messages") or []) > len(before.get("messages") or []):
             plan_step = len(results) + 1
             summary = f"search dispatched for step {plan_step}"

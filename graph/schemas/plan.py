@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from catalog import SearchArgs
 from graph.schemas.model_text import (
     MAX_FEATURES,
     capped,
@@ -18,7 +20,7 @@ from graph.schemas.model_text import (
 MAX_PLAN_STEPS = 10
 
 
-SEARCH_FILTERS = ("category", "min_price", "max_price", "min_rating")
+SEARCH_FILTERS = tuple(f.name for f in fields(SearchArgs) if f.name not in ("query", "limit"))
 
 
 class PlanStep(BaseModel):

@@ -21,6 +21,7 @@ from catalog import CatalogQueryError
 from catalog.validation import check_search_args
 from graph.schemas import (
     MAX_PLAN_STEPS,
+    SEARCH_FILTERS,
     Plan,
     PlanChange,
     PlanEdit,
@@ -31,7 +32,7 @@ from graph.schemas import (
 from graph.shaping.limits import limit_warnings
 
 PLAN_FIELDS = ("goal", "budget", "pick", "features")
-STEP_FIELDS = ("action", "query", "category", "min_price", "max_price", "min_rating")
+STEP_FIELDS = ("action", "query", *SEARCH_FILTERS)
 
 
 class PlanEditError(ValueError):

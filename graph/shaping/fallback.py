@@ -7,6 +7,7 @@ replan: no step has run when it is built.
 
 from __future__ import annotations
 
+from catalog import money
 from graph.reading.stated import MAX_QUERY_WORDS
 from graph.reading.words import product_words
 from graph.schemas import Plan, PlanningError, PlanStep, StatedLimits
@@ -27,7 +28,7 @@ def fallback_plan(request: str, stated: StatedLimits, why: str, raw: str = "") -
             raw,
         )
     query = " ".join(words)
-    cap = f" for ${stated.budget:,.2f} or less" if stated.budget is not None else ""
+    cap = f" for {money(stated.budget)} or less" if stated.budget is not None else ""
     return Plan(
         # The goal stays generic: the request reaches the executor only as product words.
         goal=f"Find the product that best matches the request's words{cap}",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from catalog import money
 from graph.reading.stated import without_limit_phrases
 from graph.reading.words import product_words, same_word, stem
 from graph.schemas import (
@@ -73,12 +74,8 @@ def _matching(picks: tuple[PreviousPick, ...], words: set[str]) -> tuple[Previou
     return tuple(p for p in picks if words & (_stems(p.title) | _stems(p.item)))
 
 
-def _money(value: float) -> str:
-    return f"${value:,.2f}"
-
-
 def _shown(pick: PreviousPick) -> str:
-    return f"{pick.id} {pick.title} ({_money(pick.price)})"
+    return f"{pick.id} {pick.title} ({money(pick.price)})"
 
 
 def _named(request: str) -> str:
@@ -124,11 +121,11 @@ def carry_over(
             kind = "new"
         elif len(replaced) == 1:
             cap = round(replaced[0].price - CENT, 2)
-            notes.append(f"cheaper than {_shown(replaced[0])}: price cap {_money(cap)}")
+            notes.append(f"cheaper than {_shown(replaced[0])}: price cap {money(cap)}")
         elif replaced:
             total = round(sum(p.price for p in replaced), 2)
             cap = round(total - CENT, 2)
-            notes.append(f"cheaper than the earlier picks together ({_money(total)})")
+            notes.append(f"cheaper than the earlier picks together ({money(total)})")
         else:
             notes.append("the previous run recommended nothing to be cheaper than")
     elif kind == "replace":
@@ -183,20 +180,20 @@ def _merged(
         # for the new item alone does not restate it.
         total = budget
         carried.append("total")
-        notes.append(f"budget {_money(budget)} carried over, the kept picks counted in it")
+        notes.append(f"budget {money(budget)} carried over, the kept picks counted in it")
     if not prices_anew:
         if budget is not None and not kept and kind != "cheaper":
             max_price = earlier.max_price if earlier.max_price is not None else budget
             total = earlier.total
             carried += [n for n, v in (("max_price", max_price), ("total", total)) if v is not None]
-            notes.append(f"price limit {_money(budget)} carried over")
+            notes.append(f"price limit {money(budget)} carried over")
         if earlier.min_price is not None and kind not in ("add",):
             min_price = earlier.min_price
             carried.append("min_price")
     if kept and total is not None:
         left = round(total - sum(p.price for p in kept), 2)
         if left > 0:
-            notes.append(f"the budget leaves {_money(left)} for the new item")
+            notes.append(f"the budget leaves {money(left)} for the new item")
             if max_price is None or left < max_price:
                 max_price = left
                 carried.append("max_price")

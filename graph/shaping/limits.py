@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from catalog.models import PRICE_CURRENCY
+from catalog.models import PRICE_CURRENCY, money
 from graph.reading.stated import MAX_QUERY_WORDS, without_limit_phrases
 from graph.reading.words import product_words, stem
 from graph.schemas import ItemCap, Plan, PlanStep, StatedLimits
@@ -34,7 +34,7 @@ LIMIT_LABELS = {
 
 
 def _shown(name: str, value: float) -> str:
-    return f"{value:g} stars" if name == "min_rating" else _money(value)
+    return f"{value:g} stars" if name == "min_rating" else money(value)
 
 
 def _allowed(stated: StatedLimits, name: str) -> tuple[float, ...]:
@@ -48,10 +48,6 @@ class Reconciled:
 
     plan: Plan
     notes: list[str] = field(default_factory=list)
-
-
-def _money(value: float) -> str:
-    return f"${value:,.2f}"
 
 
 def step_cap(step: PlanStep, stated: StatedLimits) -> tuple[float | None, ItemCap | None]:
@@ -79,13 +75,13 @@ def reconcile_limits(request: str, stated: StatedLimits, plan: Plan) -> Reconcil
     notes: list[str] = []
     budget = plan.budget
     if budget is not None and not _stated(budget, stated.prices):
-        notes.append(f"budget {_money(budget)} is not stated in the request: removed")
+        notes.append(f"budget {money(budget)} is not stated in the request: removed")
         budget = None
     if budget is not None and stated.budget is not None and not same_amount(budget, stated.budget):
         # One cap (or one total) stated, so the budget can only be that ("$400 to $600"
         # once gave a budget of 400, the floor).
         notes.append(
-            f"budget {_money(budget)} is not the request's cap: set to {_money(stated.budget)}"
+            f"budget {money(budget)} is not the request's cap: set to {money(stated.budget)}"
         )
         budget = stated.budget
     if budget is None and stated.budget is not None:
@@ -165,8 +161,8 @@ def _reconcile_step(
             # "shoes under $100 and a cap under $20": the $100 on the cap's search is
             # the shoes' limit.
             notes.append(
-                f"step {step.step}: price cap {_money(value)} is another item's: set to "
-                f"{_money(item_cap.max_price)} ({item_cap.text}, for {' '.join(item_cap.words)})"
+                f"step {step.step}: price cap {money(value)} is another item's: set to "
+                f"{money(item_cap.max_price)} ({item_cap.text}, for {' '.join(item_cap.words)})"
             )
             value = None
         if (
@@ -221,7 +217,7 @@ def limit_warnings(stated: StatedLimits, plan: Plan) -> list[str]:
                 "does not carry it"
             )
     if plan.budget is not None and not _stated(plan.budget, stated.prices):
-        warnings.append(f"budget {_money(plan.budget)} is not stated in the request")
+        warnings.append(f"budget {money(plan.budget)} is not stated in the request")
     for step in searches:
         for name, label in LIMIT_LABELS.items():
             value = getattr(step, name)
@@ -231,8 +227,8 @@ def limit_warnings(stated: StatedLimits, plan: Plan) -> list[str]:
                 )
         if plan.budget and step.min_price is not None and step.min_price >= plan.budget:
             warnings.append(
-                f"step {step.step}: min_price {_money(step.min_price)} is not below the budget "
-                f"{_money(plan.budget)}; the limit probably belongs in max_price"
+                f"step {step.step}: min_price {money(step.min_price)} is not below the budget "
+                f"{money(plan.budget)}; the limit probably belongs in max_price"
             )
     return warnings
 

@@ -14,11 +14,10 @@ from __future__ import annotations
 import re
 
 from graph.reading.stated import without_limit_phrases
-from graph.reading.words import kind_words, opening, product_words, same_word
+from graph.reading.words import WORD, kind_words, opening, product_words, same_word
 from graph.schemas import Plan
 
 _LIST = re.compile(r"\band\b|\bor\b|\bplus\b|[,&/;]", re.IGNORECASE)
-_WORD = re.compile(r"[^\W\d_][\w'-]*")
 _CLAUSE = re.compile(r"\s(?:that|which|who)\s", re.IGNORECASE)
 
 
@@ -61,7 +60,7 @@ def with_named_product(request: str, plan: Plan) -> tuple[Plan, list[str]]:
 
 def _before_head(query: str, head: str, modifier: str) -> str:
     """`query` with `modifier` put before its first word that is `head`."""
-    for match in _WORD.finditer(query):
+    for match in WORD.finditer(query):
         if same_word(match.group().lower(), head):
             return f"{query[: match.start()]}{modifier} {query[match.start() :]}"
     return f"{modifier} {query}"

@@ -313,7 +313,7 @@ def test_catalog_url_is_read_from_the_environment_in_one_place() -> None:
         for name in re.findall(r"\b([A-Z_]+)\s*=\s*[\"']CATALOG_URL[\"']", text)
     }
     alternatives = "|".join(sorted(names, key=len, reverse=True))
-    read = re.compile(rf"(?:environ|getenv)\W[^\n]*\b(?:{alternatives})\b")
+    read = re.compile(rf"(?:environ|getenv|\benv)\W[^\n]*\b(?:{alternatives})\b")
     assert "CATALOG_URL_ENV" in names  # else the scan below would prove nothing
     assert sorted(path for path, text in files.items() if read.search(text)) == ["catalog/paths.py"]
     # The entry points call that one reader and pass the URL down explicitly.
