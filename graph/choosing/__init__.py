@@ -10,13 +10,3 @@ from graph.choosing.decided import PickStep, checked_model_picks, decide_pick_st
 from graph.choosing.outcome import checked_outcome
 from graph.choosing.picks import Candidate
 from graph.choosing.pool import ChoicePool, choice_pool
-
-__all__ = [
-    "Candidate",
-    "ChoicePool",
-    "PickStep",
-    "checked_model_picks",
-    "checked_outcome",
-    "choice_pool",
-    "decide_pick_step",
-]

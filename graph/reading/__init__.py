@@ -7,11 +7,3 @@ from __future__ import annotations
 from graph.reading.intent import shopping_reason
 from graph.reading.stated import checked_request, request_facts, validate_request
 from graph.reading.words import product_words
-
-__all__ = [
-    "checked_request",
-    "product_words",
-    "request_facts",
-    "shopping_reason",
-    "validate_request",
-]

@@ -25,21 +25,6 @@ from graph.shaping.named import with_named_product
 from graph.shaping.occasion import pick_mode
 from graph.shaping.tidy import merge_reasoning_runs
 
-__all__ = [
-    "HOW_TO_ANSWER",
-    "PlanEditError",
-    "ShapedPlan",
-    "carry_over",
-    "checked_plan",
-    "describe_change",
-    "edit_of",
-    "fallback_plan",
-    "is_approval",
-    "plan_text",
-    "read_plan_text",
-    "shape_plan",
-]
-
 
 @dataclass(frozen=True)
 class ShapedPlan:
