@@ -85,8 +85,7 @@ def run_loop(catalog: Any) -> None:
     from graph.choosing.picks import candidates_of
     from graph.prompts import planner_messages, reasoning_messages
     from graph.reading.stated import validate_request
-    from graph.schemas import Plan, ProductSummary, StepResult
-    from graph.state import ReasoningAnswer
+    from graph.schemas import Plan, ProductSummary, ReasoningAnswer, StepResult
     from graph.tools import search_catalog
 
     model = new_model()

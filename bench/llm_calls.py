@@ -187,8 +187,7 @@ def run_whole_history(steps: int, count: Any) -> dict[str, Any]:
 
     from graph import prompts
     from graph.prompts import planner_messages
-    from graph.schemas import Plan
-    from graph.state import ReasoningAnswer
+    from graph.schemas import Plan, ReasoningAnswer
     from graph.tools import get_catalog, search_products
 
     catalog = get_catalog(None)

@@ -16,8 +16,7 @@ from pydantic import BaseModel
 from graph.context import Context
 from graph.prompts import executor_tool_messages, reasoning_messages
 from graph.providers.registry import price_per_mtok
-from graph.schemas import Plan, ProductSummary, StepResult
-from graph.state import ReasoningAnswer
+from graph.schemas import Plan, ProductSummary, ReasoningAnswer, StepResult
 from graph.tools import search_products
 
 # Typical sizes, measured on the recorded requests, used where the real text is not yet
@@ -104,14 +103,6 @@ def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
                         output_tokens=TOOL_CALL_OUTPUT_TOKENS,
                     )
                 )
-            simulated.append(
-                StepResult(
-                    step=step.step,
-                    kind="search",
-                    action=step.action,
-                    products=placeholder(step.step),
-                )
-            )
         else:
             messages = reasoning_messages(plan, step, simulated)
             calls.append(
@@ -123,15 +114,16 @@ def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
                     output_tokens=REASONING_OUTPUT_TOKENS,
                 )
             )
-            simulated.append(
-                StepResult(
-                    step=step.step,
-                    kind="reasoning",
-                    action=step.action,
-                    answer="x" * 120,
-                    products=placeholder(step.step)[:1],
-                )
+        # What the later prompts read of this step: a search's matches, or one pick.
+        simulated.append(
+            StepResult(
+                step=step.step,
+                kind="search" if step.is_search else "reasoning",
+                action=step.action,
+                answer="" if step.is_search else "x" * 120,
+                products=placeholder(step.step)[: None if step.is_search else 1],
             )
+        )
     input_tokens = sum(c.input_tokens for c in calls)
     output_tokens = sum(c.output_tokens for c in calls)
     # Prices come from the provider registry: (0, 0) self-hosted, None when unknown.

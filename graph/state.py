@@ -12,22 +12,15 @@ from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from pydantic import BaseModel
 
+from graph import schemas
 from graph.schemas import (
     ApprovalStatus,
     FollowUp,
-    ForeignLimit,
-    ItemCap,
-    MissingItem,
     Outcome,
     Plan,
-    PlanChange,
     PlanEdit,
-    PlanStep,
-    PreviousPick,
-    PreviousRun,
-    ProductSummary,
-    ReasoningAnswer,
     SearchDispatch,
     StatedLimits,
     StepResult,
@@ -119,10 +112,9 @@ def plan_that_runs(values: Mapping[str, Any]) -> Plan | None:
 # Our own types in checkpointed state, as (module, name), for the serializer's msgpack
 # allowlist: the strict serializer (LANGGRAPH_STRICT_MSGPACK=true, a future default)
 # blocks any type not listed. Compiling under strict mode also derives them from State.
-_STATE_CLASSES = (Plan, PlanStep, StepResult, ProductSummary, Usage, Outcome, MissingItem)
-_MORE_STATE_CLASSES = (ReasoningAnswer, SearchDispatch, PlanChange, PlanEdit, StatedLimits)
-_FOLLOW_UP_CLASSES = (FollowUp, PreviousRun, PreviousPick, ItemCap, ForeignLimit)
+# Every record in graph.schemas is one.
 STATE_TYPES = [
     (cls.__module__, cls.__name__)
-    for cls in (*_STATE_CLASSES, *_MORE_STATE_CLASSES, *_FOLLOW_UP_CLASSES)
+    for cls in vars(schemas).values()
+    if isinstance(cls, type) and issubclass(cls, BaseModel)
 ]
