@@ -1,5 +1,6 @@
-"""What every provider entry is made of: the `Provider` record, its configuration error, and
-the environment reader that treats a blank variable as unset (catalog.paths.env).
+"""What every provider entry is made of: the `Provider` record, its errors, a family's reading
+of a failed call (`Fault`), and the environment reader that treats a blank variable as unset
+(catalog.paths.env).
 """
 
 from __future__ import annotations
@@ -39,6 +40,15 @@ class ProviderConfigError(RuntimeError):
     """The provider cannot be used as configured; the message says how to fix it."""
 
 
+@dataclass(frozen=True)
+class Fault:
+    """A provider family's reading of an error one of its calls failed with."""
+
+    what: str  # what failed, and where, in words
+    transient: bool = False  # a retry may help (a timeout, 429, 5xx, a body cut off)
+    streaming_refused: bool = False  # the server cannot stream: ask it plainly
+
+
 def missing_env(*names: str) -> list[str]:
     return [name for name in names if not env(name)]
 
@@ -63,6 +73,8 @@ class Provider:
     structured_output: StructuredOutputMethod
     timeout_s: float
     factory: ChatModelFactory
+    # Its family's reading of an error a call failed with; None: no provider fault.
+    fault: Callable[[BaseException], Fault | None]
     # USD per million tokens by model name; None for a self-hosted server (costs nothing).
     prices: Mapping[str, Price] | None = None
     # Self-hosted servers differ: OPENAI_STRUCTURED_OUTPUT_METHOD may override the method.

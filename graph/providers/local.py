@@ -9,8 +9,8 @@ import threading
 from typing import TYPE_CHECKING
 
 from catalog.paths import data_dir
-from graph.providers.base import LOCAL_TIMEOUT_S, ClientSettings, Provider, env
-from graph.providers.openai_api import self_hosted
+from graph.providers import openai_api
+from graph.providers.base import LOCAL_TIMEOUT_S, ClientSettings, Fault, Provider, env
 from localmodel.server import LocalServer
 from localmodel.warm import open_server
 from localmodel.weights import DEFAULT_LOCAL_MODEL, local_extra_installed
@@ -33,7 +33,7 @@ def build_local(
     if base_url is None:
         server = _local_server(model)
         base_url, model, api_key = server.base_url, server.model_alias, server.api_key
-    return self_hosted(model, max_output_tokens, base_url, client, api_key)
+    return openai_api.self_hosted(model, max_output_tokens, base_url, client, api_key)
 
 
 # The local servers this process uses, per model: leases on warm servers, or servers it
@@ -86,6 +86,15 @@ def lost_local_server(error: BaseException) -> str | None:
     return report
 
 
+def read_fault(error: BaseException) -> Fault | None:
+    """The local family's reading of a failed call: one that lost its server because the
+    server died is named by the server's exit report, and not retried (the process is
+    gone: a retry would only be refused again); any other, the server speaking the OpenAI
+    API, the OpenAI family reads."""
+    report = lost_local_server(error)
+    return Fault(report) if report else openai_api.read_fault(error)
+
+
 def stop_local_servers() -> None:
     """Give up every local server of this process: a lease leaves its warm server up for
     the next run (until idle), an owned server stops."""
@@ -105,5 +114,6 @@ LOCAL = Provider(
     structured_output_overridable=True,
     timeout_s=LOCAL_TIMEOUT_S,
     factory=build_local,
+    fault=read_fault,
     stop=stop_local_servers,
 )

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,7 @@ from graph.providers.base import (
     REMOTE_TIMEOUT_S,
     USAGE_UNREADABLE,
     ClientSettings,
+    Fault,
     Price,
     Provider,
     ProviderConfigError,
@@ -189,6 +191,66 @@ def build_compatible(
     return self_hosted(model, max_output_tokens, url, client)
 
 
+def read_fault(error: BaseException) -> Fault | None:
+    """The OpenAI family's reading of a failed call (the SDK, its HTTP library, the deadline
+    transport), None if `error` is no provider fault. Timeouts, lost connections, 429 and
+    5xx, and a body cut off or not JSON are transient; bad requests and auth errors are
+    not, nor a call past its whole-call deadline or stopped by Ctrl-C."""
+    # Imported here: openai costs ~0.3 s of start-up that --help and --list never need.
+    import openai
+
+    from graph.providers.deadline import LLMDeadlineExceeded, httpx, stopping_error
+
+    stopping = stopping_error(error)
+    if stopping is not None:
+        return Fault(
+            f"{stopping}; not retried"
+            if isinstance(stopping, LLMDeadlineExceeded)
+            else str(stopping)
+        )
+    # A streamed answer with no event in it (a proxy's HTML page, say): langchain-core
+    # raises a bare ValueError for it, and its wording is the only mark.
+    empty_stream = isinstance(error, ValueError) and str(error).startswith(
+        "No generations found in stream"
+    )
+    transient = True
+    if isinstance(error, openai.APITimeoutError):
+        what = "the LLM server did not answer in time (SHOPPING_LLM_TIMEOUT)"
+    elif isinstance(error, openai.APIConnectionError):
+        # The root cause (refused, reset, body cut off) is at the end of the chain.
+        cause: BaseException | None = error
+        detail = ""
+        while cause is not None:
+            if str(cause) and not isinstance(cause, openai.APIError):
+                detail = f": {type(cause).__name__}: {cause}"
+            cause = cause.__cause__ or cause.__context__
+        what = f"cannot reach the LLM server (connection failed{detail})"
+    elif isinstance(error, openai.APIStatusError):
+        what = f"the LLM server answered HTTP {error.status_code}: {error.message}"
+        transient = isinstance(error, openai.RateLimitError) or error.status_code >= 500
+    elif isinstance(error, json.JSONDecodeError | openai.APIResponseValidationError):
+        # A truncated or non-JSON body surfaces as a decode error from the SDK.
+        what = f"the LLM server sent a response that is not valid JSON ({error})"
+    elif empty_stream:
+        what = "the LLM server sent a streamed response that is not valid JSON events"
+    elif isinstance(error, openai.APIError | httpx.TransportError):
+        what = f"LLM provider error: {error}"
+        transient = isinstance(error, httpx.TransportError)
+    else:
+        return None
+    request = getattr(error, "request", None)
+    if request is not None:
+        what += f" [{request.method} {request.url}]"
+    # A server that cannot stream refuses a streamed call with a 4xx naming "stream", or
+    # answers it with a plain body that holds no stream event.
+    refused = empty_stream or (
+        isinstance(error, openai.APIStatusError)
+        and 400 <= error.status_code < 500
+        and "stream" in str(error).lower()
+    )
+    return Fault(what, transient, refused)
+
+
 OPENAI = Provider(
     name="openai",
     env_vars=("OPENAI_API_KEY", "OPENAI_MODEL"),
@@ -197,6 +259,7 @@ OPENAI = Provider(
     structured_output="json_schema",
     timeout_s=REMOTE_TIMEOUT_S,
     factory=build_openai,
+    fault=read_fault,
     prices=OPENAI_PRICES,
 )
 AZURE = Provider(
@@ -212,6 +275,7 @@ AZURE = Provider(
     structured_output="json_schema",
     timeout_s=REMOTE_TIMEOUT_S,
     factory=build_azure,
+    fault=read_fault,
     # Deployments named after the model they serve are priced as that model.
     prices=OPENAI_PRICES,
 )
@@ -226,4 +290,5 @@ COMPATIBLE = Provider(
     structured_output_overridable=True,
     timeout_s=LOCAL_TIMEOUT_S,
     factory=build_compatible,
+    fault=read_fault,
 )

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from graph.providers import openai_api
 from graph.providers.base import (
     ClientSettings,
+    Fault,
     Price,
     Provider,
     ProviderConfigError,
@@ -59,6 +60,14 @@ PROVIDERS: dict[str, Provider] = {
 # named server or Azure endpoint is a more deliberate setting than a stray OpenAI key,
 # and the embedded model needs no setting at all.
 DETECTION_ORDER = ("compatible", "azure", "openai", "local")
+
+
+def provider_fault(error: BaseException) -> Fault | None:
+    """A provider family's reading of the error a call failed with; None if no family's.
+    A retry policy, or a message, knows no provider: each family is asked, the local
+    model's first, as its server dying looks to the others like any lost connection."""
+    readers = dict.fromkeys(entry.fault for entry in (LOCAL, *PROVIDERS.values()))
+    return next((fault for read in readers if (fault := read(error)) is not None), None)
 
 
 def provider_entry(name: str) -> Provider:

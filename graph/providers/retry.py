@@ -1,22 +1,19 @@
 """Which provider faults are retried and how long to wait, and the one line that words a
-provider failure for the CLI.
+provider failure for the CLI. What a fault is, each provider family says (its `fault`
+reader in the registry); this module knows only the retry policy.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import math
 import time
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-import httpx
-import openai
 from langgraph.types import RetryPolicy
 
-from graph.providers.deadline import LLMDeadlineExceeded, stopping_error
-from graph.providers.local import lost_local_server
+from graph.providers.registry import provider_fault
 
 # Every LLM node retries provider faults this many times in all, with backoff; the
 # clients' own retries are off, so retries never stack.
@@ -77,86 +74,32 @@ def retry_provider_error(error: BaseException) -> bool:
 
 
 def is_transient_provider_error(error: BaseException) -> bool:
-    """Faults worth retrying: timeouts, refused connections, 429 and 5xx, and a body
-    that was cut off or is not JSON. Bad requests and auth errors are not retried."""
-    if lost_local_server(error):
-        return False  # the process is gone: a retry would only be refused again
-    if stopping_error(error) is not None:
-        return False  # past its whole-call deadline, or stopped by Ctrl-C
-    if isinstance(
-        error,
-        openai.APITimeoutError
-        | openai.APIConnectionError
-        | openai.RateLimitError
-        | openai.InternalServerError
-        | openai.APIResponseValidationError
-        | httpx.TransportError,
-    ):
-        return True
-    if isinstance(error, openai.APIStatusError):
-        return error.status_code >= 500
-    # A truncated or non-JSON body surfaces as a decode error from the SDK, and a streamed
-    # answer with no event in it (a proxy's HTML page, say) as LangChain's empty stream.
-    return isinstance(error, json.JSONDecodeError) or _is_empty_stream(error)
+    """A fault worth retrying, as its provider family reads it."""
+    fault = provider_fault(error)
+    return fault is not None and fault.transient
 
 
 def is_streaming_refused(error: BaseException) -> bool:
-    """A server that cannot stream: it refused a streamed call (a 4xx naming "stream"), or
-    answered one with a plain body that holds no stream event."""
-    if isinstance(error, openai.APIStatusError) and 400 <= error.status_code < 500:
-        return "stream" in str(error).lower()
-    return _is_empty_stream(error)
-
-
-def _is_empty_stream(error: BaseException) -> bool:
-    # langchain-core raises a bare ValueError for it; its wording is the only mark.
-    return isinstance(error, ValueError) and str(error).startswith("No generations found in stream")
+    """A server that cannot stream, as its provider family reads the error."""
+    fault = provider_fault(error)
+    return fault is not None and fault.streaming_refused
 
 
 def describe_provider_error(error: BaseException) -> str | None:
     """One line naming a provider failure (what failed, where, after how many attempts),
     or None if `error` is not a provider error."""
-    stopped = lost_local_server(error)
-    if stopped:
-        return " ".join(stopped.split())
-    stopping = stopping_error(error)
-    if isinstance(stopping, LLMDeadlineExceeded):
-        return f"{stopping}; not retried"
-    if stopping is not None:
-        return str(stopping)
-    transient = is_transient_provider_error(error)
-    if not isinstance(error, openai.APIError) and not transient:
+    fault = provider_fault(error)
+    if fault is None:
         return None
-    if isinstance(error, openai.APITimeoutError):
-        what = "the LLM server did not answer in time (SHOPPING_LLM_TIMEOUT)"
-    elif isinstance(error, openai.APIConnectionError):
-        # The root cause (refused, reset, body cut off) is at the end of the chain.
-        cause: BaseException | None = error
-        detail = ""
-        while cause is not None:
-            if str(cause) and not isinstance(cause, openai.APIError):
-                detail = f": {type(cause).__name__}: {cause}"
-            cause = cause.__cause__ or cause.__context__
-        what = f"cannot reach the LLM server (connection failed{detail})"
-    elif isinstance(error, openai.APIStatusError):
-        what = f"the LLM server answered HTTP {error.status_code}: {error.message}"
-    elif isinstance(error, json.JSONDecodeError | openai.APIResponseValidationError):
-        what = f"the LLM server sent a response that is not valid JSON ({error})"
-    elif _is_empty_stream(error):
-        what = "the LLM server sent a streamed response that is not valid JSON events"
-    else:
-        what = f"LLM provider error: {error}"
-    request = getattr(error, "request", None)
-    if request is not None:
-        what += f" [{request.method} {request.url}]"
+    what = fault.what
     wait = retry_after_s(error)
-    if transient and wait is not None and wait > RETRY_AFTER_CAP_S:
+    if fault.transient and wait is not None and wait > RETRY_AFTER_CAP_S:
         what += (
             f"; the server asked to wait {wait:,.0f} s before retrying, more than the "
             f"{RETRY_AFTER_CAP_S:.0f} s this client waits, so it gave up at once"
         )
-    elif transient:
+    elif fault.transient:
         # What was saved, and the --resume command, is added by the caller, which
-        # knows the thread (graph.cli.render.error_text).
+        # knows the thread (graph.cli.errors.error_text).
         what += f"; gave up after {llm_retry_policy().max_attempts} attempts"
     return " ".join(what.split())
