@@ -20,6 +20,7 @@ from langgraph.types import Command, Durability
 
 from graph.context import Context
 from graph.cost import CostEstimate, estimate_plan_cost
+from graph.parent_run import run_end
 from graph.providers.models import chat_model_session
 from graph.reading.stated import checked_request, request_facts
 from graph.runs.approval import ApprovalDecision, ApprovalRequest, RunObserver
@@ -344,9 +345,8 @@ def drive(
     error = error_of(snapshot)
     if error:
         raise RunFailed(f"{error}\nthe run is saved; continue with --resume {thread_id}")
-    values = snapshot.values
-    status: RunStatus = "rejected" if values.get("approval") == "rejected" else "done"
-    return RunResult(thread_id, status, values, estimate)
+    # Every route to the end rejects the plan or leaves a checked outcome.
+    return RunResult(thread_id, run_end(snapshot.values) or "done", snapshot.values, estimate)
 
 
 def _stream(
