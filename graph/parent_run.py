@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.config import get_config
@@ -31,17 +31,13 @@ class FollowUpRefused(RequestError):
     """A follow-up on a run that is unknown or not finished: refused before any LLM call."""
 
 
-def unfinished_reason(values: Mapping[str, Any]) -> str | None:
-    """Why a run's saved values are not a finished run, or None when it is finished: it
-    ended with a checked outcome and was not rejected. (The session also knows a run
-    paused at approval or failed from its checkpoint's tasks, and says so.)"""
-    if not values:
-        return "it holds no run"
+def run_end(values: Mapping[str, Any]) -> Literal["done", "rejected"] | None:
+    """How a run's saved values ended: "rejected" (its plan was), "done" (it holds a
+    checked outcome), or None (not ended). The one definition of a finished run: the
+    session's result, its thread statuses and both parent checks read it."""
     if values.get("approval") == "rejected":
-        return "its plan was rejected"
-    if values.get("outcome") is None:
-        return "it has not finished"
-    return None
+        return "rejected"
+    return "done" if values.get("outcome") is not None else None
 
 
 def previous_run_of(thread_id: str, values: Mapping[str, Any]) -> PreviousRun:
@@ -92,8 +88,9 @@ def parent_in_graph(thread_id: str) -> PreviousRun:
     values = dict(saved.checkpoint["channel_values"]) if saved is not None else {}
     if not values:
         raise FollowUpRefused(f"no run with thread id {thread_id!r} to follow up")
-    reason = unfinished_reason(values)
-    if reason is not None:
+    ended = run_end(values)
+    if ended != "done":
+        reason = "its plan was rejected" if ended == "rejected" else "it has not finished"
         raise FollowUpRefused(
             f"thread {thread_id!r} cannot be followed up: {reason}; a follow-up continues a "
             "finished run"

@@ -88,27 +88,16 @@ def dispatch(args: argparse.Namespace, console: Console) -> int:
     thread_id = session.new_thread_id() if args.thread is None else args.thread
     session.check_thread_id(thread_id)
     view = RunView(console, thread_id, quiet=args.json)
-    if args.follow_up is not None:
-        # Checked before any model starts; the parent's settings (its catalog, its model)
-        # carry over like its limits, and those given now win.
-        parent = follow_ups.followable(graph, saver, args.follow_up)
-        result = follow_ups.start_follow_up(
-            graph,
-            parent,
-            args.request,
-            session.run_context(settings(args), session.saved_settings(graph, parent)),
-            approver(args, console, view),
-            thread_id=thread_id,
-            observer=view,
-        )
-        return report(args, view, result)
+    # A follow-up's parent is checked in the session before any model or catalog work;
+    # its settings (its catalog, its model) carry over like its limits, those given now win.
     result = session.start(
         graph,
         args.request,
-        session.run_context(settings(args)),
+        settings(args),
         approver(args, console, view),
         thread_id=thread_id,
         observer=view,
+        follow_up_of=args.follow_up,
     )
     return report(args, view, result)
 

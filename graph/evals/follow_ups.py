@@ -30,7 +30,6 @@ from graph.evals.reruns import settled_context
 from graph.providers.models import chat_model_session
 from graph.reading.words import product_words, stem
 from graph.runs.checkpoint import open_checkpointer
-from graph.runs.follow_ups import run_follow_up_thread
 from graph.runs.session import approve_all, run_thread
 from graph.schemas import ProductSummary
 from graph.state import plan_that_runs
@@ -222,13 +221,13 @@ def run_follow_ups_eval(
         first_thread = f"followup-{label}-{case.id}-first"
         try:
             first = run_thread(graph, first_thread, case.first, context, approve_all).values
-            second = run_follow_up_thread(
+            second = run_thread(
                 graph,
                 f"followup-{label}-{case.id}-next",
-                first_thread,
                 case.follow_up,
                 context,
                 approve_all,
+                follow_up_of=first_thread,
             ).values
             result.first_picks = [p.id for p in first["outcome"].picks]
             result.picks = [p.id for p in second["outcome"].picks] if second.get("outcome") else []

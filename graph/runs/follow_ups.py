@@ -1,10 +1,10 @@
-"""Follow-ups on a finished run (issue 26): "a cheaper one", "and a case for it".
+"""Follow-ups on a finished run (issue 26), read back: a chain of follow-ups for `--list`
+and `--history`.
 
 A follow-up is a new run on a new thread whose input names the thread it follows
 (`follow_up_of`); the parent's checkpoints are only read (docs/follow-ups.md says why).
-Here the session refuses a follow-up on an unknown or unfinished run before any model
-starts, finds the most recent finished run for `--follow-up last`, and reads a chain of
-follow-ups back for `--list` and `--history`.
+It starts and runs through the session like any run (session.start and run_thread with
+`follow_up_of`), which refuses an unknown or unfinished parent before any model starts.
 """
 
 from __future__ import annotations
@@ -13,110 +13,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
 from catalog import money
-from graph.context import Context
-from graph.reading.stated import checked_request
-from graph.runs import session
-from graph.runs.approval import RunObserver
-from graph.runs.threads import (
-    ThreadSummary,
-    UnreadableThread,
-    read_state,
-    recent_thread_ids,
-    status_of,
-)
+from graph.runs.threads import ThreadSummary, UnreadableThread, read_state, status_of
 from graph.schemas import FOLLOW_UP_OF
 from graph.state import plan_that_runs
 
-# `--follow-up last`: the most recently updated run that has finished.
-LAST = "last"
-# How far back `last` looks, and how long a chain --history follows (a loop in stored
-# links, which no session writes, cannot make it run forever).
-RECENT_RUNS = 200
+# How long a chain --history follows (a loop in stored links, which no session writes,
+# cannot make it run forever).
 MAX_CHAIN = 50
-
-
-def followable(graph: CompiledStateGraph, saver: BaseCheckpointSaver, thread_id: str) -> str:
-    """The finished run a follow-up continues: `thread_id`, or for `last` the most recent
-    finished run. RunFailed, in one line, for an unknown or unfinished one."""
-    if thread_id == LAST:
-        return latest_finished(graph, saver)
-    session.check_thread_id(thread_id)
-    snapshot = read_state(graph, thread_id)
-    if not snapshot.values:
-        raise session.RunFailed(f"no run with thread id {thread_id!r} to follow up; see --list")
-    status = status_of(snapshot)
-    if status != "done":
-        hint = {
-            "awaiting approval": f"approve or reject it first (--resume {thread_id})",
-            "rejected": "a rejected plan recommended nothing; start a new request instead",
-        }.get(status, f"finish it first (--resume {thread_id})")
-        raise session.RunFailed(
-            f"thread {thread_id!r} is {status}: only a finished run can be followed up; {hint}"
-        )
-    return thread_id
-
-
-def latest_finished(graph: CompiledStateGraph, saver: BaseCheckpointSaver) -> str:
-    """The most recently updated finished run; RunFailed if there is none."""
-    for thread_id in recent_thread_ids(saver, RECENT_RUNS):
-        try:
-            if status_of(read_state(graph, thread_id)) == "done":
-                return thread_id
-        except UnreadableThread:  # one bad thread never hides the others
-            continue
-    raise session.RunFailed("no finished run to follow up (--follow-up last); see --list")
-
-
-def start_follow_up(
-    graph: CompiledStateGraph,
-    parent: str,
-    request: str,
-    context: Context,
-    approve: session.Approver,
-    *,
-    thread_id: str | None = None,
-    observer: RunObserver | None = None,
-) -> session.RunResult:
-    """Start a follow-up of the finished run `parent` (or `last`) on a new thread. The
-    request and the parent are checked before any model starts or anything is saved."""
-    checked_request(request)
-    saver = graph.checkpointer if isinstance(graph.checkpointer, BaseCheckpointSaver) else None
-    if saver is None:
-        raise session.RunFailed("a follow-up needs a checkpointer to read its run from")
-    parent = followable(graph, saver, parent)
-    return session.start(
-        graph,
-        request,
-        context,
-        approve,
-        thread_id=thread_id,
-        observer=observer,
-        follow_up_of=parent,
-    )
-
-
-def run_follow_up_thread(
-    graph: CompiledStateGraph,
-    thread_id: str,
-    parent: str,
-    request: str,
-    context: Context,
-    approve: session.Approver,
-) -> session.RunResult:
-    """Run a follow-up thread to its end, or read it back if it already ended; for batch
-    callers (the follow-up eval) whose context is already resolved."""
-    snapshot = read_state(graph, thread_id)
-    if snapshot.values and status_of(snapshot) in ("done", "rejected"):
-        return session.RunResult(thread_id, status_of(snapshot), snapshot.values)
-    if snapshot.values:
-        return session.drive(graph, thread_id, None, context, approve)
-    parent = followable(graph, graph.checkpointer, parent)  # type: ignore[arg-type]
-    graph_input = {"request": checked_request(request)[0], FOLLOW_UP_OF: parent}
-    return session.drive(graph, thread_id, graph_input, context, approve)
 
 
 def in_chain_order(threads: list[ThreadSummary]) -> list[tuple[int, ThreadSummary]]:

@@ -20,6 +20,7 @@ from langgraph.types import Command, Durability
 
 from graph.context import Context
 from graph.cost import CostEstimate, estimate_plan_cost
+from graph.parent_run import run_end
 from graph.providers.models import chat_model_session
 from graph.reading.stated import checked_request, request_facts
 from graph.runs.approval import ApprovalDecision, ApprovalRequest, RunObserver
@@ -33,8 +34,10 @@ from graph.runs.checkpoint import thread_lease
 from graph.runs.draft import PlanDraft
 from graph.runs.threads import (
     WRITER_VERSION,
+    UnreadableThread,
     error_of,
     read_state,
+    recent_thread_ids,
     status_of,
     this_version,
     thread_config,
@@ -145,6 +148,49 @@ def check_thread_id(thread_id: str) -> str:
     return thread_id
 
 
+# `--follow-up last`: the most recently updated finished run, of the last RECENT_RUNS.
+LAST = "last"
+RECENT_RUNS = 200
+
+
+def followable(graph: CompiledStateGraph, thread_id: str) -> str:
+    """The finished run a follow-up continues: `thread_id`, or for `last` the most recent
+    finished one; RunFailed, in one line, for an unknown or unfinished one. The check
+    before the graph starts (the planner node checks again for Studio and the API)."""
+    saver = _saver(graph)
+    if saver is None:
+        raise RunFailed("a follow-up needs a checkpointer to read its run from")
+    if thread_id == LAST:
+        for recent in recent_thread_ids(saver, RECENT_RUNS):
+            try:
+                if status_of(read_state(graph, recent)) == "done":
+                    return recent
+            except UnreadableThread:  # one bad thread never hides the others
+                continue
+        raise RunFailed("no finished run to follow up (--follow-up last); see --list")
+    status = status_of(read_state(graph, check_thread_id(thread_id)))
+    if status == "unknown":
+        raise RunFailed(f"no run with thread id {thread_id!r} to follow up; see --list")
+    if status != "done":
+        hint = {
+            "awaiting approval": f"approve or reject it first (--resume {thread_id})",
+            "rejected": "a rejected plan recommended nothing; start a new request instead",
+        }.get(status, f"finish it first (--resume {thread_id})")
+        raise RunFailed(
+            f"thread {thread_id!r} is {status}: only a finished run can be followed up; {hint}"
+        )
+    return thread_id
+
+
+def _run_input(graph: CompiledStateGraph, request: str, follow_up_of: str | None) -> dict[str, Any]:
+    """A new run's input, checked before any model starts, a catalog opens or anything is
+    saved: the request, and for a follow-up the finished run it follows."""
+    run_input: dict[str, Any] = {"request": checked_request(request)[0]}
+    if follow_up_of is not None:
+        run_input[FOLLOW_UP_OF] = followable(graph, follow_up_of)
+    return run_input
+
+
 def open_run_catalog(context: Context) -> Context:
     """`context` holding the run's catalog, opened (and on first use indexed) now: a bad
     --catalog, or a read-only data directory where its index must be built, fails before
@@ -159,7 +205,7 @@ def open_run_catalog(context: Context) -> Context:
 def start(
     graph: CompiledStateGraph,
     request: str,
-    context: Context,
+    context: Context | Mapping[str, Any],
     approve: Approver,
     *,
     thread_id: str | None = None,
@@ -167,10 +213,13 @@ def start(
     follow_up_of: str | None = None,
 ) -> RunResult:
     """Start a new run on a fresh thread (refusing one that already holds a run); with
-    `follow_up_of`, a follow-up of that finished run (graph/runs/follow_ups.py checks it)."""
-    # Before any model starts, a call is made or the thread is saved.
-    request, _ = checked_request(request)
-    graph_input = {"request": request, **({FOLLOW_UP_OF: follow_up_of} if follow_up_of else {})}
+    `follow_up_of`, a follow-up of that finished run (or of `last`). `context` may be the
+    run settings given now (None = unset): a follow-up's parent's saved settings fill in
+    the rest, as its limits carry over."""
+    graph_input = _run_input(graph, request, follow_up_of)
+    if not isinstance(context, Context):
+        parent = graph_input.get(FOLLOW_UP_OF)
+        context = run_context(context, saved_settings(graph, parent) if parent else None)
     thread_id = check_thread_id(thread_id) if thread_id is not None else new_thread_id()
     context = open_run_catalog(context)
     if read_state(graph, thread_id).values:
@@ -271,27 +320,21 @@ def run_thread(
     request: str,
     context: Context,
     approve: Approver,
+    *,
+    follow_up_of: str | None = None,
 ) -> RunResult:
-    """Run a thread to its end: start it, resume it where it stopped, or read it back if
-    it already ended. For batch callers (eval) whose context is already resolved."""
+    """Run a thread to its end: start it (with `follow_up_of`, as a follow-up of that
+    finished run), resume it where it stopped, or read it back if it already ended; one
+    process at a time. For batch callers (eval) whose context is already resolved."""
     with thread_lease(_saver(graph), thread_id, lambda: _thread_busy(thread_id)):
-        return _run_thread_leased(graph, thread_id, request, context, approve)
-
-
-def _run_thread_leased(
-    graph: CompiledStateGraph,
-    thread_id: str,
-    request: str,
-    context: Context,
-    approve: Approver,
-) -> RunResult:
-    snapshot = read_state(graph, thread_id)
-    if not snapshot.values:
-        return drive(graph, thread_id, {"request": checked_request(request)[0]}, context, approve)
-    status = status_of(snapshot)
-    if status in ("done", "rejected"):
-        return RunResult(thread_id, status, snapshot.values)
-    return drive(graph, thread_id, None, context, approve)
+        snapshot = read_state(graph, thread_id)
+        if not snapshot.values:
+            graph_input = _run_input(graph, request, follow_up_of)
+            return drive(graph, thread_id, graph_input, context, approve)
+        status = status_of(snapshot)
+        if status in ("done", "rejected"):
+            return RunResult(thread_id, status, snapshot.values)
+        return drive(graph, thread_id, None, context, approve)
 
 
 def drive(
@@ -344,9 +387,8 @@ def drive(
     error = error_of(snapshot)
     if error:
         raise RunFailed(f"{error}\nthe run is saved; continue with --resume {thread_id}")
-    values = snapshot.values
-    status: RunStatus = "rejected" if values.get("approval") == "rejected" else "done"
-    return RunResult(thread_id, status, values, estimate)
+    # Every route to the end rejects the plan or leaves a checked outcome.
+    return RunResult(thread_id, run_end(snapshot.values) or "done", snapshot.values, estimate)
 
 
 def _stream(

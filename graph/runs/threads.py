@@ -18,6 +18,7 @@ from langgraph.types import StateSnapshot
 from packaging.version import InvalidVersion, Version
 
 from catalog import money
+from graph.parent_run import run_end
 from graph.schemas import Plan, PlanEdit, PlanStep, StepResult
 from graph.shaping.edits import describe_change
 from graph.state import State, plan_that_runs
@@ -140,10 +141,9 @@ def status_of(snapshot: StateSnapshot) -> ThreadStatus:
         return "failed"
     if snapshot.interrupts or any(task.interrupts for task in snapshot.tasks):
         return "awaiting approval"
-    if values.get("approval") == "rejected":
-        return "rejected"
-    if values.get("outcome") is not None and not snapshot.next:
-        return "done"
+    ended = run_end(values)
+    if ended == "rejected" or (ended == "done" and not snapshot.next):
+        return ended
     if values.get("plan") is None:
         return "planning" if snapshot.next else "failed"
     # A plan, not finished, no error recorded: in progress, or stopped by a crash.

@@ -5,6 +5,7 @@ the shipped catalog: what carries over in code, what the planner sees, the refus
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,11 +16,13 @@ from rich.console import Console
 from graph.builder import build_graph
 from graph.cli.render import RunView
 from graph.context import Context
+from graph.evals.follow_ups import FollowUpCase, run_follow_ups_eval
 from graph.parent_run import FollowUpRefused
 from graph.prompts import planner_messages, previous_run_text
 from graph.reading.stated import read_limits
 from graph.runs import follow_ups, session
 from graph.runs.approval import ApprovalRequest
+from graph.runs.checkpoint import claim_thread, open_checkpointer, release_thread
 from graph.schemas import PreviousPick, PreviousRun, ProductSummary
 from graph.shaping.follow_up import carry_over
 
@@ -70,8 +73,13 @@ def follow_up_on_bag(
     graph = build_graph(checkpointer=MemorySaver())
     model = fake_model(BAG_PLAN, plan)
     bag = finished_bag(graph, model).values["outcome"].picks[0]
-    result = follow_ups.start_follow_up(
-        graph, "bag", request, Context(chat_model=model), session.approve_all, thread_id=thread_id
+    result = session.start(
+        graph,
+        request,
+        Context(chat_model=model),
+        session.approve_all,
+        thread_id=thread_id,
+        follow_up_of="bag",
     )
     return bag, result.values
 
@@ -87,8 +95,8 @@ def test_a_cheaper_one_after_a_hiking_bag_is_capped_below_the_first_pick() -> No
         return True
 
     context = Context(chat_model=model)
-    result = follow_ups.start_follow_up(
-        graph, "bag", "a cheaper one", context, approve, thread_id="bag-cheaper"
+    result = session.start(
+        graph, "a cheaper one", context, approve, thread_id="bag-cheaper", follow_up_of="bag"
     )
     values = result.values
     (search,) = values["plan"].search_steps
@@ -196,11 +204,26 @@ def test_a_follow_up_on_an_unknown_or_unfinished_run_is_refused_with_no_llm_call
         )
     idle = FakeShoppingChatModel()  # any call fails: it has no reply scripted
     with pytest.raises(session.RunFailed, match=said) as refused:
-        follow_ups.start_follow_up(
-            graph, "bag", "a cheaper one", Context(chat_model=idle), session.approve_all
+        session.start(
+            graph,
+            "a cheaper one",
+            Context(chat_model=idle),
+            session.approve_all,
+            follow_up_of="bag",
         )
     assert "\n" not in str(refused.value)
     assert idle.prompts == []
+
+
+def test_a_missing_parent_is_refused_before_the_catalog_opens_or_a_model_starts(
+    tmp_path: Path,
+) -> None:
+    """The settings given now would open a catalog that is not there and start the local
+    model server: the parent is checked first, so neither happens."""
+    graph = build_graph(checkpointer=MemorySaver())
+    settings = {"provider": "local", "catalog": str(tmp_path / "no-such-catalog.json")}
+    with pytest.raises(session.RunFailed, match="no run with thread id 'nosuch' to follow up"):
+        session.start(graph, "a cheaper one", settings, session.approve_all, follow_up_of="nosuch")
 
 
 def test_a_follow_up_over_the_api_names_its_parent_and_is_refused_in_the_planner() -> None:
@@ -223,19 +246,40 @@ def test_follow_up_last_continues_the_most_recent_finished_run() -> None:
     session.start(
         graph, BAG_REQUEST, Context(chat_model=model), paused_at_approval, thread_id="later"
     )
-    assert follow_ups.followable(graph, graph.checkpointer, "last") == "bag"  # type: ignore[arg-type]
-    result = follow_ups.start_follow_up(
+    assert session.followable(graph, "last") == "bag"
+    result = session.start(
         graph,
-        "last",
         "a cheaper one",
         Context(chat_model=model),
         session.approve_all,
         thread_id="next",
+        follow_up_of="last",
     )
     assert result.values["follow_up_of"] == "bag"
     chain = follow_ups.chain_of(graph, "next")
     assert [link.thread_id for link in chain] == ["bag", "next"]
     assert chain[1].follow_up_of == "bag" and chain[1].picks and chain[0].queries
+
+
+def test_a_follow_up_thread_is_run_by_one_process_at_a_time(tmp_path: Path) -> None:
+    """A follow-up holds its thread's lease like any run (graph/runs/checkpoint.py): while
+    another process holds it, the batch runner (the follow-up eval) refuses the thread
+    with no LLM call, and runs it once the lease is given back."""
+    saver = open_checkpointer(tmp_path / "checkpoints.sqlite")
+    graph = build_graph(checkpointer=saver)
+    model = fake_model(BAG_PLAN, CHEAPER_PLAN)
+    case = FollowUpCase("bag", BAG_REQUEST, "a cheaper one", {"kind": "cheaper"})
+    assert claim_thread(saver, "followup-lease-bag-next")  # as another process would
+    (held,) = run_follow_ups_eval(
+        [case], Context(chat_model=model), graph, label="lease", progress=False
+    ).results
+    assert held.error is not None and "is being run by another process right now" in held.error
+    assert not any("<previous_run>" in str(p[-1].content) for p in model.prompts)
+    release_thread(saver, "followup-lease-bag-next")
+    (ran,) = run_follow_ups_eval(
+        [case], Context(chat_model=model), graph, label="lease", progress=False
+    ).results
+    assert ran.error is None and ran.passed
 
 
 def test_ordinary_requests_keep_todays_planner_message() -> None:
