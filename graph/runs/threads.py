@@ -17,6 +17,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 from packaging.version import InvalidVersion, Version
 
+from graph.errors import ShoppingError
 from graph.schemas import Plan, PlanEdit, PlanStep, StepResult
 from graph.shaping.edits import describe_change
 from graph.state import State, plan_that_runs
@@ -37,7 +38,7 @@ ThreadStatus = Literal[
 ]
 
 
-class UnreadableThread(RuntimeError):
+class UnreadableThread(ShoppingError, RuntimeError):
     """A thread whose stored checkpoints do not decode (written by another version, or
     damaged); every other thread stays readable."""
 

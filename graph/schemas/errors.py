@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from graph.errors import ShoppingError
 
-class RequestError(ValueError):
+
+class RequestError(ShoppingError, ValueError):
     """The shopper's request cannot be planned (empty, too long, ...)."""
 
 
-class PlanningError(RuntimeError):
+class PlanningError(ShoppingError, RuntimeError):
     """The planner returned no usable plan; `raw` holds what the model actually said."""
 
     def __init__(self, message: str, raw: str = "") -> None:
