@@ -8,21 +8,28 @@ import sqlite3
 import traceback
 from pathlib import Path
 
-from catalog import CatalogError, CatalogQueryError
-from catalog.terminal import (
-    ERROR_DISPLAY_CHARS,
-    clean_text,
-    terminal_markup,
-)
+import catalog
+import graph.providers
+import graph.runs
+import graph.schemas
+import localmodel.errors
+from catalog.terminal import ERROR_DISPLAY_CHARS, clean_text, terminal_markup
 from graph.context import SettingsError
 from graph.errors import ShoppingError
-from graph.providers.base import ProviderConfigError, ProviderFailed
 from graph.providers.secrets import redact_secrets
-from graph.runs.checkpoint import CheckpointStoreError, default_checkpoint_path, sqlite_error_hint
+from graph.runs.checkpoint import default_checkpoint_path, sqlite_error_hint
 from graph.runs.errors import RunFailed, RunInterrupted
-from graph.runs.threads import UnreadableThread
-from graph.schemas import PlanningError, RequestError
-from localmodel.errors import LocalModelError
+
+# Errors with a message meant for the user, as each package names its own; anything else
+# is a bug (a traceback).
+USER_ERRORS = (
+    *catalog.USER_ERRORS,
+    *localmodel.errors.USER_ERRORS,
+    *graph.schemas.USER_ERRORS,
+    *graph.providers.USER_ERRORS,
+    *graph.runs.USER_ERRORS,
+    SettingsError,
+)
 
 
 def traceback_text(error: BaseException, *, full: bool) -> str:
@@ -40,23 +47,7 @@ def interrupted_text(error: BaseException) -> str:
 
 
 def is_expected_error(error: Exception) -> bool:
-    """Errors with a message meant for the user (everything else is a bug: traceback)."""
-    expected = (
-        CatalogError,
-        CatalogQueryError,
-        CheckpointStoreError,
-        LocalModelError,
-        PlanningError,
-        ProviderConfigError,
-        ProviderFailed,
-        RequestError,
-        RunFailed,
-        SettingsError,
-        UnreadableThread,
-        # The checkpoint store failing mid-run (disk full, locked): saved steps are intact.
-        sqlite3.Error,
-    )
-    return isinstance(error, expected)
+    return isinstance(error, USER_ERRORS)
 
 
 def resume_advice(error: BaseException) -> str:

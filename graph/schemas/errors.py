@@ -1,4 +1,4 @@
-"""The errors of a request or a plan that cannot be used."""
+"""The errors of a request or a plan that cannot be used (both meant for the shopper)."""
 
 from __future__ import annotations
 
@@ -19,3 +19,6 @@ class PlanningError(ShoppingError, RuntimeError):
     def __str__(self) -> str:
         text = super().__str__()
         return f"{text}\nmodel output: {self.raw[:500]}" if self.raw else text
+
+
+USER_ERRORS = (RequestError, PlanningError)
