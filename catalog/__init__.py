@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from catalog.errors import CatalogError, CatalogQueryError
+from catalog.errors import USER_ERRORS, CatalogError, CatalogQueryError
 
 if TYPE_CHECKING:
     from catalog.backend import CatalogBackend
@@ -55,6 +55,7 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "DEFAULT_CATALOG_FILE",
+    "USER_ERRORS",
     "Catalog",
     "CatalogBackend",
     "CatalogError",

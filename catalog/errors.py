@@ -31,3 +31,7 @@ class CatalogQueryError(ValueError):
     def __init__(self, argument: str, message: str) -> None:
         self.argument = argument
         super().__init__(f"{argument}: {message}")
+
+
+# What the catalog fails with that a person can act on (the message says what to fix).
+USER_ERRORS = (CatalogError, CatalogQueryError)

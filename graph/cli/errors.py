@@ -8,23 +8,28 @@ import sqlite3
 import traceback
 from pathlib import Path
 
-import openai
-
-from catalog import CatalogError, CatalogQueryError
-from catalog.terminal import (
-    ERROR_DISPLAY_CHARS,
-    clean_text,
-    terminal_markup,
-)
+import catalog
+import graph.providers
+import graph.runs
+import graph.schemas
+import localmodel.errors
+from catalog.terminal import ERROR_DISPLAY_CHARS, clean_text, terminal_markup
 from graph.context import SettingsError
-from graph.providers.base import ProviderConfigError
-from graph.providers.retry import describe_provider_error, is_transient_provider_error
+from graph.errors import ShoppingError
 from graph.providers.secrets import redact_secrets
-from graph.runs.checkpoint import CheckpointStoreError, default_checkpoint_path, sqlite_error_hint
-from graph.runs.session import RunFailed
-from graph.runs.threads import UnreadableThread
-from graph.schemas import PlanningError, RequestError
-from localmodel.errors import LocalModelError
+from graph.runs.checkpoint import default_checkpoint_path, sqlite_error_hint
+from graph.runs.errors import RunFailed, RunInterrupted
+
+# Errors with a message meant for the user, as each package names its own; anything else
+# is a bug (a traceback).
+USER_ERRORS = (
+    *catalog.USER_ERRORS,
+    *localmodel.errors.USER_ERRORS,
+    *graph.schemas.USER_ERRORS,
+    *graph.providers.USER_ERRORS,
+    *graph.runs.USER_ERRORS,
+    SettingsError,
+)
 
 
 def traceback_text(error: BaseException, *, full: bool) -> str:
@@ -42,42 +47,18 @@ def interrupted_text(error: BaseException) -> str:
 
 
 def is_expected_error(error: Exception) -> bool:
-    """Errors with a message meant for the user (everything else is a bug: traceback)."""
-    expected = (
-        CatalogError,
-        CatalogQueryError,
-        CheckpointStoreError,
-        LocalModelError,
-        PlanningError,
-        ProviderConfigError,
-        RequestError,
-        openai.APIError,
-        RunFailed,
-        SettingsError,
-        UnreadableThread,
-        # The checkpoint store failing mid-run (disk full, locked): saved steps are intact.
-        sqlite3.Error,
-    )
-    # A provider fault that outlived the retries (e.g. a non-JSON body from a proxy), or a
-    # local model server that died under a call.
-    return (
-        isinstance(error, expected)
-        or is_transient_provider_error(error)
-        or describe_provider_error(error) is not None
-    )
+    return isinstance(error, USER_ERRORS)
 
 
 def resume_advice(error: BaseException) -> str:
     """What the shopper can do about a run an error stopped: --resume with the real thread
     id when something is saved, nothing to resume when nothing is, "" if not a run error."""
-    thread_id = getattr(error, "thread_id", None)
-    if thread_id is None:
+    if not isinstance(error, ShoppingError | RunInterrupted) or error.thread_id is None:
         return ""
-    saved = getattr(error, "thread_saved", None)
-    resume = f"--resume {thread_id}"
-    if saved is True:
+    resume = f"--resume {error.thread_id}"
+    if error.resumable is True:
         return f"finished steps are saved; continue with {resume}"
-    if saved is False:
+    if error.resumable is False:
         return "nothing of this run was saved; start it again"
     return f"if the run was saved (see --list), {resume} continues it"
 
@@ -85,13 +66,15 @@ def resume_advice(error: BaseException) -> str:
 def error_text(error: BaseException, db: str | None = None) -> str:
     """The one message shown for an expected error, with any API key masked."""
     advice = resume_advice(error)
-    if isinstance(error, sqlite3.Error):
+    # The checkpoint store failing: alone, or raised again as the run it stopped.
+    store = error.__cause__ if isinstance(error, RunFailed) else error
+    if isinstance(store, sqlite3.Error):
         path = Path(db).expanduser() if db else default_checkpoint_path()
-        hint = sqlite_error_hint(error, path)
+        hint = sqlite_error_hint(store, path)
         notes = "; ".join(part for part in (hint, advice) if part)
-        text = f"checkpoint database {path}: {error}" + (f" ({notes})" if notes else "")
+        text = f"checkpoint database {path}: {store}" + (f" ({notes})" if notes else "")
     else:
-        text = describe_provider_error(error) or str(error)
+        text = str(error)
         if advice and "--resume" not in text:
             text += f" ({advice})"
     # Shown as data: a model's output or a URL may hold "[...]" or escape sequences.

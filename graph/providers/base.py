@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from catalog.paths import env
+from graph.errors import ShoppingError
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -36,8 +37,12 @@ def is_token_count(value: object) -> bool:
     return type(value) is int and 0 <= value <= MAX_TOKENS_PER_CALL
 
 
-class ProviderConfigError(RuntimeError):
-    """The provider cannot be used as configured; the message says how to fix it."""
+class ProviderConfigError(ShoppingError, RuntimeError):
+    """The provider cannot be used as configured (or start); the message says how to fix it."""
+
+
+class ProviderFailed(ShoppingError, RuntimeError):
+    """A call failed for good (retried where that may help): its family's one line on it."""
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,15 @@ from typing import TYPE_CHECKING
 
 from catalog.paths import data_dir
 from graph.providers import openai_api
-from graph.providers.base import LOCAL_TIMEOUT_S, ClientSettings, Fault, Provider, env
+from graph.providers.base import (
+    LOCAL_TIMEOUT_S,
+    ClientSettings,
+    Fault,
+    Provider,
+    ProviderConfigError,
+    env,
+)
+from localmodel.errors import LocalModelError
 from localmodel.server import LocalServer
 from localmodel.warm import open_server
 from localmodel.weights import DEFAULT_LOCAL_MODEL, local_extra_installed
@@ -31,7 +39,10 @@ def build_local(
     unless `base_url` names one already running."""
     api_key = None
     if base_url is None:
-        server = _local_server(model)
+        try:
+            server = _local_server(model)
+        except LocalModelError as error:  # in the providers' terms, as for any provider
+            raise ProviderConfigError(str(error)) from error
         base_url, model, api_key = server.base_url, server.model_alias, server.api_key
     return openai_api.self_hosted(model, max_output_tokens, base_url, client, api_key)
 
@@ -68,9 +79,8 @@ def stopped_local_server() -> str | None:
 def lost_local_server(error: BaseException) -> str | None:
     """The exit report of a local server that died, when `error` is a lost or refused
     connection (what a call to a dead server fails with); None otherwise."""
-    known: str | None = getattr(error, "local_server_exit", None)
-    if known or not _local_servers:
-        return known
+    if not _local_servers:
+        return None
     # Imported here: httpx and openai cost ~0.3 s of start-up, and the CLI's --help and
     # --list read the registry that imports this module.
     import httpx
@@ -78,12 +88,7 @@ def lost_local_server(error: BaseException) -> str | None:
 
     if not isinstance(error, openai.APIConnectionError | httpx.TransportError):
         return None
-    report = stopped_local_server()
-    if report:
-        # Kept on the error: the run's session stops and forgets its servers before the
-        # CLI words the error.
-        error.local_server_exit = report  # type: ignore[attr-defined]
-    return report
+    return stopped_local_server()
 
 
 def read_fault(error: BaseException) -> Fault | None:

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from graph.context import Context
-from graph.providers.base import env
+from graph.providers.base import ProviderFailed, env
 from graph.providers.deadline import allow_calls
 from graph.providers.registry import (
     LLM_DEADLINE_ENV,
@@ -23,6 +23,7 @@ from graph.providers.registry import (
     resolve_provider,
     structured_output_method,
 )
+from graph.providers.retry import describe_provider_error
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -74,7 +75,8 @@ def plain_chat_model(context: Context) -> BaseChatModel:
 def chat_model_session(context: Context) -> Iterator[Context]:
     """A copy of `context` with the provider and model resolved, its chat model built
     up front (so a bad setting fails before the run); what the provider started (a local
-    server) stops when the session ends, normally, on error and on Ctrl-C."""
+    server) stops when the session ends, normally, on error and on Ctrl-C. A provider
+    fault leaves it as ProviderFailed, in one line."""
     if context.chat_model is not None:  # a model passed in: nothing to resolve or stop
         yield context
         return
@@ -89,6 +91,12 @@ def chat_model_session(context: Context) -> Iterator[Context]:
     try:
         chat_model_for(resolved)
         yield resolved
+    except Exception as error:
+        # Worded while the provider's servers are known (a dead one's exit report).
+        what = describe_provider_error(error)
+        if what is None:
+            raise
+        raise ProviderFailed(what) from error
     finally:
         if entry.stop is not None:
             entry.stop()

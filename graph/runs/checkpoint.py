@@ -24,10 +24,11 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from catalog.paths import data_dir, env, is_postgres_url, redact_url
+from graph.errors import ShoppingError
 from graph.state import STATE_TYPES
 
 
-class CheckpointStoreError(RuntimeError):
+class CheckpointStoreError(ShoppingError, RuntimeError):
     """The checkpoint database cannot be opened or written; the message says which and why."""
 
 

@@ -32,6 +32,7 @@ from graph.runs.catalog_tie import (
 )
 from graph.runs.checkpoint import thread_lease
 from graph.runs.draft import PlanDraft
+from graph.runs.errors import RunFailed, naming_run
 from graph.runs.threads import (
     WRITER_VERSION,
     UnreadableThread,
@@ -47,10 +48,6 @@ from graph.tools import get_catalog
 
 # The Context fields a run saves in its checkpoint metadata; a resumed run reuses them.
 RUN_SETTINGS = ("provider", "model", "tool_mode", "catalog", "search_limit")
-
-
-class RunFailed(RuntimeError):
-    """A run cannot start or stopped on an error; its checkpoint is intact."""
 
 
 # Returns True (or an ApprovalDecision) to run the plan, False to reject it, None to
@@ -229,26 +226,15 @@ def start(
     with thread_lease(_saver(graph), thread_id, lambda: _thread_taken(thread_id)):
         if read_state(graph, thread_id).values:
             raise _thread_taken(thread_id)
-        try:
-            with chat_model_session(context) as resolved:
-                return drive(graph, thread_id, graph_input, resolved, approve, observer)
-        except BaseException as error:
-            note_thread(error, thread_id, _saved(graph, thread_id))
-            raise
+        with (
+            naming_run(thread_id, lambda: _saved(graph, thread_id)),
+            chat_model_session(context) as resolved,
+        ):
+            return drive(graph, thread_id, graph_input, resolved, approve, observer)
 
 
 def _saver(graph: CompiledStateGraph) -> BaseCheckpointSaver | None:
     return graph.checkpointer if isinstance(graph.checkpointer, BaseCheckpointSaver) else None
-
-
-def note_thread(error: BaseException, thread_id: str, saved: bool | None) -> None:
-    """Record on an error escaping a run which thread it was and whether anything of it
-    is saved (None: cannot tell), so the message offers --resume only when it can work."""
-    try:
-        error.thread_id = thread_id  # type: ignore[attr-defined]
-        error.thread_saved = saved  # type: ignore[attr-defined]
-    except AttributeError:  # a built-in error type without a __dict__
-        pass
 
 
 def _thread_taken(thread_id: str) -> RunFailed:
@@ -306,12 +292,9 @@ def resume(
             moved = catalog_change(thread_id, metadata.get(CATALOG_IDENTITY), context)
             if moved is not None:
                 raise RunFailed(moved)
-        try:
-            with chat_model_session(context) as resolved:
-                return drive(graph, thread_id, None, resolved, approve, observer)
-        except BaseException as error:
-            note_thread(error, thread_id, True)  # a resumed run was saved before
-            raise
+        # A resumed run was saved before.
+        with naming_run(thread_id, lambda: True), chat_model_session(context) as resolved:
+            return drive(graph, thread_id, None, resolved, approve, observer)
 
 
 def run_thread(

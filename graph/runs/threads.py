@@ -18,6 +18,7 @@ from langgraph.types import StateSnapshot
 from packaging.version import InvalidVersion, Version
 
 from catalog import money
+from graph.errors import ShoppingError
 from graph.parent_run import run_end
 from graph.schemas import Plan, PlanEdit, PlanStep, StepResult
 from graph.shaping.edits import describe_change
@@ -39,7 +40,7 @@ ThreadStatus = Literal[
 ]
 
 
-class UnreadableThread(RuntimeError):
+class UnreadableThread(ShoppingError, RuntimeError):
     """A thread whose stored checkpoints do not decode (written by another version, or
     damaged); every other thread stays readable."""
 

@@ -5,7 +5,7 @@ request or plan that cannot be used (`errors`). Plain pydantic: no LangGraph, no
 
 from __future__ import annotations
 
-from graph.schemas.errors import PlanningError, RequestError
+from graph.schemas.errors import USER_ERRORS, PlanningError, RequestError
 from graph.schemas.follow_up import FOLLOW_UP_OF, FollowUp, FollowUpKind, PreviousPick, PreviousRun
 from graph.schemas.limits import ForeignLimit, ItemCap, StatedLimits
 from graph.schemas.model_text import (

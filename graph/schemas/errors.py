@@ -1,13 +1,15 @@
-"""The errors of a request or a plan that cannot be used."""
+"""The errors of a request or a plan that cannot be used (both meant for the shopper)."""
 
 from __future__ import annotations
 
+from graph.errors import ShoppingError
 
-class RequestError(ValueError):
+
+class RequestError(ShoppingError, ValueError):
     """The shopper's request cannot be planned (empty, too long, ...)."""
 
 
-class PlanningError(RuntimeError):
+class PlanningError(ShoppingError, RuntimeError):
     """The planner returned no usable plan; `raw` holds what the model actually said."""
 
     def __init__(self, message: str, raw: str = "") -> None:
@@ -17,3 +19,6 @@ class PlanningError(RuntimeError):
     def __str__(self) -> str:
         text = super().__str__()
         return f"{text}\nmodel output: {self.raw[:500]}" if self.raw else text
+
+
+USER_ERRORS = (RequestError, PlanningError)

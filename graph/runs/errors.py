@@ -1,0 +1,38 @@
+"""What a run stops with, naming the run: RunFailed, Ctrl-C, and the project's own errors."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from graph.errors import ShoppingError
+
+
+class RunFailed(ShoppingError, RuntimeError):
+    """A run cannot start or stopped on an error; its checkpoint is intact. Raised from the
+    checkpoint store's own error (sqlite3.Error) when that stopped the run."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C, naming the run it stopped as a ShoppingError does."""
+
+    def __init__(self, thread_id: str, resumable: bool | None) -> None:
+        super().__init__()
+        self.thread_id, self.resumable = thread_id, resumable
+
+
+@contextmanager
+def naming_run(thread_id: str, resumable: Callable[[], bool | None]) -> Iterator[None]:
+    """An error escaping the block names the run it stopped: the project's own carry it,
+    Ctrl-C and the checkpoint store's errors are raised again in errors that do (from
+    them), and a bug goes on as it is."""
+    try:
+        yield
+    except ShoppingError as error:
+        error.in_run(thread_id, resumable())
+        raise
+    except sqlite3.Error as error:
+        raise RunFailed(str(error)).in_run(thread_id, resumable()) from error
+    except KeyboardInterrupt as error:
+        raise RunInterrupted(thread_id, resumable()) from error
