@@ -53,9 +53,9 @@ from graph.evals.bundle_sets import (
     rating_of,
     within,
 )
-from graph.evals.common import approved_context, show_and_save
+from graph.evals.common import approved_context, prepared, show_and_save
 from graph.evals.inputs import check_limit
-from graph.evals.reruns import goal_thread, settled_context
+from graph.evals.reruns import goal_thread
 from graph.providers.models import chat_model_session
 from graph.runs.checkpoint import open_checkpointer
 from graph.runs.session import approve_all, run_thread, usage_totals
@@ -215,7 +215,7 @@ def run_bundles_eval(
     if runs_on is not None and runs_on.is_file() and not os.path.samefile(runs_on, catalog_file):
         raise ValueError(f"the runs use {runs_on} but the scores would use {catalog_file}")
     check_limit(limit)
-    context = settled_context(context)  # opens the catalog: a bad one fails here
+    context = prepared(context)  # opens the catalog: a bad one fails here
     products = load_products(catalog_file)
     check_kinds(requests, products, catalog_file, bundles_file)
     by_id = {p.id: p for p in products}
@@ -330,7 +330,7 @@ def bundles_main(args: argparse.Namespace) -> int:
     if args.check:
         print(check_text(bundles, products))
         return 0
-    context = settled_context(approved_context(args, bundles.catalog))  # before a model starts
+    context = prepared(approved_context(args, bundles.catalog))  # before a model starts
     graph = build_graph(checkpointer=open_checkpointer(args.db))
     with chat_model_session(context) as context:
         label = args.label or f"{context.provider}-{context.model}-{context.tool_mode}"

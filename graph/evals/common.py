@@ -1,5 +1,6 @@
 """What the evaluation modes share: the auto-approved run context their CLI arguments
-describe, and a report printed and, with --out, saved (JSON, and its table beside)."""
+describe, prepared as the CLI prepares a run's, and a report printed and, with --out,
+saved (JSON, and its table beside)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from typing import Any
 
 from graph.context import Context
 from graph.evals.inputs import EvalInputError, report_paths, write_atomically
+from graph.providers.models import resolved_context
+from graph.runs.session import open_run_catalog
 
 
 def approved_context(args: argparse.Namespace, catalog: Path) -> Context:
@@ -20,6 +23,14 @@ def approved_context(args: argparse.Namespace, catalog: Path) -> Context:
     )
     context.auto_approve = True
     return context
+
+
+def prepared(context: Context) -> Context:
+    """`context` as its runs record it: prepared as the CLI's runs are (the catalog path
+    absolute, the catalog opened, so a bad one fails before the first goal), with the
+    provider and model resolved as the model session resolves them, since a rerun is
+    compared with the saved runs by these (graph/evals/reruns.py)."""
+    return open_run_catalog(resolved_context(context))
 
 
 def show_and_save(data: dict[str, Any], table: str, out: Path | None) -> None:

@@ -24,9 +24,8 @@ from langgraph.graph.state import CompiledStateGraph
 from catalog.terminal import terminal_markup
 from graph.builder import build_graph
 from graph.context import Context
-from graph.evals.common import show_and_save
+from graph.evals.common import prepared, show_and_save
 from graph.evals.inputs import EvalInputError
-from graph.evals.reruns import settled_context
 from graph.providers.models import chat_model_session
 from graph.reading.words import product_words, stem
 from graph.runs.checkpoint import open_checkpointer
@@ -261,7 +260,7 @@ def follow_ups_main(args: argparse.Namespace) -> int:
     cases = load_cases(args.goals)
     # The shipped catalog, opened (and the provider resolved) before a model starts.
     context = Context(provider=args.provider, model=args.model, tool_mode=args.tool_mode)
-    context = settled_context(replace(context, auto_approve=True))
+    context = prepared(replace(context, auto_approve=True))
     graph = build_graph(checkpointer=open_checkpointer(args.db))
     with chat_model_session(context) as context:
         label = args.label or f"{context.provider}-{context.model}"

@@ -27,8 +27,9 @@ from rich.progress import Progress
 
 from catalog.terminal import terminal_markup
 from graph.context import Context
+from graph.evals.common import prepared
 from graph.evals.inputs import EvalInputError, check_limit, read_json, read_jsonl
-from graph.evals.reruns import goal_thread, settled_context
+from graph.evals.reruns import goal_thread
 from graph.runs.session import run_thread, stay_paused
 from graph.schemas import Plan
 from graph.shaping.limits import LIMIT_LABELS, same_amount
@@ -186,7 +187,7 @@ def run_limits_eval(
     context = replace(context, auto_approve=False)
 
     check_limit(limit)
-    context = settled_context(context)
+    context = prepared(context)
     selected = [r for r in requests if r["id"] in labels]  # unlabelled ones cannot be scored
     selected = selected[:limit] if limit is not None else selected
     results: list[LimitResult] = []

@@ -33,12 +33,11 @@ from graph.builder import build_graph
 from graph.context import Context, SettingsError, load_env_file
 from graph.evals.bundles import bundles_main
 from graph.evals.bundles import markdown_table as bundles_table
-from graph.evals.common import approved_context, show_and_save
+from graph.evals.common import approved_context, prepared, show_and_save
 from graph.evals.follow_ups import follow_ups_main
 from graph.evals.inputs import EvalInputError, check_limit, check_out, read_json
 from graph.evals.limits import load_labels, load_requests, run_limits_eval
 from graph.evals.limits import markdown_table as limits_table
-from graph.evals.reruns import settled_context
 from graph.evals.webshop import load_goals, markdown_table, run_eval
 from graph.providers.base import ProviderConfigError
 from graph.providers.models import chat_model_session
@@ -135,7 +134,7 @@ def _compare_main(paths: list[Path]) -> int:
 def _goals_main(args: argparse.Namespace) -> int:
     goals = load_goals(args.goals)
     # The catalog opened before a model starts (a local one takes a while): a bad one fails first.
-    context = settled_context(approved_context(args, args.catalog))
+    context = prepared(approved_context(args, args.catalog))
     graph = build_graph(checkpointer=open_checkpointer(args.db))
     with chat_model_session(context) as context:
         label = args.label or f"{context.provider}-{context.model}-{context.tool_mode}"
@@ -156,7 +155,7 @@ def _goals_main(args: argparse.Namespace) -> int:
 def _limits_main(args: argparse.Namespace) -> int:
     requests = load_requests(args.goals)
     labels = load_labels(args.limits)
-    context = settled_context(Context(provider=args.provider, model=args.model))
+    context = prepared(Context(provider=args.provider, model=args.model))
     graph = build_graph(checkpointer=open_checkpointer(args.db))
     with chat_model_session(context) as context:
         label = args.label or f"limits-{context.provider}-{context.model}"

@@ -15,35 +15,17 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
 from graph.context import Context
-from graph.providers.registry import default_model_name, resolve_provider
 from graph.reading.stated import checked_request
-from graph.runs.catalog_tie import CATALOG_IDENTITY, absolute_catalog, catalog_identity
+from graph.runs.catalog_tie import CATALOG_IDENTITY, catalog_identity
 from graph.runs.threads import read_state
 from graph.schemas import RequestError
-from graph.tools import get_catalog
-
-
-def settled_context(context: Context) -> Context:
-    """`context` as its runs will record it: the provider and model resolved (unless a
-    ready chat model is given), the catalog path absolute and the catalog opened, so its
-    content hash is known and a bad catalog fails before the first goal."""
-    if context.chat_model is None:
-        provider = resolve_provider(context.provider)
-        context = replace(
-            context, provider=provider, model=default_model_name(provider, context.model)
-        )
-    context = replace(context, catalog=absolute_catalog(context.catalog))
-    if context.catalog_backend is None:
-        backend = get_catalog(context.catalog, context.catalog_url)
-        context = replace(context, catalog_backend=backend)
-    return context
 
 
 @dataclass(frozen=True)
@@ -87,7 +69,7 @@ def _catalog_key(identity: Any) -> tuple[str | None, ...]:
 
 
 def identity_now(request: str, context: Context) -> RunIdentity:
-    """The identity of running `request` in a settled context."""
+    """The identity of running `request` in a prepared context (graph/evals/common.py)."""
     # As the run stores it; a request the run will refuse matches no saved one anyway.
     with contextlib.suppress(RequestError):
         request = checked_request(request)[0]

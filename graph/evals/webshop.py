@@ -20,8 +20,9 @@ from rich.progress import Progress
 from catalog import load_products
 from catalog.terminal import terminal_markup
 from graph.context import Context
+from graph.evals.common import prepared
 from graph.evals.inputs import EvalInputError, check_limit, read_json
-from graph.evals.reruns import goal_thread, settled_context
+from graph.evals.reruns import goal_thread
 from graph.evals.webshop_reward import webshop_reward
 from graph.runs.session import approve_all, run_thread, usage_totals
 
@@ -237,7 +238,7 @@ def run_eval(
 ) -> Report:
 
     check_limit(limit)
-    context = settled_context(context)  # opens the catalog: a bad one fails here
+    context = prepared(context)  # opens the catalog: a bad one fails here
     raw = raw_products(catalog_path)
     selected = goals[:limit] if limit is not None else goals
     results: list[GoalResult] = []

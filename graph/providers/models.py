@@ -71,6 +71,15 @@ def plain_chat_model(context: Context) -> BaseChatModel:
     return chat_model.model_copy(update={"disable_streaming": True})
 
 
+def resolved_context(context: Context) -> Context:
+    """`context` with the provider and model its runs use and record: as given beside a
+    ready chat model, else resolved from the settings and the environment."""
+    if context.chat_model is not None:
+        return context
+    provider = resolve_provider(context.provider)
+    return replace(context, provider=provider, model=default_model_name(provider, context.model))
+
+
 @contextmanager
 def chat_model_session(context: Context) -> Iterator[Context]:
     """A copy of `context` with the provider and model resolved, its chat model built
@@ -80,10 +89,8 @@ def chat_model_session(context: Context) -> Iterator[Context]:
     if context.chat_model is not None:  # a model passed in: nothing to resolve or stop
         yield context
         return
-    provider = resolve_provider(context.provider)
-    resolved = replace(
-        context, provider=provider, model=default_model_name(provider, context.model)
-    )
+    resolved = resolved_context(context)
+    provider = resolved.provider
     entry = PROVIDERS[provider]
     llm_deadline(provider)  # a bad setting fails here, before a local server starts
     structured_output_method(provider)

@@ -118,8 +118,7 @@ def run_context(settings: Mapping[str, Any], saved: Mapping[str, Any] | None = N
         )
     except ValueError as error:  # a setting out of range: one line, before any call
         raise RunFailed(f"bad setting: {error}") from None
-    # Saved as an absolute path: a resume from another directory opens the same file.
-    return replace(context, catalog=absolute_catalog(context.catalog))
+    return context
 
 
 def saved_settings(graph: CompiledStateGraph, thread_id: str) -> dict[str, Any]:
@@ -193,7 +192,10 @@ def open_run_catalog(context: Context) -> Context:
     --catalog, or a read-only data directory where its index must be built, fails before
     the planner call that a paid provider bills, and before any thread is saved, and the
     nodes and the tool use this one handle. The shipped default too: indexing it once
-    takes 0.05 s, and a run that never searches is rare."""
+    takes 0.05 s, and a run that never searches is rare. The one preparation of a run's
+    context: the CLI's runs (start, resume) and the evals' (graph/evals) use it."""
+    # Saved as an absolute path: a resume from another directory opens the same file.
+    context = replace(context, catalog=absolute_catalog(context.catalog))
     if context.catalog_backend is None:
         return replace(context, catalog_backend=get_catalog(context.catalog, context.catalog_url))
     return context
