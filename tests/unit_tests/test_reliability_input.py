@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_runs import graph_run_process
 from conftest import SMALL_CATALOG, shared_file
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN, FakeShoppingChatModel
@@ -91,6 +92,32 @@ def test_request_at_the_limit_passes_and_over_it_is_refused() -> None:
     assert "4,001 characters" in str(caught.value) and "4,000" in str(caught.value)
     with pytest.raises(RequestError, match="must be text"):
         validate_request(None)
+
+
+# Paths no file system takes: a 300-character file name, a 6,000-character path, a path
+# through a file. Each is refused in one line naming it (shortened), before any LLM call.
+_LONG_NAME = "a" * 300
+_BAD_PATHS = {
+    "long-catalog-name": (("--catalog", f"{_LONG_NAME}.jsonl"), {}, "File name too long"),
+    "long-catalog-path": (("--catalog", "b/" * 3000 + "x"), {}, "File name too long"),
+    "catalog-through-a-file": (("--catalog", "README.md/x"), {}, "Not a directory"),
+    "long-db-name": (("--db", f"/tmp/{_LONG_NAME}.db"), {}, "File name too long"),
+    "long-data-dir": ((), {"SHOPPING_PLANNER_DATA_DIR": f"/tmp/{_LONG_NAME}"}, "too long"),
+}
+
+
+@pytest.mark.parametrize("case", list(_BAD_PATHS))
+def test_a_path_no_file_system_takes_is_one_line_naming_it(case: str, tmp_path: Path) -> None:
+    args, env, words = _BAD_PATHS[case]
+    fake = FakeScript(replies={"Plan": [STRAP_PLAN]})
+    with fake_openai_server(fake) as url:
+        done = graph_run_process(url, tmp_path / "data", *args, "--yes", "a camera strap", **env)
+    lines = done.stdout.strip().splitlines()
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], lines
+    assert "Traceback" not in done.stdout + done.stderr
+    assert len(lines[0]) < 400  # the path is shown by its ends, not in full
+    assert fake.requests == []
 
 
 @pytest.mark.parametrize(
