@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 import threading
 from dataclasses import replace
 from typing import Any
@@ -18,9 +20,22 @@ from graph.schemas import ProductSummary
 # is often below the top five by relevance.
 POOL_DEPTH = 50
 
-# One open catalog (and so one tantivy searcher or connection pool) per process, URL and path.
-_catalogs: dict[tuple[str | None, str | None], CatalogBackend] = {}
+# One open catalog (and so one tantivy searcher or connection pool) per process, URL and
+# path, with the version of the catalog file it was opened from.
+_catalogs: dict[tuple[str | None, str | None], tuple[object, CatalogBackend]] = {}
 _catalogs_lock = threading.Lock()
+
+
+def _file_version(path: str | None) -> tuple[int, int, int] | None:
+    """A catalog file's size, change time and inode: a file edited since it was opened (a
+    product appended while a run waits at approval) is opened, and indexed, again."""
+    try:
+        info = os.stat(path) if path else None
+    except (OSError, ValueError):
+        return None
+    if info is None or not stat.S_ISREG(info.st_mode):
+        return None
+    return (info.st_size, info.st_mtime_ns, info.st_ino)
 
 
 def get_catalog(path: str | None = None, url: str | None = None) -> CatalogBackend:
@@ -30,13 +45,13 @@ def get_catalog(path: str | None = None, url: str | None = None) -> CatalogBacke
     serves the catalog from PostgreSQL; None means the embedded index. A postgresql://
     ``path`` opens that database's default catalog table.
     """
-    key = (url or None, path or None)
+    key, version = (url or None, path or None), _file_version(path)
     with _catalogs_lock:
-        catalog = _catalogs.get(key)
-        if catalog is None:
-            catalog = open_catalog(path or None, url=url or None)
-            _catalogs[key] = catalog
-        return catalog
+        opened = _catalogs.get(key)
+        if opened is None or opened[0] != version:
+            opened = (version, open_catalog(path or None, url=url or None))
+            _catalogs[key] = opened
+        return opened[1]
 
 
 def catalog_for(context: Any) -> CatalogBackend:

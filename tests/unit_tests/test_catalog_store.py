@@ -206,6 +206,24 @@ def test_open_catalog_file_is_cached_by_hash(
         open_catalog(tmp_path / "missing.jsonl")
 
 
+def test_the_tools_catalog_of_a_file_edited_since_it_was_opened_is_the_file_now(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A process that serves several runs (a LangGraph server, a resume in-process) opens a
+    catalog file once; a product appended while a run waits at approval is searched after."""
+    from graph.tools import get_catalog
+
+    monkeypatch.setenv("SHOPPING_PLANNER_DATA_DIR", str(tmp_path / "data"))
+    source = write_jsonl(tmp_path / "shop.jsonl", products("f", 3))
+    first = get_catalog(str(source))
+    assert get_catalog(str(source)) is first  # unchanged: the one open handle
+    with source.open("a", encoding="utf-8") as handle:
+        handle.write(products("appended", 1, word="tripod")[0].model_dump_json() + "\n")
+    now = get_catalog(str(source))
+    assert now is not first and len(now) == 4
+    assert [hit.product.id for hit in now.search(SearchArgs(query="tripod"))] == ["appended-0"]
+
+
 def run_cli(
     *args: str, data_dir: Path, catalog_url: str | None = None
 ) -> subprocess.CompletedProcess[str]:
