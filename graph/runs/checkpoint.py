@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import fcntl
 import hashlib
 import math
@@ -12,6 +13,7 @@ import os
 import shutil
 import socket
 import sqlite3
+import struct
 import threading
 import time
 import weakref
@@ -192,14 +194,27 @@ def open_checkpointer(url_or_path: str | Path | None = None):  # -> BaseCheckpoi
 # --- Thread leases: one process runs a thread at a time (a start, a resume, an answer) ---
 
 # A lease is a lock the operating system or the database drops when its holder ends: a
-# file lock (flock) beside the SQLite database, a session advisory lock on PostgreSQL. A
-# crashed or killed process therefore never leaves a thread blocked, and no table of
-# claims can go stale.
+# byte-range lock on the SQLite database file itself, a session advisory lock on
+# PostgreSQL. A crashed or killed process therefore never leaves a thread blocked, and no
+# table of claims can go stale. Held on the database's own file, a lease cannot be lost
+# from under its run: there is no lock file or folder beside it to delete (#39).
 _LEASE_KEY_BYTES = 8  # pg_try_advisory_lock takes one bigint
+# SQLite: one byte per thread, an open-file-description (OFD) write lock on a descriptor
+# of our own. Unlike classic POSIX record locks, an OFD lock belongs to that descriptor,
+# not to the process: SQLite closing its own descriptors of the file does not drop it, and
+# two descriptors of one process conflict like two processes. The bytes lie in
+# [2**62, 2**62 + 2**61), far above SQLite's own lock bytes (0x40000000 .. +512; in WAL
+# mode the rest are in -shm), so leases and SQLite's locking never touch; no data is
+# there (locks may lie beyond a file's end).
+_LEASE_BYTES_START = 2**62
+_LEASE_BYTES_SPAN = 2**61  # 61 bits of the thread id's digest pick the byte
+_OFD_LOCKS = hasattr(fcntl, "F_OFD_SETLK")  # Linux 3.15+; not macOS or the BSDs
+# struct flock on 64-bit Linux: l_type, l_whence, l_start, l_len, l_pid (0 for OFD locks).
+_FLOCK = struct.Struct("@hhqqi4x")
 # Savers without a database (MemorySaver in tests and Studio): leases held in the process.
 _memory_claims: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
 _memory_claims_lock = threading.Lock()
-# The leases this process holds: (id of the saver, thread id) -> open lock file or connection.
+# The leases this process holds: (id of the saver, thread id) -> open descriptor or connection.
 _held: dict[tuple[int, str], Any] = {}
 _held_lock = threading.Lock()
 
@@ -218,13 +233,50 @@ def _sqlite_file(saver: Any) -> Path | None:
     return None
 
 
+def _lease_byte(thread_id: str) -> int:
+    digest = int.from_bytes(_lease_digest(thread_id)[:8], "big")
+    return _LEASE_BYTES_START + digest % _LEASE_BYTES_SPAN
+
+
+def _claim_sqlite(database: Path, thread_id: str) -> int | None:
+    """An OFD lock on the lease's byte of `database`: its descriptor, or None if held."""
+    if not _OFD_LOCKS:
+        return _claim_lock_file(database, thread_id)
+    try:
+        fd, kind = os.open(database, os.O_RDWR), fcntl.F_WRLCK
+    except OSError as error:
+        if not isinstance(error, PermissionError) and error.errno != errno.EROFS:
+            raise
+        # A database this process can only read: a read lock, which still excludes every
+        # writer's lease. Two readers can share it, but neither can save a step (SQLite
+        # refuses the write, as it did before leases were kept here).
+        fd, kind = os.open(database, os.O_RDONLY), fcntl.F_RDLCK
+    try:
+        fcntl.fcntl(
+            fd, fcntl.F_OFD_SETLK, _FLOCK.pack(kind, os.SEEK_SET, _lease_byte(thread_id), 1, 0)
+        )
+    except OSError as error:
+        os.close(fd)
+        if error.errno in (errno.EAGAIN, errno.EACCES):  # another descriptor holds it
+            return None
+        raise
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def lease_dir(database: Path) -> Path:
-    """Where the lock files of a SQLite checkpoint database's thread leases live (hidden,
+    """Where the lock files of thread leases live where OFD locks do not exist (hidden,
     and not matched by a glob of the database's own files)."""
     return database.with_name(f".{database.name}.leases")
 
 
-def _claim_sqlite(database: Path, thread_id: str) -> Any | None:
+def _claim_lock_file(database: Path, thread_id: str) -> int | None:
+    """The fallback without OFD locks (macOS, the BSDs): an flock on a file of its own in
+    lease_dir. Weaker: deleting that folder while a thread is held lets another process
+    take the thread. Classic POSIX locks on the database would be weaker still: SQLite
+    closing any of its descriptors of the file drops them all."""
     folder = lease_dir(database)
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = folder / (_lease_digest(thread_id).hex()[:40] + ".lock")
@@ -271,7 +323,7 @@ def claim_thread(saver: Any, thread_id: str) -> bool:
             handle = _claim_sqlite(database, thread_id)
         except OSError as error:
             raise CheckpointStoreError(
-                f"cannot take the lease of thread {thread_id!r} beside {database}: {error}"
+                f"cannot take the lease of thread {thread_id!r} on {database}: {error}"
             ) from error
     elif backend == "PostgresSaver":
         handle = _claim_postgres(saver, thread_id)
@@ -297,7 +349,7 @@ def release_thread(saver: Any, thread_id: str) -> None:
         with _memory_claims_lock:
             _memory_claims.get(saver, set()).discard(thread_id)
     elif isinstance(handle, int):
-        os.close(handle)  # closing the descriptor drops its flock
+        os.close(handle)  # closing our only descriptor drops its lock
     else:
         handle.close()  # ending the session drops its advisory lock
 

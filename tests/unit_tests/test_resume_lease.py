@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import time
 import uuid
@@ -102,6 +103,32 @@ def test_a_resume_of_a_running_thread_is_refused(
         out, err = running.communicate(timeout=120)
     assert running.returncode == 0, out + err
     one_line_refusal(resumed.returncode, resumed.stdout + resumed.stderr)
+    step_calls_once(fake, db, thread)
+
+
+def test_a_resume_is_refused_with_the_old_lease_folder_deleted(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    """#39: the folder where leases were once kept, removed while a run is in its
+    reasoning call, does not let a `--resume` run that step again."""
+    env, db = backend_env("sqlite", isolated_data_dir)
+    thread = f"lease-{uuid.uuid4().hex[:8]}"
+    fake = script(step_delay=10.0)
+    with fake_openai_server(fake) as url:
+        running = start_graph_run(
+            url, isolated_data_dir, "a photo gift", "--yes", "--thread", thread,
+            "--catalog", str(small_catalog_file), **env,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not fake.calls_for("ReasoningAnswer") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert fake.calls_for("ReasoningAnswer"), "the run never reached its reasoning call"
+        shutil.rmtree(isolated_data_dir / ".checkpoints.sqlite.leases", ignore_errors=True)
+        resumed = graph_run_process(url, isolated_data_dir, "--resume", thread, "--yes", **env)
+        out, err = running.communicate(timeout=120)
+    assert running.returncode == 0, out + err
+    one_line_refusal(resumed.returncode, resumed.stdout + resumed.stderr)
+    assert len(fake.calls_for("ReasoningAnswer")) == 1
     step_calls_once(fake, db, thread)
 
 

@@ -4,18 +4,22 @@ when CHECKPOINT_URL is set (CI), on PostgreSQL."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_runs import start_graph_run
+from cli_runs import REPO_ROOT, start_graph_run
 from conftest import postgres_url
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN
 
 from graph.builder import build_graph
+from graph.runs import checkpoint
 from graph.runs.checkpoint import claim_thread, open_checkpointer, release_thread
 from graph.runs.threads import thread_config, thread_history
 
@@ -110,3 +114,56 @@ def test_claim_is_exclusive_until_released(backend: str, tmp_path: Path) -> None
     assert claim_thread(saver, thread) is False
     release_thread(saver, thread)
     assert claim_thread(saver, thread) is True
+
+
+def claimed_by_another_process(db: Path, thread: str) -> bool:
+    """Whether a fresh process, with its own connection to `db`, wins the lease of `thread`."""
+    code = (
+        "import sys; from graph.runs.checkpoint import claim_thread, open_checkpointer; "
+        "print(claim_thread(open_checkpointer(sys.argv[1]), sys.argv[2]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(db), thread],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0 and done.stdout.strip() in ("True", "False"), done
+    return done.stdout.strip() == "True"
+
+
+def test_a_sqlite_lease_cannot_be_lost_from_under_its_holder(tmp_path: Path) -> None:
+    """#39: with the folder of the old lock files (if any) deleted while a thread is held,
+    and the holder's SQLite connections closed and opened again, another process is still
+    refused; once the lease is given back, it wins."""
+    db = tmp_path / "c.sqlite"
+    saver = open_checkpointer(str(db))
+    thread = f"held-{uuid.uuid4().hex[:8]}"
+    assert claim_thread(saver, thread) is True
+    shutil.rmtree(db.with_name(f".{db.name}.leases"), ignore_errors=True)
+    assert claimed_by_another_process(db, thread) is False
+    # SQLite closing its own descriptors of the file (which drops a process's classic
+    # POSIX locks on it) leaves the lease alone.
+    open_checkpointer(str(db)).conn.close()
+    saver.conn.close()
+    assert claimed_by_another_process(db, thread) is False
+    assert claimed_by_another_process(db, f"{thread}-other") is True  # one thread, one lock
+    release_thread(saver, thread)
+    assert claimed_by_another_process(db, thread) is True
+
+
+def test_without_ofd_locks_a_lease_falls_back_to_a_lock_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where fcntl has no F_OFD_SETLK (macOS), a lease is an flock in lease_dir: still
+    exclusive until released."""
+    monkeypatch.setattr(checkpoint, "_OFD_LOCKS", False)
+    db = tmp_path / "c.sqlite"
+    saver = open_checkpointer(str(db))
+    assert claim_thread(saver, "t") is True
+    assert any(checkpoint.lease_dir(db).iterdir())
+    assert claim_thread(saver, "t") is False
+    release_thread(saver, "t")
+    assert claim_thread(saver, "t") is True
+    release_thread(saver, "t")
