@@ -52,9 +52,9 @@ class Choice:
 
 
 def items_of(plan: Plan, candidates: list[Candidate]) -> list[Item]:
-    """The plan's items (Candidate.item: its search steps, those that found the same
-    products merged); with `pick == "one"`, every kind searched is one item. Only products
-    of the kind searched for are options (a search for "running shoes" under $100 that
+    """The plan's items (Candidate.item: its search steps, those for one kind merged);
+    with `pick == "one"`, every kind searched is one item. Only products of the kind
+    searched for are options (a search for "running shoes" under $100 that
     shows only vests has found no option)."""
     group = {c.source_step: c.item for c in candidates}
     if plan.pick == "one":
@@ -75,6 +75,18 @@ def items_of(plan: Plan, candidates: list[Candidate]) -> list[Item]:
     return items
 
 
+def fillable_items(plan: Plan, candidates: list[Candidate]) -> list[Item]:
+    """The items a recommendation fills: those with options, but an item is left out
+    (and so named missing) when its options are all products the items before it need, as
+    a product answers one item only (a tent found by the footprint search too)."""
+    kept: list[Item] = []
+    for item in items_of(plan, candidates):
+        grown = [*kept, item]
+        if item.options and best_combination([i.options for i in grown], _cheapness, None):
+            kept = grown
+    return kept
+
+
 def _order(candidate: Candidate) -> tuple[bool, int]:
     return not candidate.shown, candidate.rank
 
@@ -82,7 +94,7 @@ def _order(candidate: Candidate) -> tuple[bool, int]:
 def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Choice:
     """The recommendation for `plan` from `candidates`, the model's picks (`model_ids`, in
     its order) kept where nothing covers the request better."""
-    items = [item for item in items_of(plan, candidates) if item.options]
+    items = fillable_items(plan, candidates)
     if not items:
         return Choice(fits=False)
     wanted = _model_pick_per_item(items, model_ids)
