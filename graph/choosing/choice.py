@@ -52,9 +52,9 @@ class Choice:
 
 
 def items_of(plan: Plan, candidates: list[Candidate]) -> list[Item]:
-    """The plan's items (Candidate.item: its search steps, those that found the same
-    products merged); with `pick == "one"`, every kind searched is one item. Only products
-    of the kind searched for are options (a search for "running shoes" under $100 that
+    """The plan's items (Candidate.item: its search steps, those for one kind merged);
+    with `pick == "one"`, every kind searched is one item. Only products of the kind
+    searched for are options (a search for "running shoes" under $100 that
     shows only vests has found no option)."""
     group = {c.source_step: c.item for c in candidates}
     if plan.pick == "one":
@@ -75,6 +75,18 @@ def items_of(plan: Plan, candidates: list[Candidate]) -> list[Item]:
     return items
 
 
+def fillable_items(plan: Plan, candidates: list[Candidate]) -> list[Item]:
+    """The items a recommendation fills: those with options, but an item is left out
+    (and so named missing) when its options are all products the items before it need, as
+    a product answers one item only (a tent found by the footprint search too)."""
+    kept: list[Item] = []
+    for item in items_of(plan, candidates):
+        grown = [*kept, item]
+        if item.options and best_combination([i.options for i in grown], _cheapness, None):
+            kept = grown
+    return kept
+
+
 def _order(candidate: Candidate) -> tuple[bool, int]:
     return not candidate.shown, candidate.rank
 
@@ -82,11 +94,12 @@ def _order(candidate: Candidate) -> tuple[bool, int]:
 def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Choice:
     """The recommendation for `plan` from `candidates`, the model's picks (`model_ids`, in
     its order) kept where nothing covers the request better."""
-    items = [item for item in items_of(plan, candidates) if item.options]
+    items = fillable_items(plan, candidates)
     if not items:
         return Choice(fits=False)
-    wanted = _model_pick_per_item(items, model_ids)
-    score = pick_score(plan, set(wanted.values()))
+    wanted, outdone = _model_pick_per_item(plan, items, model_ids)
+    standing = {i for index, i in wanted.items() if index not in outdone}
+    score = pick_score(plan, standing)
     fitting = [tuple(c for c in item.options if c.within_limits) for item in items]
     best = best_combination(fitting, score, plan.budget)
     if best is not None:
@@ -100,7 +113,7 @@ def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Cho
         choice = Choice(picks=list(cheapest), fits=False)
         choice.notes = _over_notes(plan, items, list(cheapest))
     for index, (item, pick) in enumerate(zip(items, choice.picks, strict=True)):
-        reason = _reason(plan, item, pick, choice, score, wanted.get(index))
+        reason = _reason(plan, item, pick, choice, score, wanted.get(index), outdone.get(index))
         choice.reasons[pick.summary.id] = reason
         choice.items[pick.summary.id] = item.query
     return choice
@@ -164,16 +177,42 @@ def _cheapness(candidate: Candidate) -> Score:
     return (-candidate.summary.price, -candidate.rank)
 
 
-def _model_pick_per_item(items: list[Item], model_ids: list[str]) -> dict[int, str]:
+def _model_pick_per_item(
+    plan: Plan, items: list[Item], model_ids: list[str]
+) -> tuple[dict[int, str], dict[int, Candidate]]:
     """Each item's model pick, by the item's index: the first id the model named among
-    its options (a "one" plan has one item, so one pick)."""
+    its options (a "one" plan has one item, so one pick). A pick another option
+    dominates (outdoes) is no tie-break: the model's word is an opinion among equals, not
+    a veto over a product better on every count. Those are returned apart, each with
+    the option that outdoes it, for the why-line."""
     picks: dict[int, str] = {}
+    outdone: dict[int, Candidate] = {}
     for index, item in enumerate(items):
-        ids = {c.summary.id for c in item.options}
-        first = next((i for i in model_ids if i in ids), None)
-        if first is not None:
-            picks[index] = first
-    return picks
+        first = next((c for i in model_ids for c in item.options if c.summary.id == i), None)
+        if first is None:
+            continue
+        picks[index] = first.summary.id
+        better = [c for c in item.options if outdoes(c, first, plan)]
+        if better:
+            outdone[index] = max(better, key=lambda c: (c.summary.rating or 0, -c.rank))
+    return picks, outdone
+
+
+def outdoes(other: Candidate, pick: Candidate, plan: Plan) -> bool:
+    """Whether `other` is better than `pick` on every count a shopper weighs: within
+    every limit, no less of the kind and of every request check, every wanted feature
+    the pick has, rated higher, and no dearer (so the total still holds)."""
+    return (
+        other.within_limits
+        and other.titled_as_kind >= pick.titled_as_kind
+        and all(
+            a >= b
+            for a, b in zip(request_score(other, plan), request_score(pick, plan), strict=True)
+        )
+        and set(pick.features_matched) <= set(other.features_matched)
+        and (other.summary.rating or 0) > (pick.summary.rating or 0)
+        and other.summary.price <= pick.summary.price + CENT
+    )
 
 
 def best_combination(
@@ -230,10 +269,17 @@ def _undominated(
 
 
 def _reason(
-    plan: Plan, item: Item, pick: Candidate, choice: Choice, score: Scorer, model_id: str | None
+    plan: Plan,
+    item: Item,
+    pick: Candidate,
+    choice: Choice,
+    score: Scorer,
+    model_id: str | None,
+    outdone_by: Candidate | None = None,
 ) -> str:
     """One line, from catalog figures only: what the pick fits, matches and is rated,
-    the model's pick it replaced, and what the next best candidate would have given."""
+    who decided (the model's pick breaking a tie, or code), the model's pick it replaced,
+    and what the next best candidate would have given."""
     total = sum(c.summary.price for c in choice.picks)
     parts = []
     if plan.budget is not None and choice.fits:
@@ -246,10 +292,18 @@ def _reason(
     parts.append(f"rated {pick.summary.rating:.1f}" if pick.summary.rating else "not rated")
     model_pick = next((c for c in item.options if c.summary.id == model_id), None)
     if model_pick is pick:
-        parts.append("the model's pick")
+        parts.append("the model's pick, among equals on the request's checks")
+    elif model_pick is not None and outdone_by is not None:
+        versus = _versus(model_pick, pick, plan, total)
+        parts.append(
+            f"chosen in code in place of the model's pick {model_id}, which "
+            f"{outdone_by.summary.id} outdoes on every count: {versus}"
+        )
     elif model_pick is not None:
         versus = _versus(model_pick, pick, plan, total)
-        parts.append(f"in place of the model's pick {model_id}: {versus}")
+        parts.append(f"chosen in code in place of the model's pick {model_id}: {versus}")
+    else:
+        parts.append("chosen in code")
     others = [c for c in item.options if c.summary.id not in {pick.summary.id, model_id}]
     runner = max(others, key=score, default=None)
     if runner is not None:

@@ -33,7 +33,7 @@ from graph.choosing.choice import (
     add_scores,
     best_combination,
     choose,
-    items_of,
+    fillable_items,
     request_score,
 )
 from graph.choosing.picks import Candidate, one_pick_per_search
@@ -66,7 +66,7 @@ def decided_in_code(plan: Plan, step: PlanStep, candidates: list[Candidate]) -> 
     for the new items, and only products it may recommend)."""
     if step.is_search or step.step != len(plan.steps):
         return None  # only the final pick: an earlier reasoning step's text feeds later ones
-    items = [item for item in items_of(plan, candidates) if item.options]
+    items = fillable_items(plan, candidates)
     if not items:
         return CodeDecision([], NOTHING_FOUND)
     pools = [tuple(c for c in item.options if c.within_limits) for item in items]

@@ -11,7 +11,16 @@ from rapidfuzz.utils import default_process
 
 from catalog import CatalogBackend, Product, money
 from graph.reading.words import WORD as _WORD
-from graph.reading.words import head_word, product_words, same_word, stem, title_heads, words_found
+from graph.reading.words import (
+    head_word,
+    kind_words,
+    opening,
+    product_words,
+    same_word,
+    stem,
+    title_heads,
+    words_found,
+)
 from graph.schemas import MissingItem, Plan, PlanStep, ProductSummary, StatedLimits, StepResult
 
 FEATURE_MATCH_THRESHOLD = 85  # the same fuzzy cut-off WebShop scores attributes with
@@ -233,36 +242,45 @@ def _check_title(candidate: Candidate, title: str, queries: list[str]) -> None:
     candidate.titled_as_kind = any(same_word(w, s) for w in wanted for s in said)
 
 
-# Two searches that show this many of the same products were looking for one kind of
-# item (a 1.5B model searched once per feature of a single sweater: five searches, each
-# listing the same sweater). One shared product can be chance in a small catalog, unless
-# it is both searches' best match, or one of them searched for a feature alone.
-SAME_ITEM_SHARED_PRODUCTS = 2
-
-
-def item_of_step(candidates: list[Candidate], plan: Plan | None = None) -> dict[int, int]:
-    """Each search step's item, numbered by its first step. Two steps look for the same
-    item when their shown results share SAME_ITEM_SHARED_PRODUCTS products, when their
-    best matches are one product, or when they share one and either step's query is only
-    the plan's wanted features ("machine wash": a feature of the sweater searched for,
-    not a thing to buy). Deeper pools are not compared: fifty matches of "running shoes"
-    and of "water bottle" can share products by chance."""
-    found: dict[int, list[str]] = {}
+def item_of_step(candidates: list[Candidate], plan: Plan) -> dict[int, int]:
+    """Each search step's item, numbered by its first step: the items are what the plan
+    names, never what the results happen to share (a laptop-stand search and a hub search
+    both find USB-C chargers, yet a stand is no hub). Two steps are one item when their
+    queries name one kind (_same_kind: "wool sweater", "crew neck sweater"). A step whose
+    query names no kind, only the plan's wanted features ("machine wash") or no readable
+    head, is a feature of an item, not a thing to buy: it joins the first item whose shown
+    results share a product with its own, else it is an item of its own."""
+    found: dict[int, set[str]] = {}
     for candidate in candidates:
         if candidate.shown:
-            found.setdefault(candidate.source_step, []).append(candidate.summary.id)
-    features_only = {step for step in found if plan and _only_features(plan, step)}
-
-    def same(a: int, b: int) -> bool:
-        shared = len(set(found[a]) & set(found[b]))
-        if shared >= SAME_ITEM_SHARED_PRODUCTS or found[a][0] == found[b][0]:
-            return True
-        return shared > 0 and bool({a, b} & features_only)
-
+            found.setdefault(candidate.source_step, set()).add(candidate.summary.id)
+    steps = sorted({c.source_step for c in candidates})
+    kindless = {s for s in steps if _only_features(plan, s) or not _head(plan, s)}
     item: dict[int, int] = {}
-    for step in sorted(found):
-        item[step] = next((item[e] for e in sorted(item) if same(step, e)), step)
-    return item
+    for step in (s for s in steps if s not in kindless):
+        item[step] = next((item[e] for e in sorted(item) if _same_kind(plan, step, e)), step)
+    for step in (s for s in steps if s in kindless):  # wherever the plan lists them
+        shared = [e for e in sorted(item) if found.get(step, set()) & found.get(e, set())]
+        item[step] = item[shared[0]] if shared else step
+    return dict(sorted(item.items()))
+
+
+def _head(plan: Plan, step: int) -> str | None:
+    return head_word(plan.steps[step - 1].query or "")
+
+
+def _same_kind(plan: Plan, a: int, b: int) -> bool:
+    """Whether two searches name one kind of product: their head words agree, or each
+    one's head is among the other's words ("leather camera strap", "camera strap
+    leather": a model does not always write the kind last)."""
+    head_a, head_b = _head(plan, a), _head(plan, b)
+    if head_a is None or head_b is None:
+        return False
+    words_a = kind_words(opening(plan.steps[a - 1].query or ""))
+    words_b = kind_words(opening(plan.steps[b - 1].query or ""))
+    return same_word(head_a, head_b) or (
+        any(same_word(head_a, w) for w in words_b) and any(same_word(head_b, w) for w in words_a)
+    )
 
 
 def _only_features(plan: Plan, step: int) -> bool:
@@ -275,8 +293,8 @@ def one_pick_per_search(
     picked_ids: list[str], candidates: list[Candidate]
 ) -> tuple[list[str], str | None]:
     """Plans search once per kind of item wanted, so a pick keeps the first product the
-    model named for each item (Candidate.item: a search step, or searches that found the
-    same products); the others are dropped with a note."""
+    model named for each item (Candidate.item: a search step, or searches for one kind);
+    the others are dropped with a note."""
     item_of = {c.summary.id: c.item for c in candidates}
     kept: list[str] = []
     dropped: list[str] = []
@@ -292,8 +310,8 @@ def one_pick_per_search(
     if not dropped:
         return picked_ids, None
     return kept, (
-        f"kept one product per kind of item (one per search, or per searches that found "
-        f"the same products): dropped {', '.join(dropped)}"
+        f"kept one product per kind of item (one per search, or per searches for one "
+        f"kind): dropped {', '.join(dropped)}"
     )
 
 
@@ -303,10 +321,10 @@ def missing_items(
     picks: list[ProductSummary],
     candidates: list[Candidate] | None = None,
 ) -> list[MissingItem]:
-    """The plan's searched-for items that no pick comes from, each with its reason, named
-    by the item's first search step (searches for one item, item_of_step, are one item).
-    A plan for the single best of several kinds (pick "one") misses nothing once it has a
-    pick."""
+    """The plan's searched-for items that no pick answers, each with its reason, named by
+    the item's first search step (searches for one item, item_of_step, are one item). A
+    pick answers one item only, though several searches found it (_answered). A plan for
+    the single best of several kinds (pick "one") misses nothing once it has a pick."""
     if plan.pick == "one" and picks:
         return []
     picked = {p.id for p in picks}
@@ -317,28 +335,50 @@ def missing_items(
     for candidate in candidates or []:
         found_for.setdefault(candidate.item, set()).add(candidate.summary.id)
         of_kind[candidate.item] = of_kind.get(candidate.item, False) or candidate.of_searched_kind
-    missing = []
+    named = []  # each item's first search step, and what its searches found
     for step in plan.steps:
         group = item.get(step.step, step.step)
         if step.query is None or (group != step.step and group in item):
             continue  # a reasoning step, or a later search for an item already named
         result = by_step.get(step.step)
-        found = (
-            found_for.get(group) or {p.id for p in [*result.products, *result.pool]}
-            if result
-            else set()
-        )
+        every = {p.id for p in [*result.products, *result.pool]} if result else set()
+        named.append((step, result, found_for.get(group) or every))
+    answered = _answered([found & picked for _, _, found in named])
+    missing = []
+    for index, (step, result, found) in enumerate(named):
+        group = item.get(step.step, step.step)
         if result is None:
             reason = "its search step did not run"
         elif result.error:
             reason = f"its search failed ({result.error})"
         elif not result.products:
             reason = "the search found no matching product"
-        elif not picked.isdisjoint(found):
+        elif index in answered:
             continue
+        elif not picked.isdisjoint(found):
+            reason = "the product picked from what it found answers another item"
         elif candidates is not None and not of_kind.get(group, False):
             reason = f"none of the {len(found)} products found is of the kind searched for"
         else:
             reason = f"none of the {len(found)} products found for it was picked"
-        missing.append(MissingItem(step=step.step, query=step.query, reason=reason))
+        missing.append(MissingItem(step=step.step, query=step.query or "", reason=reason))
     return missing
+
+
+def _answered(options: list[set[str]]) -> set[int]:
+    """The items (by index) a pick answers when each pick answers one item at most: a
+    largest matching of items to the picks among their `options` (augmenting paths; a
+    plan has a handful of items)."""
+    holder: dict[str, int] = {}  # pick id -> the item it answers
+
+    def place(index: int, seen: set[str]) -> bool:
+        for pick in sorted(options[index] - seen):
+            seen.add(pick)
+            if pick not in holder or place(holder[pick], seen):
+                holder[pick] = index
+                return True
+        return False
+
+    for index in range(len(options)):
+        place(index, set())
+    return set(holder.values())

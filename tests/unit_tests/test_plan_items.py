@@ -1,0 +1,137 @@
+"""Items are what the plan names (#34): two searches are one item only when they name one
+kind, or one of them names no kind (only wanted features), never because their results
+overlap; a product answers one item; every item is picked or named missing. Plain data
+through the real choosing code (candidates_of, choose, checked_outcome), no model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from catalog import Product
+from graph.choosing.choice import choose
+from graph.choosing.outcome import checked_outcome
+from graph.choosing.picks import candidates_of, item_of_step, missing_items
+from graph.choosing.pool import choice_pool
+from graph.schemas import Plan, ProductSummary, StatedLimits, StepResult
+
+Row = tuple[str, str, float, float]  # id, title, price, rating
+
+
+class FakeCatalog:
+    """The one catalog call the choosing code makes: records by id."""
+
+    def __init__(self, products: Iterable[Product]) -> None:
+        self.products = {p.id: p for p in products}
+
+    def get(self, ids: Iterable[str]) -> dict[str, Product]:
+        return {i: self.products[i] for i in ids if i in self.products}
+
+
+def product(row: Row) -> Product:
+    id, title, price, rating = row
+    return Product(id=id, title=title, category="misc", price=price, rating=rating)
+
+
+def plan_of(queries: list[str], budget: float | None = None, **fields: Any) -> Plan:
+    steps = [{"step": i, "action": f"Find {q}", "query": q} for i, q in enumerate(queries, 1)]
+    steps.append({"step": len(queries) + 1, "action": "Pick one of each", "query": None})
+    return Plan.model_validate({"goal": "g", "budget": budget, "steps": steps, **fields})
+
+
+def searched(
+    shown: list[list[Row]],
+) -> tuple[list[StepResult], FakeCatalog]:
+    results = [
+        StepResult(
+            step=step,
+            kind="search",
+            action="search",
+            products=[ProductSummary.of(product(r)) for r in rows],
+        )
+        for step, rows in enumerate(shown, 1)
+    ]
+    return results, FakeCatalog(product(r) for rows in shown for r in rows)
+
+
+CHARGERS: list[Row] = [
+    ("chg-1", "USB-C Laptop Charger 65W", 25.0, 4.5),
+    ("chg-2", "USB-C Wall Charger 30W", 15.0, 4.2),
+]
+STAND_AND_HUB: list[list[Row]] = [
+    [("stand-1", "Aluminium Laptop Stand", 29.0, 4.6), *CHARGERS],
+    [*CHARGERS, ("hub-1", "7-in-1 USB-C Hub", 22.0, 4.4)],
+    [("mat-1", "Felt Desk Mat", 15.0, 4.7)],
+]
+
+
+def test_searches_for_different_kinds_are_different_items_though_their_results_overlap() -> None:
+    # Both the stand search and the hub search show the same two chargers: a stand is no
+    # hub all the same, so the shopper's three items stay three.
+    plan = plan_of(["laptop stand", "usb-c hub", "desk mat"], budget=69)
+    results, catalog = searched(STAND_AND_HUB)
+    candidates = candidates_of(plan, results, catalog)
+    assert item_of_step(candidates, plan) == {1: 1, 2: 2, 3: 3}
+    choice = choose(plan, candidates, [])
+    assert sorted(c.summary.id for c in choice.picks) == ["hub-1", "mat-1", "stand-1"]
+
+
+def test_an_item_no_product_answers_is_named_missing_and_never_within_budget() -> None:
+    # The hub search found only chargers: the hub is missing, with its reason, and the
+    # stand and mat are not "within budget", being only part of what was asked.
+    plan = plan_of(["laptop stand", "usb-c hub", "desk mat"], budget=69)
+    results, catalog = searched([STAND_AND_HUB[0], CHARGERS, STAND_AND_HUB[2]])
+    pool = choice_pool(plan, "a laptop stand, a usb-c hub and a desk mat", None, results, catalog)
+    outcome = checked_outcome(
+        plan,
+        pool,
+        results,
+        stated=StatedLimits(max_price=69, prices=(69.0,)),
+        follow_up=None,
+        plan_warnings=[],
+        catalog=catalog,  # type: ignore[arg-type]  # only .get is read
+    )
+    assert sorted(p.id for p in outcome.picks) == ["mat-1", "stand-1"]
+    assert [m.query for m in outcome.missing] == ["usb-c hub"]
+    assert "of the kind searched for" in outcome.missing[0].reason
+    assert outcome.within_budget is None
+
+
+def test_searches_naming_one_kind_are_one_item() -> None:
+    sweaters: list[Row] = [("sw-1", "Wool Crew Neck Sweater", 40.0, 4.5)]
+    straps: list[Row] = [("strap-1", "Leather Camera Strap", 30.0, 4.5)]
+    for queries, rows in [
+        (["wool sweater", "crew neck sweater"], sweaters),  # the heads agree
+        (["leather camera strap", "camera strap leather"], straps),  # each names the other's
+    ]:
+        plan = plan_of(queries)
+        results, catalog = searched([rows, rows])
+        assert item_of_step(candidates_of(plan, results, catalog), plan) == {1: 1, 2: 1}
+    # Different heads, whatever the results share: a watch is not socks.
+    plan = plan_of(["running watch", "running socks"])
+    results, catalog = searched([sweaters, sweaters])
+    assert item_of_step(candidates_of(plan, results, catalog), plan) == {1: 1, 2: 2}
+
+
+def test_a_search_for_a_wanted_feature_alone_joins_the_item_it_found() -> None:
+    # "machine wash" names no kind: it is a feature of the sweater searched for, listed
+    # before or after the sweater search.
+    rows: list[Row] = [("sw-1", "Machine Wash Wool Sweater", 40.0, 4.5)]
+    for queries in (["wool sweater", "machine wash"], ["machine wash", "wool sweater"]):
+        plan = plan_of(queries, features=["machine wash"])
+        results, catalog = searched([rows, rows])
+        items = item_of_step(candidates_of(plan, results, catalog), plan)
+        assert items[1] == items[2]
+        assert len(choose(plan, candidates_of(plan, results, catalog), []).picks) == 1
+
+
+def test_a_product_answers_one_item_only() -> None:
+    # One pick found by both searches fills one item, not two: the other is missing.
+    plan = plan_of(["tent", "tent footprint"])
+    rows: list[Row] = [("tent-1", "Two-Person Tent with Footprint", 120.0, 4.5)]
+    results, catalog = searched([rows, rows])
+    candidates = candidates_of(plan, results, catalog)
+    choice = choose(plan, candidates, [])
+    assert [c.summary.id for c in choice.picks] == ["tent-1"]  # never twice
+    picks = [ProductSummary.of(product(rows[0]))]
+    assert [m.query for m in missing_items(plan, results, picks, candidates)] == ["tent footprint"]
