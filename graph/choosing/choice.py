@@ -297,7 +297,8 @@ def _reason(
         versus = _versus(model_pick, pick, plan, total)
         parts.append(
             f"chosen in code in place of the model's pick {model_id}, which "
-            f"{outdone_by.summary.id} outdoes on every count: {versus}"
+            # Said of the model's pick against this one: "(bk-004: $19.99 dearer)".
+            f"{outdone_by.summary.id} outdoes on every count ({model_id}: {versus})"
         )
     elif model_pick is not None:
         versus = _versus(model_pick, pick, plan, total)
