@@ -33,7 +33,7 @@ _NUMBER = rf"({_NUMBER_TEXT})"
 # limit; any other is read, shown as stated and never converted (no rates offline).
 # "pounds" alone is a weight, so sterling needs its sign or its code.
 _CURRENCY_WORDS = {
-    "USD": r"\$|us\$|usd\b|dollars?\b|d[oó]lar(?:es)?\b|bucks\b|ドル|美元|دولار(?:ا|ات)?"
+    "USD": r"\$|us\$|usd\b|dollars?\b|d[oó]lar(?:es)?\b|dollari\b|bucks\b|ドル|美元|دولار(?:ا|ات)?"
     r"|доллар(?:ов|а)?",
     "EUR": r"€|eur\b|euros?\b|يورو|евро",
     "GBP": r"£|gbp\b|pounds? sterling\b",

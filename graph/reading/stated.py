@@ -182,8 +182,8 @@ def read_limits(request: str) -> StatedLimits:
             uppers.append(span)
         elif span.kind == "min":
             lowers.add(span.values[0])
-        elif _is_total(text, span, spans):
-            uppers.append(span)  # "$115 for both": a cap on the sum
+        elif _is_total(text, span, spans) or _is_total(text, span, spans, EACH_WORDS):
+            uppers.append(span)  # "$115 for both": a cap on the sum; "$25 each": on each
         else:
             bare.add(span.values[0])
     if not uppers and not lowers and len(bare) == 1:
