@@ -11,17 +11,29 @@ and review numbers ("10 to 10.9 inches", "6 to 8 outlets", "300 reviews") are ne
 from __future__ import annotations
 
 import re
+import unicodedata
+
+from price_parser import Price
+from text_to_num import text2num
 
 from catalog.models import PRICE_CURRENCY
 
-# Digits of any script ("٢٠٠" reads as 200), with "," or the Arabic thousands separator
-# (U+066C) between thousands, and "." or the Arabic decimal separator (U+066B).
-_NUMBER = r"(\d{1,3}(?:[,٬]\d{3})+(?:[.٫]\d+)?|\d+(?:[.٫]\d+)?)"
+# Digits of any script ("٢٠٠" reads as 200) in groups of three, between them ",", ".",
+# a space, a thin space, "'" or the Arabic thousands separator (U+066C), then "." or ","
+# or the Arabic decimal separator (U+066B) before decimals, and a "k" or "m" suffix:
+# "1,500", "1.500,00", "1 000", "1'500", "40,50", "1.5k". Which mark is which is left to
+# amount_of. A space-grouped number is one only where no word or count goes on ("$50 100-pack").
+_DIGIT_GROUPS = (
+    r"\d{1,3}(?:(?:,\d{3})+|(?:\.\d{3})+|(?:[ \u2009\u202f]\d{3})+(?![\w-])|(?:'\d{3})+"
+    r"|(?:٬\d{3})+)"
+)
+_NUMBER_TEXT = rf"(?:{_DIGIT_GROUPS}|\d+)(?:[.,٫]\d+)?(?:[km]\b)?"
+_NUMBER = rf"({_NUMBER_TEXT})"
 # Currency marks, by the currency they name. The catalog's own (PRICE_CURRENCY) makes a
 # limit; any other is read, shown as stated and never converted (no rates offline).
 # "pounds" alone is a weight, so sterling needs its sign or its code.
 _CURRENCY_WORDS = {
-    "USD": r"\$|us\$|usd\b|dollars?\b|d[oó]lar(?:es)?\b|bucks\b|ドル|美元|دولار(?:ا|ات)?"
+    "USD": r"\$|us\$|usd\b|dollars?\b|d[oó]lar(?:es)?\b|dollari\b|bucks\b|ドル|美元|دولار(?:ا|ات)?"
     r"|доллар(?:ов|а)?",
     "EUR": r"€|eur\b|euros?\b|يورو|евро",
     "GBP": r"£|gbp\b|pounds? sterling\b",
@@ -38,38 +50,105 @@ _PRICE = rf"(?:{_CURRENCY_BEFORE}\s*{_NUMBER}|{_NUMBER}\s*{_CURRENCY_AFTER})"
 # A number that is a price only because a price word stands right before it.
 _PRICED_NUMBER = rf"(?:{_PRICE}|(?<![\w.]){_NUMBER}(?![\w.%]|\s*(?:-|to)?\s*(?:star|%)))"
 
-# Limit words before a price, in the languages the planner is asked in: English, then
-# Spanish, Portuguese, French, German, Italian, Arabic, Chinese.
-_UPPER = (
-    r"under|below|less than|lower than|cheaper than|at most|up to|no more than|not more than|"
-    r"no higher than|not higher than|not exceeding|not to exceed|no greater than|max(?:imum)?"
-    r"(?: price| budget| cost)?(?: of)?|price cap of|cap of|budget(?: of| is|:)?|within"
-    r"(?: a| my| the)?(?: budget| price)?(?: of)?|for less than|or less|<=?|≤|"
-    r"menos de|por debajo de|por menos de|hasta|m[aá]ximo(?: de)?|abaixo de|até|"
-    r"moins de|en dessous de|jusqu'à|au plus|sous|unter|bis(?: zu)?|h[oö]chstens|"
-    r"weniger als|maximal|meno di|sotto|fino a|al massimo|"
-    r"تحت|أقل من|اقل من|بأقل من|لا يزيد عن|بحد أقصى|"
-    r"低于|不超过|少于|以内"
-)
+# Limit words before a price, by the language they are of (the order is the patterns'),
+# in the languages the planner is asked in; "" holds the signs of no language.
+_UPPER_OF_LANGUAGE = {
+    "en": r"under|below|less than|lower than|cheaper than|at most|up to|no more than|"
+    r"not more than|no higher than|not higher than|not exceeding|not to exceed|no greater than|"
+    r"max(?:imum)?(?: price| budget| cost)?(?: of)?|price cap of|cap of|budget(?: of| is|:)?|"
+    r"within(?: a| my| the)?(?: budget| price)?(?: of)?|for less than|or less",
+    "": r"<=?|≤",
+    "es": r"menos de|por debajo de|por menos de|hasta|m[aá]ximo(?: de)?",
+    "pt": r"abaixo de|até",
+    "fr": r"moins de|en dessous de|jusqu'à|au plus|sous",
+    "de": r"unter|bis(?: zu)?|h[oö]chstens|weniger als|maximal",
+    "it": r"meno di|sotto|fino a|al massimo",
+    "ar": r"تحت|أقل من|اقل من|بأقل من|لا يزيد عن|بحد أقصى",
+    "zh": r"低于|不超过|少于|以内",
+}
 # ... and after it: "200ドル以下", "200 euros o menos".
-_UPPER_AFTER = (
-    r"or less|or under|or below|max(?:imum)?\b|at most|tops|total|in total|"
-    r"以下|以内|未満|まで|以下的|以内的|o menos|ou menos|ou moins|oder weniger|o meno|أو أقل"
+_UPPER_AFTER_OF_LANGUAGE = {
+    "en": r"or less|or under|or below|max(?:imum)?\b|at most|tops|total|in total",
+    "ja": r"以下|以内|未満|まで",
+    "zh": r"以下的|以内的",
+    "es": r"o menos",
+    "pt": r"ou menos",
+    "fr": r"ou moins",
+    "de": r"oder weniger",
+    "it": r"o meno",
+    "ar": r"أو أقل",
+}
+_LOWER_OF_LANGUAGE = {
+    "en": r"over|above|more than|at least|no less than|not less than|starting at|"
+    r"min(?:imum)?(?: price| cost)?(?: of)?",
+    "": r">=?|≥",
+    "es": r"m[aá]s de|al menos|m[ií]nimo(?: de)?",
+    "pt": r"mais de|pelo menos",
+    "fr": r"plus de|au moins",
+    "de": r"[uü]ber|mindestens|mehr als",
+    "it": r"pi[uù] di|almeno",
+    "ar": r"أكثر من|فوق|على الأقل",
+    "zh": r"高于|超过|至少",
+}
+_LOWER_AFTER_OF_LANGUAGE = {
+    "en": r"or more|or above|or higher|and up|minimum|min\b|at least",
+    "ja": r"以上",
+    "es": r"o m[aá]s",
+    "pt": r"ou mais",
+    "fr": r"ou plus",
+    "de": r"oder mehr",
+    "it": r"o pi[uù]",
+    "ar": r"أو أكثر",
+}
+_UPPER = "|".join(_UPPER_OF_LANGUAGE.values())
+_UPPER_AFTER = "|".join(_UPPER_AFTER_OF_LANGUAGE.values())
+_LOWER = "|".join(_LOWER_OF_LANGUAGE.values())
+_LOWER_AFTER = "|".join(_LOWER_AFTER_OF_LANGUAGE.values())
+# The decimal mark of each language: it decides an amount its digit groups leave open
+# ("1.500": $1.50 beside an English limit word, 1500 beside a Spanish one). Arabic writes
+# both, so its words leave the digit groups to decide.
+_DECIMAL_MARK = {
+    "en": ".",
+    "ja": ".",
+    "zh": ".",
+    "es": ",",
+    "pt": ",",
+    "fr": ",",
+    "de": ",",
+    "it": ",",
+}
+_LIMIT_WORDS = (
+    _UPPER_OF_LANGUAGE,
+    _UPPER_AFTER_OF_LANGUAGE,
+    _LOWER_OF_LANGUAGE,
+    _LOWER_AFTER_OF_LANGUAGE,
 )
-_LOWER = (
-    r"over|above|more than|at least|no less than|not less than|starting at|min(?:imum)?"
-    r"(?: price| cost)?(?: of)?|>=?|≥|"
-    r"m[aá]s de|al menos|m[ií]nimo(?: de)?|mais de|pelo menos|plus de|au moins|"
-    r"[uü]ber|mindestens|mehr als|pi[uù] di|almeno|أكثر من|فوق|على الأقل|高于|超过|至少"
-)
-_LOWER_AFTER = (
-    r"or more|or above|or higher|and up|minimum|min\b|at least|以上|o m[aá]s|ou mais|"
-    r"ou plus|oder mehr|o pi[uù]|أو أكثر"
-)
+_LIMIT_WORDS_OF_LANGUAGE = {
+    language: re.compile(
+        r"(?<!\w)(?:" + "|".join(w[language] for w in _LIMIT_WORDS if language in w) + r")(?!\w)",
+        re.IGNORECASE,
+    )
+    for language in _DECIMAL_MARK
+}
+
+
+def decimal_mark_of(phrase: str) -> str | None:
+    """The decimal mark of the language of a price phrase's limit words, if they are of
+    languages that agree on one ("menos de 1.500 dólares": ","), else None."""
+    marks = {
+        mark
+        for language, mark in _DECIMAL_MARK.items()
+        if _LIMIT_WORDS_OF_LANGUAGE[language].search(phrase)
+    }
+    return marks.pop() if len(marks) == 1 else None
+
+
 _PRICE_WORDS = r"price[sd]?|priced|costs?|costing|budget|spend|pay|paying"
-# "free shipping on orders over $25": a threshold of the shop, not a limit on the item.
+# "free shipping on orders over $25", "when you spend $50": a threshold of the shop, not a
+# limit on the item ("spend $60 total" is the shopper's).
 NOT_A_LIMIT = re.compile(
-    r"\b(?:shipping|delivery|orders?|purchases?|spend(?:ing)?|gift cards?|coupons?|discounts?"
+    r"\b(?:shipping|delivery|orders?|purchases?|(?:you|when|if|once)\s+spend(?:ing)?|gift cards?"
+    r"|coupons?|discounts?"
     r"|off|saves?|savings)\W+(?:\w+\W+)?$",
     re.IGNORECASE,
 )
@@ -113,6 +192,14 @@ TOTAL_WORDS = re.compile(
 )
 TOTAL_BEFORE_CHARS = 30
 TOTAL_AFTER_CHARS = 20
+# Words that make a cap one on every item: "under $25 each", "$10 apiece".
+EACH_WORDS = re.compile(
+    r"\b(?:each|apiece|a piece|per item|per piece|every one|cada uno|cada una|chacun|chacune"
+    r"|pièce|jeweils|pro stück|ciascuno|cadauno)\b|每个|各",
+    re.IGNORECASE,
+)
+# A clause after a cap that names its item: "no more than $10 on the kit".
+ITEM_AFTER = re.compile(r"^\s*(?:on|for|para|pour|für|per)\s+([^,;:.!?()]*)", re.IGNORECASE)
 
 _STARS = (
     r"(?:-|\s)?(?:\+\s*)?(?:stars?|star rating|estrellas?|estrelas?|[eé]toiles?|sterne?|stelle|"
@@ -133,43 +220,39 @@ RATING = re.compile(
     re.IGNORECASE,
 )
 
-# Number words up to a hundred, where a currency or a star follows or a rating word
-# comes before: "fifty dollars", "four stars", "rated above four". Elsewhere ("one
-# pair", "two items") a number word is no limit and stays as written.
-_UNITS = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen "
-    "fourteen fifteen sixteen seventeen eighteen nineteen"
-).split()
-_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
-_WORD_VALUES = {word: n for n, word in enumerate(_UNITS)} | {
-    word: 10 * n for n, word in enumerate(_TENS, start=2)
-}
-_NUMBER_WORD = (
-    rf"(?:(?:a|one)[\s-]+hundred|(?:{'|'.join(_TENS)})(?:[\s-]+(?:{'|'.join(_UNITS[1:10])}))?"
-    rf"|{'|'.join(_UNITS)})"
-)
+# Number words where a currency or a star follows or a rating word comes before: "fifty
+# dollars", "one hundred and fifty dollars", "mil quinientos dólares", "zweihundert Euro",
+# "four stars", "rated above four". Elsewhere ("one pair", "two items") a number word is
+# no limit and stays as written. text2num reads them, in the planner's languages.
+_NUMBER_WORD_LANGUAGES = ("en", "es", "pt", "fr", "de", "it")
 _WORDS_BEFORE_UNIT = re.compile(
-    rf"\b({_NUMBER_WORD})\b(?=\s*(?:-\s*)?(?:{_CURRENCY_AFTER}|stars?\b|star rating))",
+    rf"(?<![\w'])((?:[^\W\d_]+[\s-]+){{0,7}}[^\W\d_]+)"
+    rf"(?=\s*(?:-\s*)?(?:{_CURRENCY_AFTER}|{_STARS}))",
     re.IGNORECASE,
 )
 _WORDS_AFTER_RATING = re.compile(
-    rf"\b((?:rated|rating(?: of)?)\s+(?:(?:at least|above|over|of)\s+)?)({_NUMBER_WORD})\b",
+    r"\b((?:rated|rating(?: of)?)\s+(?:(?:at least|above|over|of)\s+)?)([^\W\d_]+)\b",
     re.IGNORECASE,
 )
 
 
-def _word_value(text: str) -> int:
-    words = re.split(r"[\s-]+", text.lower())
-    if words[-1] == "hundred":
-        return 100
-    return sum(_WORD_VALUES[w] for w in words)
+def _words_to_digits(words: str) -> str:
+    """`words` with the longest run of number words that ends them written in digits
+    ("for one hundred and fifty" -> "for 150"); as they are when they end in no number."""
+    for start in (m.start() for m in re.finditer(r"\S+", words)):
+        for language in _NUMBER_WORD_LANGUAGES:
+            try:
+                return words[:start] + str(text2num(words[start:], language))
+            except ValueError:
+                continue
+    return words
 
 
 def with_digits(text: str) -> str:
     """`text` with the number words of its limits written as digits ("fifty dollars" ->
     "50 dollars"), so one set of patterns reads both."""
-    text = _WORDS_BEFORE_UNIT.sub(lambda m: str(_word_value(m.group(1))), text)
-    return _WORDS_AFTER_RATING.sub(lambda m: m.group(1) + str(_word_value(m.group(2))), text)
+    text = _WORDS_BEFORE_UNIT.sub(lambda m: _words_to_digits(m.group(1)), text)
+    return _WORDS_AFTER_RATING.sub(lambda m: m.group(1) + _words_to_digits(m.group(2)), text)
 
 
 DANGLING = re.compile(
@@ -179,12 +262,51 @@ DANGLING = re.compile(
 )
 
 
-def number_of(text: str) -> float:
-    return float(text.replace(",", "").replace("٬", "").replace("٫", "."))
+_SUFFIXES = {"k": 1_000, "m": 1_000_000}
+# One "." or "," before three digits: a decimal mark or a thousands separator, as the
+# language of the phrase writes it.
+_OPEN_GROUPS = re.compile(r"\d{1,3}[.,]\d{3}")
 
 
-def numbers_of(groups: tuple[str | None, ...]) -> list[float]:
-    return [number_of(g) for g in groups if g]
+def amount_of(number: str, decimal_mark: str | None = None) -> float | None:
+    """The amount a number of a price phrase writes, read by price-parser: its digit
+    groups tell which mark is the decimal one ("1.500,00", "40,50", "1 000", "1'500"); where
+    they leave it open ("1.500"), `decimal_mark` (the phrase's language's) decides. None
+    when the text is no number."""
+    number = "".join(str(unicodedata.decimal(c, c)) for c in number.strip())
+    number = number.replace("٬", "").replace("٫", ".")
+    multiplier = _SUFFIXES.get(number[-1:].lower(), 1)
+    if multiplier != 1:
+        number = number[:-1]
+    mark = decimal_mark if _OPEN_GROUPS.fullmatch(number) else None
+    amount = Price.fromstring(number, decimal_separator=mark).amount
+    return None if amount is None else float(amount) * multiplier
+
+
+def numbers_of(
+    groups: tuple[str | None, ...], decimal_mark: str | None = None
+) -> list[float | None]:
+    return [amount_of(g, decimal_mark) for g in groups if g]
+
+
+# A number glued to letters beside a currency ("$6O" with the letter O, "$1e309"): no
+# amount a person can be sure of, so it is named, never read as the digits it starts with.
+_GLUED_NUMBER = r"(\d[\d.,'a-z]*[a-z][\d.,'a-z]*)"
+GLUED_AMOUNT = re.compile(
+    rf"{_CURRENCY_BEFORE}\s*{_GLUED_NUMBER}|(?<![\w.,']){_GLUED_NUMBER}\s*{_CURRENCY_AFTER}",
+    re.IGNORECASE,
+)
+# ... but "$1.5k" and "$40USD" are numbers.
+_NUMBER_WITH_LETTERS = re.compile(rf"{_NUMBER_TEXT}(?:{_CURRENCY_AFTER})?[.,']*", re.IGNORECASE)
+
+
+def unreadable_amounts(text: str) -> list[tuple[int, int]]:
+    """Where `text` writes an amount beside a currency that is no number."""
+    return [
+        match.span()
+        for match in GLUED_AMOUNT.finditer(text)
+        if not _NUMBER_WITH_LETTERS.fullmatch(match.group(1) or match.group(2))
+    ]
 
 
 def currency_of(text: str) -> str:

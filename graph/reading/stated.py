@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,8 @@ from graph.reading.phrases import (
     BARE_PRICE,
     BUDGET_NUMBER,
     DANGLING,
+    EACH_WORDS,
+    ITEM_AFTER,
     LOWER_LIMIT,
     NEGATIVE_PRICE,
     NOT_A_LIMIT,
@@ -31,18 +34,27 @@ from graph.reading.phrases import (
     TOTAL_WORDS,
     UPPER_LIMIT,
     currency_of,
+    decimal_mark_of,
     numbers_of,
+    unreadable_amounts,
     with_digits,
 )
 from graph.reading.words import product_words
-from graph.schemas import MAX_REQUEST_CHARS, ForeignLimit, ItemCap, RequestError, StatedLimits
+from graph.schemas import (
+    MAX_REQUEST_CHARS,
+    ForeignLimit,
+    ItemCap,
+    LimitChoice,
+    RequestError,
+    StatedLimits,
+)
 
 
 @dataclass(frozen=True)
 class _PriceSpan:
     start: int
     end: int
-    kind: str  # range, max, min, bare
+    kind: str  # range, max, min, bare, unreadable
     values: list[float]
     currency: str
     text: str
@@ -50,9 +62,13 @@ class _PriceSpan:
 
 def _price_spans(request: str) -> list[_PriceSpan]:
     """Each price phrase of `request` (its number words already digits), kind being
-    range/max/min/bare. A phrase overlapping one already read (ranges first) is skipped;
-    shop thresholds ("free shipping over $25") are read with no values."""
-    found: list[_PriceSpan] = []
+    range/max/min/bare, or unreadable for an amount that is no number ("$6O"). A phrase
+    overlapping one already read (unreadable amounts, then ranges first) is skipped; shop
+    thresholds ("free shipping over $25") are read with no values."""
+    found = [
+        _PriceSpan(start, end, "unreadable", [], PRICE_CURRENCY, request[start:end])
+        for start, end in unreadable_amounts(request)
+    ]
     for kind, pattern in (
         ("range", RANGE),
         ("range", PRICE_RANGE_WORDS),
@@ -65,24 +81,29 @@ def _price_spans(request: str) -> list[_PriceSpan]:
             start, end = match.span()
             if any(start < s.end and s.start < end for s in found):
                 continue
-            values = numbers_of(match.groups())
-            if kind == "range" and len(values) < 2:
+            text = match.group(0)
+            amounts = numbers_of(match.groups(), decimal_mark_of(text))
+            values = [a for a in amounts if a is not None]
+            if kind == "range" and len(amounts) < 2:
                 continue
             if NOT_A_LIMIT.search(request[max(0, start - 40) : start]):
                 values = []  # read, so no shorter pattern reads it again, but not a limit
-            text = match.group(0)
+            elif len(values) < len(amounts):
+                kind, values = "unreadable", []
             found.append(_PriceSpan(start, end, kind, values, currency_of(text), text))
     return sorted(found, key=lambda s: s.start)
 
 
-def _is_total(request: str, span: _PriceSpan, spans: list[_PriceSpan]) -> bool:
-    """Whether a total word stands by this price phrase, and not nearer another one
-    ("shoes under $100, $115 for both": the $115)."""
+def _is_total(
+    request: str, span: _PriceSpan, spans: list[_PriceSpan], words: re.Pattern[str] = TOTAL_WORDS
+) -> bool:
+    """Whether a total word (or another of `words`) stands by this price phrase, and not
+    nearer another one ("shoes under $100, $115 for both": the $115)."""
     before = max([s.end for s in spans if s.end <= span.start], default=0)
     after = min([s.start for s in spans if s.start >= span.end], default=len(request))
     start = max(before, span.start - TOTAL_BEFORE_CHARS)
     around = request[start : min(after, span.end + TOTAL_AFTER_CHARS)]
-    return TOTAL_WORDS.search(around) is not None
+    return words.search(around) is not None
 
 
 _SHOWN_CHARS = 40
@@ -99,20 +120,32 @@ _ITEM_SEPARATORS = re.compile(r"[,;:.!?()]|\band\b|\bplus\b|\balso\b|\bthen\b|ã€
 
 def _item_words(request: str, span: _PriceSpan, previous_end: int) -> tuple[str, ...]:
     """The product words of the item a cap follows: the last clause before it with any,
-    since the previous price phrase ("a tent, a stove and a lamp under $40": the lamp)."""
+    since the previous price phrase ("a tent, a stove and a lamp under $40": the lamp);
+    with none there, the item the clause after it names ("no more than $10 on the kit")."""
     clauses = _ITEM_SEPARATORS.split(request[previous_end : span.start])
     for clause in reversed(clauses):
         words = product_words(clause)
         if words:
             return tuple(words)
-    return ()
+    named_after = ITEM_AFTER.match(request[span.end :])
+    return tuple(product_words(named_after.group(1))) if named_after else ()
+
+
+def _applied(kind: str, spans: list[_PriceSpan], choices: list[LimitChoice]) -> float | None:
+    """The one value of these limits of one kind: the last stated when they differ
+    ("$30 total, no wait, $40 total": $40), the choice recorded to be shown."""
+    if len({s.values[-1] for s in spans}) > 1:
+        stated = tuple(dict.fromkeys(_quoted(s.text) for s in spans))
+        choices.append(LimitChoice(kind=kind, stated=stated, applied=_quoted(spans[-1].text)))
+    return spans[-1].values[-1] if spans else None
 
 
 def read_limits(request: str) -> StatedLimits:
     """The price cap, price floor, minimum rating, total and caps per item that the
     request states, and the limits it states in another currency or beyond any price. The
     planner node calls it once per run and stores the result (State.stated_limits)."""
-    text = with_digits(request)
+    # Fullwidth signs and digits and other compatibility forms read as the plain ones.
+    text = with_digits(unicodedata.normalize("NFKC", request))
     uppers: list[_PriceSpan] = []
     lowers: set[float] = set()
     bare: set[float] = set()
@@ -123,6 +156,7 @@ def read_limits(request: str) -> StatedLimits:
     spans = [
         s for s in _price_spans(text) if not any(s.start < e and b < s.end for b, e in negatives)
     ]
+    unreadable = [_quoted(s.text) for s in spans if s.kind == "unreadable"]
     for span in spans:
         if not span.values:
             continue
@@ -148,20 +182,31 @@ def read_limits(request: str) -> StatedLimits:
             uppers.append(span)
         elif span.kind == "min":
             lowers.add(span.values[0])
-        elif _is_total(text, span, spans):
-            uppers.append(span)  # "$115 for both": a cap on the sum
+        elif _is_total(text, span, spans) or _is_total(text, span, spans, EACH_WORDS):
+            uppers.append(span)  # "$115 for both": a cap on the sum; "$25 each": on each
         else:
             bare.add(span.values[0])
     if not uppers and not lowers and len(bare) == 1:
         # One price named with no word around it ("a $50 gift"): what the shopper means
         # to spend at most.
         uppers = [s for s in spans if s.kind == "bare" and s.values and s.values[0] in bare]
-    totals = {s.values[-1] for s in uppers if _is_total(text, s, spans)}
-    caps = [s for s in uppers if s.values[-1] not in totals]
-    total = _single(totals)
+    choices: list[LimitChoice] = []
+    total_spans = sorted((s for s in uppers if _is_total(text, s, spans)), key=lambda s: s.start)
+    totals = {s.values[-1] for s in total_spans}
+    total = _applied("total", total_spans, choices)
+    # "under $25 each, $40 total": a cap on every item beside the total.
+    each_spans = [
+        s
+        for s in sorted(uppers, key=lambda s: s.start)
+        if s.values[-1] not in totals and _is_total(text, s, spans, EACH_WORDS)
+    ]
+    each_cap = _applied("price cap on each item", each_spans, choices)
+    caps = [s for s in uppers if s.values[-1] not in totals and s not in each_spans]
     item_caps: list[ItemCap] = []
     max_price = _single({s.values[-1] for s in uppers})
-    if max_price is None and (len(totals) == 1 or len({s.values[-1] for s in caps}) > 1):
+    if max_price is None and each_cap is not None:
+        max_price = each_cap
+    elif max_price is None and (total is not None or len({s.values[-1] for s in caps}) > 1):
         # Several caps, or a total and a cap: each cap belongs to the item it follows.
         previous_end = 0
         for span in spans:
@@ -188,6 +233,8 @@ def read_limits(request: str) -> StatedLimits:
         item_caps=tuple(item_caps),
         foreign=tuple(foreign),
         impossible=tuple(dict.fromkeys(impossible)),
+        unreadable=tuple(dict.fromkeys(unreadable)),
+        choices=tuple(choices),
     )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from graph.schemas.errors import USER_ERRORS, PlanningError, RequestError
 from graph.schemas.follow_up import FOLLOW_UP_OF, FollowUp, FollowUpKind, PreviousPick, PreviousRun
-from graph.schemas.limits import ForeignLimit, ItemCap, StatedLimits
+from graph.schemas.limits import ForeignLimit, ItemCap, LimitChoice, StatedLimits
 from graph.schemas.model_text import (
     MAX_FEATURES,
     MAX_PICKED_IDS,

@@ -32,6 +32,18 @@ class ForeignLimit(BaseModel):
         return " ".join(self.text.split())
 
 
+class LimitChoice(BaseModel):
+    """Limits of one kind a request states where only one can hold ("$50 total or $80
+    total", "$30 total, no wait, $40 total"): each as written, and the one applied, the
+    last stated (a correction comes after what it corrects). Shown at approval."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: str  # what the limits are, as a note names them: "total", "price cap on each item"
+    stated: tuple[str, ...]
+    applied: str
+
+
 class StatedLimits(BaseModel):
     """The limits a request states, read once by the planner (graph/checks/stated.py:
     read_limits) and kept in state for the nodes after it. A price kind stated with
@@ -54,6 +66,10 @@ class StatedLimits(BaseModel):
     # Limits no product can meet ("under $-5", "under $0", a price too large to be a
     # number), as written: the request is refused with them before any search.
     impossible: tuple[str, ...] = ()
+    # Amounts beside a currency that are no number ("$6O" with the letter O, "$1e309"), as
+    # written: no limit is taken from them, and the plan says so at approval.
+    unreadable: tuple[str, ...] = ()
+    choices: tuple[LimitChoice, ...] = ()
     # A follow-up's (graph/checks/follow_up.py): the limits above that carry over from
     # the previous run ("max_price", "min_price", "min_rating", "total"), not stated anew.
     carried: tuple[str, ...] = ()
@@ -62,7 +78,7 @@ class StatedLimits(BaseModel):
     def any(self) -> bool:
         values = (self.max_price, self.min_price, self.min_rating, self.total)
         return any(v is not None for v in values) or bool(
-            self.item_caps or self.foreign or self.impossible
+            self.item_caps or self.foreign or self.impossible or self.unreadable
         )
 
     @property

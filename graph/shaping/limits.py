@@ -192,7 +192,8 @@ def _reconcile_step(
 def limit_warnings(stated: StatedLimits, plan: Plan) -> list[str]:
     """Where the plan's search filters and the request's `stated` limits differ: a stated
     limit some search step does not carry, a limit the request does not state, and a
-    limit stated in another currency than the catalog's, which is never applied. Shown
+    limit stated in another currency than the catalog's, which is never applied, an amount
+    that is no number, and limits of one kind where only one can hold. Shown
     with the plan for approval (a person's edit is checked the same way, never changed)."""
     warnings: list[str] = []
     searches = plan.search_steps
@@ -201,6 +202,17 @@ def limit_warnings(stated: StatedLimits, plan: Plan) -> list[str]:
             f"the request states {foreign.shown!r} in {foreign.currency}, but the catalog's "
             f"prices are in {PRICE_CURRENCY}: it is not applied (no exchange rates offline); "
             f"edit the plan to set a limit in {PRICE_CURRENCY}"
+        )
+    for unreadable in stated.unreadable:
+        warnings.append(
+            f"the request's amount {unreadable!r} cannot be read as a number: no limit is "
+            "taken from it; edit the plan to set the limit meant"
+        )
+    for choice in stated.choices:
+        warnings.append(
+            f"the request states {len(choice.stated)} limits of one kind ({choice.kind}): "
+            f"{', '.join(repr(s) for s in choice.stated)}; {choice.applied!r} is applied, the "
+            "last stated; edit the plan if another is meant"
         )
     for name, label in LIMIT_LABELS.items():
         missing = []
