@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_runs import REPO_ROOT, cli_environment
+from cli_runs import REPO_ROOT, cli_environment, graph_run_output
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN
 
@@ -114,19 +114,6 @@ def test_after_a_removed_plan_file_the_run_stays_paused_and_resumes(
         assert code == 2 and "the editor removed the plan file" in out, out
         assert "--resume t --yes continues it" in out, out
         assert saved(data, "t").get("approval") is None  # still pending
-        code, out = cli_resume(url, data)
+        code, out = graph_run_output(url, data, "--resume", "t", "--yes", timeout=90, COLUMNS="300")
     assert code == 0, out
     assert [r.step for r in saved(data, "t")["step_results"]] == [1, 2]
-
-
-def cli_resume(url: str, data: Path) -> tuple[int, str]:
-    run = subprocess.run(
-        [sys.executable, "-m", "graph.run", "--resume", "t", "--yes"],
-        cwd=REPO_ROOT,
-        env=cli_environment(url, data, COLUMNS="300"),
-        capture_output=True,
-        text=True,
-        timeout=90,
-        stdin=subprocess.DEVNULL,
-    )
-    return run.returncode, run.stdout + run.stderr

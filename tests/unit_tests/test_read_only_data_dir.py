@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
-from cli_runs import REPO_ROOT, cli_environment
+from cli_runs import graph_run_output
 from conftest import SMALL_CATALOG, skip_or_fail_in_ci
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN
@@ -49,17 +49,7 @@ def write_catalog(path: Path, id_prefix: str) -> Path:
     return path
 
 
-def cli(url: str, data_dir: Path, *args: str) -> tuple[int, str]:
-    run = subprocess.run(
-        [sys.executable, "-m", "graph.run", *args],
-        cwd=REPO_ROOT,
-        env=cli_environment(url, data_dir, COLUMNS="400"),
-        capture_output=True,
-        text=True,
-        timeout=90,
-        stdin=subprocess.DEVNULL,
-    )
-    return run.returncode, run.stdout + run.stderr
+cli = partial(graph_run_output, timeout=90, COLUMNS="400")  # cli(url, data_dir, ARGS)
 
 
 def one_error_line(output: str, *words: str) -> None:
