@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from fake_openai_server import FakeScript
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
@@ -119,6 +120,17 @@ STRAP_PLAN: dict[str, Any] = {
     ],
 }
 STRAP_PICK: dict[str, Any] = {"answer": "The leather strap.", "product_ids": ["strap-1"]}
+
+
+def photo_gift_script(runs: int = 1, **options: Any) -> FakeScript:
+    """The fake OpenAI server's script for `runs` photo-gift runs over SMALL_CATALOG: each
+    is a planner call answered with STRAP_PLAN and a pick answered with STRAP_PICK.
+    `options` are FakeScript's (faults, delays...). conftest's photo_gift_server serves it."""
+    replies = {
+        "Plan": [dict(STRAP_PLAN) for _ in range(runs)],
+        "ReasoningAnswer": [dict(STRAP_PICK) for _ in range(runs)],
+    }
+    return FakeScript(replies=replies, **options)
 
 
 # The demo request (cassettes/photo-gift.yaml records it): run_graph's default.

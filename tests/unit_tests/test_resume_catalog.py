@@ -11,19 +11,12 @@ from pathlib import Path
 
 from cli_runs import graph_run_output
 from conftest import SMALL_CATALOG
-from fake_openai_server import FakeScript, fake_openai_server
-from fakes import STRAP_PICK, STRAP_PLAN
+from fake_openai_server import fake_openai_server
+from fakes import photo_gift_script
 
 from graph.builder import build_graph
 from graph.runs.checkpoint import open_checkpointer
 from graph.runs.threads import thread_config
-
-
-def fake() -> FakeScript:
-    return FakeScript(
-        replies={"Plan": [dict(STRAP_PLAN)] * 3, "ReasoningAnswer": [dict(STRAP_PICK)] * 3}
-    )
-
 
 cli = partial(graph_run_output, timeout=90, COLUMNS="300")  # cli(url, data_dir, ARGS, cwd=)
 
@@ -47,7 +40,7 @@ def test_a_relative_catalog_resumed_from_another_directory_is_the_same_file(
     first.mkdir(), other.mkdir()
     write_catalog(first / "shop.jsonl", "")
     write_catalog(other / "shop.jsonl", "elsewhere-")
-    with fake_openai_server(fake()) as url:
+    with fake_openai_server(photo_gift_script(3)) as url:
         code, out = cli(
             url,
             isolated_data_dir,
@@ -70,7 +63,7 @@ def test_a_resume_that_would_see_another_catalog_stops_unless_told(
 ) -> None:
     shop = write_catalog(tmp_path / "shop.jsonl", "")
     planted = write_catalog(tmp_path / "planted.jsonl", "planted-")
-    with fake_openai_server(fake()) as url:
+    with fake_openai_server(photo_gift_script(3)) as url:
         # Started on the shipped default; SHOPPING_CATALOG set before the resume.
         code, out = cli(url, isolated_data_dir, "a photo gift", "--thread", "d", cwd=tmp_path)
         assert code == 2, out
