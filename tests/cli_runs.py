@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,19 +31,26 @@ def graph_run_process(
     *args: str,
     stdin: str | None = "",
     timeout: float = 60,
+    cwd: Path = REPO_ROOT,
     **env: str,
 ) -> subprocess.CompletedProcess[str]:
-    """`python -m graph.run ARGS` with the fake server at `url` and its own data dir;
-    `stdin=None` inherits the test's stdin, `env` adds variables."""
+    """`python -m graph.run ARGS` with the fake server at `url` and its own data dir, run
+    in `cwd`; `stdin=None` inherits the test's stdin, `env` adds variables."""
     return subprocess.run(
         [sys.executable, "-m", "graph.run", *args],
-        cwd=REPO_ROOT,
+        cwd=cwd,
         env=cli_environment(url, data_dir, **env),
         input=stdin,
         capture_output=True,
         text=True,
         timeout=timeout,
     )
+
+
+def graph_run_output(url: str, data_dir: Path, *args: str, **options: Any) -> tuple[int, str]:
+    """graph_run_process (its keyword `options` too), as (exit code, stdout + stderr)."""
+    run = graph_run_process(url, data_dir, *args, **options)
+    return run.returncode, run.stdout + run.stderr
 
 
 def graph_eval_process(

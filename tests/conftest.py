@@ -9,6 +9,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -31,6 +32,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 BACKEND_URLS = {
     name: os.environ.pop(name, "").strip() for name in ("CATALOG_URL", "CHECKPOINT_URL")
 }
+
+# Only after that: fakes imports graph, which is not to see the URLs either.
+from fake_openai_server import FakeScript, fake_openai_server  # noqa: E402
+from fakes import photo_gift_script  # noqa: E402
 
 
 def in_ci() -> bool:
@@ -193,6 +198,25 @@ SMALL_CATALOG = [
         "tags": ["coffee"],
     },
 ]
+
+
+@dataclass
+class FakeServer:
+    """A fake OpenAI-compatible server running for a test: its address, and its script,
+    which records the requests it was sent."""
+
+    url: str
+    script: FakeScript
+
+
+@pytest.fixture
+def photo_gift_server() -> Iterator[FakeServer]:
+    """The fake OpenAI server for one photo-gift run over SMALL_CATALOG (small_catalog_file):
+    the planner is answered with fakes.STRAP_PLAN, the pick with STRAP_PICK. Runs for the
+    whole test."""
+    script = photo_gift_script()
+    with fake_openai_server(script) as url:
+        yield FakeServer(url, script)
 
 
 @pytest.fixture

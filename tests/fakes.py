@@ -1,4 +1,5 @@
-"""A fake chat model for unit tests: no network, scripted replies, records every prompt.
+"""A fake chat model for unit tests: no network, scripted replies, records every prompt;
+the plans it is scripted with, and one run of the graph in-process with it.
 
 It answers through tool calls, so `with_structured_output(method="function_calling")`
 runs langchain's real parsing and validation path on its replies.
@@ -8,14 +9,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
+from fake_openai_server import FakeScript
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
+from langgraph.checkpoint.memory import MemorySaver
 from pydantic import Field
+
+from graph.builder import build_graph
+from graph.context import Context
+from graph.schemas import Plan
 
 # A reply is either the arguments for the forced tool (a dict), raw text (a str), or a
 # function of the prompt messages that returns one of those.
@@ -112,3 +120,49 @@ STRAP_PLAN: dict[str, Any] = {
     ],
 }
 STRAP_PICK: dict[str, Any] = {"answer": "The leather strap.", "product_ids": ["strap-1"]}
+
+
+def photo_gift_script(runs: int = 1, **options: Any) -> FakeScript:
+    """The fake OpenAI server's script for `runs` photo-gift runs over SMALL_CATALOG: each
+    is a planner call answered with STRAP_PLAN and a pick answered with STRAP_PICK.
+    `options` are FakeScript's (faults, delays...). conftest's photo_gift_server serves it."""
+    replies = {
+        "Plan": [dict(STRAP_PLAN) for _ in range(runs)],
+        "ReasoningAnswer": [dict(STRAP_PICK) for _ in range(runs)],
+    }
+    return FakeScript(replies=replies, **options)
+
+
+# The demo request (cassettes/photo-gift.yaml records it): run_graph's default.
+PHOTO_GIFT_REQUEST = "a birthday gift for someone who likes photography, under $200"
+
+
+def run_graph(
+    model: BaseChatModel,
+    catalog: Path | str | None,
+    request: str = PHOTO_GIFT_REQUEST,
+    **context: Any,
+) -> dict[str, Any]:
+    """One run of the graph in-process with `model`, approved at once, on a fresh in-memory
+    checkpointer; `catalog` None is the shipped default catalog, `context` sets Context
+    fields. Returns the final state."""
+    ctx = Context(
+        chat_model=model,
+        catalog=None if catalog is None else str(catalog),
+        auto_approve=True,
+        **context,
+    )
+    config = {"configurable": {"thread_id": "t"}}
+    return build_graph(checkpointer=MemorySaver()).invoke({"request": request}, config, context=ctx)
+
+
+def plan_reply(*steps: dict[str, Any], goal: str = "g", **fields: Any) -> dict[str, Any]:
+    """A planner's answer (the Plan tool's arguments): `steps` numbered from 1, `fields`
+    (budget, shopping, features...) beside them."""
+    numbered = [{"step": n, **step} for n, step in enumerate(steps, start=1)]
+    return {**fields, "goal": goal, "steps": numbered}
+
+
+def plan_of(*steps: dict[str, Any], goal: str = "g", **fields: Any) -> Plan:
+    """plan_reply's answer as the validated Plan."""
+    return Plan.model_validate(plan_reply(*steps, goal=goal, **fields))

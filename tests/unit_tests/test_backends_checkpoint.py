@@ -9,7 +9,6 @@ server replica would; one test runs the two halves of a thread in two real proce
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import uuid
@@ -19,6 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from cli_runs import graph_run_process
 from conftest import postgres_url
 from fakes import STRAP_PICK, STRAP_PLAN, FakeShoppingChatModel
 from langgraph.types import Command
@@ -219,23 +219,10 @@ def test_cli_list_history_resume_on_the_backend(
     """python -m graph.run --db STORE: approve on stdin, then --list and --history."""
     from fake_openai_server import FakeScript, fake_openai_server
 
+    # CHECKPOINT_URL is out of the environment (conftest.BACKEND_URLS): --db is the store.
     def cli(url: str, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-        env = dict(
-            os.environ,
-            OPENAI_BASE_URL=url,
-            OPENAI_MODEL="fake-model",
-            SHOPPING_PLANNER_DATA_DIR=str(isolated_data_dir),
-            COLUMNS="200",
-        )
-        env.pop("CHECKPOINT_URL", None)
-        return subprocess.run(
-            [sys.executable, "-m", "graph.run", "--db", store, *args],
-            cwd=REPO_ROOT,
-            env=env,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=120,
+        return graph_run_process(
+            url, isolated_data_dir, "--db", store, *args, stdin=stdin, timeout=120, COLUMNS="200"
         )
 
     replies: dict[str, list[Any]] = {

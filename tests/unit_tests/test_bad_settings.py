@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 from cli_runs import REPO_ROOT, cli_environment, graph_run_process
+from conftest import FakeServer
 from fake_openai_server import FakeScript, fake_openai_server
-from fakes import STRAP_PICK, STRAP_PLAN
+from fakes import STRAP_PLAN
 
 
 def bad_catalog(kind: str, tmp_path: Path) -> str:
@@ -99,32 +100,32 @@ def test_bad_setting_fails_before_any_llm_call_with_one_line(
 
 
 def test_ctrl_d_at_the_approval_prompt_leaves_the_run_paused(
-    small_catalog_file: Path, tmp_path: Path
+    small_catalog_file: Path, tmp_path: Path, photo_gift_server: FakeServer
 ) -> None:
-    fake = FakeScript(replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]})
     master, slave = pty.openpty()
     try:
-        with fake_openai_server(fake) as url:
-            os.write(master, b"\x04")  # Ctrl-D: end of input at the prompt
-            run = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "graph.run",
-                    "a photo gift under $200",
-                    "--thread",
-                    "eof",
-                    "--catalog",
-                    str(small_catalog_file),
-                ],
-                cwd=REPO_ROOT,
-                env=cli_environment(url, tmp_path / "data"),
-                stdin=slave,
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-            resumed = graph_run_process(url, tmp_path / "data", "--resume", "eof", "--yes")
+        os.write(master, b"\x04")  # Ctrl-D: end of input at the prompt
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "graph.run",
+                "a photo gift under $200",
+                "--thread",
+                "eof",
+                "--catalog",
+                str(small_catalog_file),
+            ],
+            cwd=REPO_ROOT,
+            env=cli_environment(photo_gift_server.url, tmp_path / "data"),
+            stdin=slave,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        resumed = graph_run_process(
+            photo_gift_server.url, tmp_path / "data", "--resume", "eof", "--yes"
+        )
     finally:
         os.close(master)
         os.close(slave)
@@ -133,4 +134,4 @@ def test_ctrl_d_at_the_approval_prompt_leaves_the_run_paused(
     assert run.returncode == 2, output
     assert "no answer given; the run is saved (--resume eof --yes continues it)" in output
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert len(fake.calls_for("Plan")) == 1  # the plan was not asked for again
+    assert len(photo_gift_server.script.calls_for("Plan")) == 1  # the plan was not asked for again

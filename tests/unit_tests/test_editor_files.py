@@ -16,9 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_runs import REPO_ROOT, cli_environment
-from fake_openai_server import FakeScript, fake_openai_server
-from fakes import STRAP_PICK, STRAP_PLAN
+from cli_runs import REPO_ROOT, cli_environment, graph_run_output
+from conftest import FakeServer
 
 from graph.builder import build_graph
 from graph.runs.checkpoint import open_checkpointer
@@ -60,10 +59,6 @@ def run_on_terminal(url: str, data: Path, typed: bytes, *args: str, **env: str) 
     return run.returncode, run.stdout + run.stderr
 
 
-def fake() -> FakeScript:
-    return FakeScript(replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]})
-
-
 def saved(data: Path, thread: str) -> dict[str, object]:
     graph = build_graph(checkpointer=open_checkpointer(str(data / "checkpoints.sqlite")))
     return graph.get_state(thread_config(thread)).values
@@ -71,22 +66,21 @@ def saved(data: Path, thread: str) -> dict[str, object]:
 
 @pytest.mark.parametrize("case", list(EDITORS))
 def test_an_editor_that_leaves_no_plan_file_is_no_edit_and_the_plan_runs(
-    case: str, tmp_path: Path, small_catalog_file: Path
+    case: str, tmp_path: Path, small_catalog_file: Path, photo_gift_server: FakeServer
 ) -> None:
     action, said = EDITORS[case]
     data = tmp_path / "data"
-    with fake_openai_server(fake()) as url:
-        code, out = run_on_terminal(
-            url,
-            data,
-            b"e\na\n",
-            "a photo gift",
-            "--thread",
-            "t",
-            "--catalog",
-            str(small_catalog_file),
-            EDITOR=editor(tmp_path, action),
-        )
+    code, out = run_on_terminal(
+        photo_gift_server.url,
+        data,
+        b"e\na\n",
+        "a photo gift",
+        "--thread",
+        "t",
+        "--catalog",
+        str(small_catalog_file),
+        EDITOR=editor(tmp_path, action),
+    )
     assert code == 0 and "Traceback" not in out, out
     [line] = [line for line in out.splitlines() if said in line]
     assert "no edit made" in line, out
@@ -96,37 +90,25 @@ def test_an_editor_that_leaves_no_plan_file_is_no_edit_and_the_plan_runs(
 
 
 def test_after_a_removed_plan_file_the_run_stays_paused_and_resumes(
-    tmp_path: Path, small_catalog_file: Path
+    tmp_path: Path, small_catalog_file: Path, photo_gift_server: FakeServer
 ) -> None:
     data = tmp_path / "data"
-    with fake_openai_server(fake()) as url:
-        code, out = run_on_terminal(
-            url,
-            data,
-            b"e\n\x04",  # edit, then Ctrl-D at the next question
-            "a photo gift",
-            "--thread",
-            "t",
-            "--catalog",
-            str(small_catalog_file),
-            EDITOR=editor(tmp_path, EDITORS["removed"][0]),
-        )
-        assert code == 2 and "the editor removed the plan file" in out, out
-        assert "--resume t --yes continues it" in out, out
-        assert saved(data, "t").get("approval") is None  # still pending
-        code, out = cli_resume(url, data)
+    code, out = run_on_terminal(
+        photo_gift_server.url,
+        data,
+        b"e\n\x04",  # edit, then Ctrl-D at the next question
+        "a photo gift",
+        "--thread",
+        "t",
+        "--catalog",
+        str(small_catalog_file),
+        EDITOR=editor(tmp_path, EDITORS["removed"][0]),
+    )
+    assert code == 2 and "the editor removed the plan file" in out, out
+    assert "--resume t --yes continues it" in out, out
+    assert saved(data, "t").get("approval") is None  # still pending
+    code, out = graph_run_output(
+        photo_gift_server.url, data, "--resume", "t", "--yes", timeout=90, COLUMNS="300"
+    )
     assert code == 0, out
     assert [r.step for r in saved(data, "t")["step_results"]] == [1, 2]
-
-
-def cli_resume(url: str, data: Path) -> tuple[int, str]:
-    run = subprocess.run(
-        [sys.executable, "-m", "graph.run", "--resume", "t", "--yes"],
-        cwd=REPO_ROOT,
-        env=cli_environment(url, data, COLUMNS="300"),
-        capture_output=True,
-        text=True,
-        timeout=90,
-        stdin=subprocess.DEVNULL,
-    )
-    return run.returncode, run.stdout + run.stderr

@@ -11,14 +11,9 @@ from pathlib import Path
 
 import pytest
 from cli_runs import cli_environment
-from fake_openai_server import FakeScript, fake_openai_server
-from fakes import STRAP_PICK, STRAP_PLAN
+from conftest import FakeServer
 
 KEY = "sk-redteam-0123456789abcdef0123456789"
-
-
-def fake() -> FakeScript:
-    return FakeScript(replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]})
 
 
 def run_in(cwd: Path, data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -39,48 +34,52 @@ def run_in(cwd: Path, data_dir: Path, *args: str, **env: str) -> subprocess.Comp
 
 
 def test_the_working_directorys_env_is_read_and_named_under_debug(
-    tmp_path: Path, small_catalog_file: Path, isolated_data_dir: Path
+    tmp_path: Path, small_catalog_file: Path, isolated_data_dir: Path, photo_gift_server: FakeServer
 ) -> None:
-    script = fake()
-    with fake_openai_server(script) as url:
-        (tmp_path / ".env").write_text(f"OPENAI_BASE_URL={url}\nOPENAI_MODEL=fake-model\n")
-        run = run_in(
-            tmp_path, isolated_data_dir, "a photo gift", "--yes", "--debug",
-            "--catalog", str(small_catalog_file),
-        )  # fmt: skip
+    (tmp_path / ".env").write_text(
+        f"OPENAI_BASE_URL={photo_gift_server.url}\nOPENAI_MODEL=fake-model\n"
+    )
+    run = run_in(
+        tmp_path, isolated_data_dir, "a photo gift", "--yes", "--debug",
+        "--catalog", str(small_catalog_file),
+    )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"settings read from {tmp_path / '.env'}" in run.stderr
-    assert script.calls_for("Plan")
+    assert photo_gift_server.script.calls_for("Plan")
 
 
 def test_an_env_above_the_working_directory_is_never_read(
-    tmp_path: Path, small_catalog_file: Path, isolated_data_dir: Path
+    tmp_path: Path, small_catalog_file: Path, isolated_data_dir: Path, photo_gift_server: FakeServer
 ) -> None:
-    planted = fake()
     below = tmp_path / "checkout" / "sub"
     below.mkdir(parents=True)
-    with fake_openai_server(planted) as url:
-        (tmp_path / ".env").write_text(f"OPENAI_BASE_URL={url}\nOPENAI_API_KEY={KEY}\n")
-        (tmp_path / "checkout" / ".env").write_text(f"OPENAI_BASE_URL={url}\n")
-        run = run_in(below, isolated_data_dir, "a photo gift", "--yes", "--debug")
+    (tmp_path / ".env").write_text(
+        f"OPENAI_BASE_URL={photo_gift_server.url}\nOPENAI_API_KEY={KEY}\n"
+    )
+    (tmp_path / "checkout" / ".env").write_text(f"OPENAI_BASE_URL={photo_gift_server.url}\n")
+    run = run_in(below, isolated_data_dir, "a photo gift", "--yes", "--debug")
     assert run.returncode != 0
-    assert not planted.requests, "a .env above the working directory redirected the run"
+    assert not photo_gift_server.script.requests, (
+        "a .env above the working directory redirected the run"
+    )
     assert "no .env in" in run.stderr
 
 
 def test_a_key_is_not_sent_to_a_base_url_set_without_it(
-    tmp_path: Path, small_catalog_file: Path, isolated_data_dir: Path
+    tmp_path: Path, small_catalog_file: Path, isolated_data_dir: Path, photo_gift_server: FakeServer
 ) -> None:
-    planted = fake()
-    with fake_openai_server(planted) as url:
-        (tmp_path / ".env").write_text(f"OPENAI_BASE_URL={url}\nOPENAI_MODEL=fake-model\n")
-        run = run_in(
-            tmp_path, isolated_data_dir, "a photo gift", "--yes",
-            "--catalog", str(small_catalog_file), OPENAI_API_KEY=KEY,
-        )  # fmt: skip
+    (tmp_path / ".env").write_text(
+        f"OPENAI_BASE_URL={photo_gift_server.url}\nOPENAI_MODEL=fake-model\n"
+    )
+    run = run_in(
+        tmp_path, isolated_data_dir, "a photo gift", "--yes",
+        "--catalog", str(small_catalog_file), OPENAI_API_KEY=KEY,
+    )  # fmt: skip
     output = run.stdout + run.stderr
     assert run.returncode == 2, output
-    assert not planted.requests, "the key went to a base URL it was not configured with"
+    assert not photo_gift_server.script.requests, (
+        "the key went to a base URL it was not configured with"
+    )
     assert "OPENAI_BASE_URL" in output and "OPENAI_API_KEY" in output
     assert KEY not in output and "Traceback" not in output
     assert len(output.strip().splitlines()) == 1, output

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 from cli_runs import graph_eval_process
-from fake_openai_server import FakeScript, fake_openai_server
-from fakes import STRAP_PICK, STRAP_PLAN
+from conftest import FakeServer
 
 from graph.evals.inputs import write_atomically
 
@@ -156,7 +155,12 @@ CASES: list[tuple[str, Case, str]] = [
 
 @pytest.mark.parametrize(("case", "build", "words"), CASES, ids=[c[0] for c in CASES])
 def test_a_bad_argument_is_one_line_before_any_goal_runs(
-    case: str, build: Case, words: str, small_catalog_file: Path, tmp_path: Path
+    case: str,
+    build: Case,
+    words: str,
+    small_catalog_file: Path,
+    tmp_path: Path,
+    photo_gift_server: FakeServer,
 ) -> None:
     folder = tmp_path / "work"
     folder.mkdir()
@@ -170,17 +174,15 @@ def test_a_bad_argument_is_one_line_before_any_goal_runs(
         for a in build(folder)
     ]
     db = tmp_path / "runs.sqlite"
-    script = FakeScript(replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [STRAP_PICK]})
-    with fake_openai_server(script) as url:
-        # The case's own --db, if any, comes last and wins.
-        run = graph_eval_process(url, tmp_path / "data", "--db", str(db), *args)
+    # The case's own --db, if any, comes last and wins.
+    run = graph_eval_process(photo_gift_server.url, tmp_path / "data", "--db", str(db), *args)
     output = run.stdout + run.stderr
     assert run.returncode == 2, output
     assert "Traceback" not in output and run.stdout == "", output
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), output
     assert words in lines[0], output
-    assert script.requests == []  # checked before the first goal
+    assert photo_gift_server.script.requests == []  # checked before the first goal
     assert not db.exists() or saved_threads(db) == 0  # no run saved
     assert (folder / "report.json").read_text() == OLD_REPORT
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from cli_runs import graph_eval_process
 from conftest import SMALL_CATALOG
-from fake_openai_server import FakeScript, fake_openai_server
-from fakes import STRAP_PICK, STRAP_PLAN, FakeShoppingChatModel
+from fake_openai_server import fake_openai_server
+from fakes import STRAP_PICK, STRAP_PLAN, FakeShoppingChatModel, photo_gift_script
 from langgraph.checkpoint.memory import MemorySaver
 
 from graph.builder import build_graph
@@ -24,16 +24,6 @@ from graph.evals.webshop import run_eval
 
 GOAL = {"instruction_text": "a photo gift under $200", "asin": "strap-1", "attributes": []}
 BASE_THREAD = "eval-same-001-strap-1"
-
-
-def strap_script(runs: int) -> FakeScript:
-    """Answers for `runs` runs of STRAP_PLAN: one planner call and one reasoning call each."""
-    return FakeScript(
-        replies={
-            "Plan": [dict(STRAP_PLAN) for _ in range(runs)],
-            "ReasoningAnswer": [dict(STRAP_PICK) for _ in range(runs)],
-        }
-    )
 
 
 def write_catalog(path: Path, strap_price: float = 39.0) -> Path:
@@ -77,7 +67,7 @@ def only_result(report: dict[str, Any]) -> dict[str, Any]:
 
 def test_a_rerun_under_another_model_runs_the_goal_again(tmp_path: Path) -> None:
     catalog = write_catalog(tmp_path / "catalog.jsonl")
-    script = strap_script(2)
+    script = photo_gift_script(2)
     with fake_openai_server(script) as url:
         run = Eval(url, tmp_path)
         first = only_result(run(catalog))
@@ -102,7 +92,7 @@ def test_a_rerun_on_a_changed_catalog_runs_the_goal_again(tmp_path: Path) -> Non
     """The catalog is known by its content: the same file changed is another catalog, a
     copy of it elsewhere is the same one."""
     catalog = write_catalog(tmp_path / "catalog.jsonl")
-    script = strap_script(2)
+    script = photo_gift_script(2)
     with fake_openai_server(script) as url:
         run = Eval(url, tmp_path)
         first = only_result(run(catalog))

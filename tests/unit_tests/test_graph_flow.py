@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import FakeShoppingChatModel
+from fakes import PHOTO_GIFT_REQUEST, FakeShoppingChatModel, run_graph
 from langgraph.checkpoint.memory import MemorySaver
 
 from catalog import open_catalog
@@ -14,7 +14,7 @@ from graph.builder import build_graph
 from graph.context import Context
 from graph.schemas import Plan
 
-REQUEST = "a birthday gift for someone who likes photography, under $200"
+REQUEST = PHOTO_GIFT_REQUEST
 
 PHOTO_PLAN = {
     "goal": "Find a photography gift under $200.",
@@ -26,15 +26,6 @@ PHOTO_PLAN = {
         {"step": 4, "action": "Pick the best gift within budget", "query": None},
     ],
 }
-
-
-def run_graph(
-    model: FakeShoppingChatModel, catalog: Path, request: str = REQUEST, **context: Any
-) -> dict[str, Any]:
-    graph = build_graph(checkpointer=MemorySaver())
-    ctx = Context(chat_model=model, catalog=str(catalog), auto_approve=True, **context)
-    config = {"configurable": {"thread_id": "t1"}}
-    return graph.invoke({"request": request}, config, context=ctx)
 
 
 def photo_model(pick: list[str] | None = None) -> FakeShoppingChatModel:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from conftest import shared_file
+from fakes import plan_of
 
 from graph.reading.stated import read_limits
 from graph.schemas import Plan
@@ -60,11 +61,6 @@ def test_stated_limits_are_read_in_the_forms_people_write(
     assert (stated.max_price, stated.min_price, stated.min_rating) == (cap, floor, rating)
 
 
-def plan_of(budget: float | None, *steps: dict[str, Any]) -> Plan:
-    numbered = [{"step": n, **s} for n, s in enumerate(steps, start=1)]
-    return Plan.model_validate({"goal": "g", "budget": budget, "steps": numbered})
-
-
 PICK = {"action": "Pick", "query": None}
 
 
@@ -79,10 +75,10 @@ def warnings_of(request: str, plan: Plan) -> list[str]:
 
 def test_a_limit_the_model_left_out_is_filled_in_every_search_and_marked() -> None:
     plan = plan_of(
-        None,
         {"action": "Find shoes", "query": "running shoes"},
         {"action": "Find socks", "query": "wool socks", "max_price": 150},
         PICK,
+        budget=None,
     )
     request = "running shoes and wool socks, $150 total, 4.5 stars or higher, $20 minimum"
     reconciled = reconcile(request, plan)
@@ -113,7 +109,9 @@ def test_a_limit_the_model_left_out_is_filled_in_every_search_and_marked() -> No
 def test_a_limit_the_request_does_not_state_is_removed_with_a_note(
     request_text: str, step: dict[str, Any], note: str
 ) -> None:
-    plan = plan_of(None, {"action": "Find it", "query": "speaker shoes camera", **step}, PICK)
+    plan = plan_of(
+        {"action": "Find it", "query": "speaker shoes camera", **step}, PICK, budget=None
+    )
     reconciled = reconcile(request_text, plan)
     search = reconciled.plan.steps[0]
     assert (search.max_price, search.min_price, search.min_rating) == (None, None, None)
@@ -121,7 +119,7 @@ def test_a_limit_the_request_does_not_state_is_removed_with_a_note(
 
 
 def test_an_invented_budget_is_removed_and_a_price_range_fills_both_ends() -> None:
-    plan = plan_of(50, {"action": "Find a watch", "query": "sports watch"}, PICK)
+    plan = plan_of({"action": "Find a watch", "query": "sports watch"}, PICK, budget=50)
     reconciled = reconcile("a sports watch between $300 and $100", plan)
     assert reconciled.notes == ["budget $50.00 is not stated in the request: removed"]
     search = reconciled.plan.steps[0]
@@ -130,7 +128,7 @@ def test_an_invented_budget_is_removed_and_a_price_range_fills_both_ends() -> No
 
 
 def test_a_budget_other_than_the_one_stated_cap_becomes_the_cap() -> None:
-    plan = plan_of(400, {"action": "Find a blender", "query": "blender"}, PICK)
+    plan = plan_of({"action": "Find a blender", "query": "blender"}, PICK, budget=400)
     reconciled = reconcile("a blender in the $400 to $600 range", plan)
     assert reconciled.plan.budget == 600
     assert reconciled.notes == ["budget $400.00 is not the request's cap: set to $600.00"]
@@ -139,10 +137,10 @@ def test_a_budget_other_than_the_one_stated_cap_becomes_the_cap() -> None:
 
 def test_each_items_own_cap_stands_when_the_request_gives_several() -> None:
     plan = plan_of(
-        None,
         {"action": "Find shoes", "query": "shoes", "max_price": 100},
         {"action": "Find a hat", "query": "hat", "max_price": 20},
         PICK,
+        budget=None,
     )
     reconciled = reconcile("shoes under $100 and a hat under $20", plan)
     assert [s.max_price for s in reconciled.plan.steps[:2]] == [100, 20]
@@ -151,11 +149,11 @@ def test_each_items_own_cap_stands_when_the_request_gives_several() -> None:
 
 def test_a_search_for_a_limit_alone_is_removed_and_the_steps_renumbered() -> None:
     plan = plan_of(
-        None,
         {"action": "Find speakers", "query": "bluetooth speaker"},
         {"action": "Filter by rating", "query": "rating: 4.5 stars"},
         {"action": "Filter by reviews", "query": "300 customer reviews"},
         PICK,
+        budget=None,
     )
     reconciled = reconcile("a bluetooth speaker, 4.5 stars, 300 customer reviews", plan)
     steps = reconciled.plan.steps
@@ -166,7 +164,9 @@ def test_a_search_for_a_limit_alone_is_removed_and_the_steps_renumbered() -> Non
 
 def test_a_persons_plan_is_checked_the_same_way_but_not_changed() -> None:
     """limit_warnings is what an edited plan is checked with: it names, never fixes."""
-    plan = plan_of(None, {"action": "Find it", "query": "camera strap", "min_price": 300}, PICK)
+    plan = plan_of(
+        {"action": "Find it", "query": "camera strap", "min_price": 300}, PICK, budget=None
+    )
     warnings = warnings_of("a camera strap under $40 with at least 300 reviews", plan)
     assert warnings == [
         "the request states a price cap of $40.00, but step 1 does not carry it",
@@ -240,7 +240,7 @@ def test_a_limit_in_another_currency_is_read_as_stated_never_converted(
     assert (stated.max_price, stated.min_price, stated.budget) == (None, None, None)
     assert [(f.currency, f.shown) for f in stated.foreign] == [(currency, shown)]
     assert stated.any  # a request that states a limit is about buying something
-    plan = plan_of(None, {"action": "Find it", "query": "coffee grinder"}, PICK)
+    plan = plan_of({"action": "Find it", "query": "coffee grinder"}, PICK, budget=None)
     reconciled = reconcile(request_text, plan)
     assert reconciled.plan.budget is None and reconciled.plan.steps[0].max_price is None
     warnings = warnings_of(request_text, reconciled.plan)
@@ -251,7 +251,9 @@ def test_a_limit_in_another_currency_is_read_as_stated_never_converted(
 def test_a_model_that_converted_a_foreign_limit_one_to_one_is_corrected() -> None:
     """The model wrote €200 as max_price 200 (dollars): that is a conversion at a rate
     nobody gave, so it is removed and the person is told why."""
-    plan = plan_of(200, {"action": "Find it", "query": "coffee grinder", "max_price": 200}, PICK)
+    plan = plan_of(
+        {"action": "Find it", "query": "coffee grinder", "max_price": 200}, PICK, budget=200
+    )
     reconciled = reconcile("under €200: a coffee grinder", plan)
     assert reconciled.plan.budget is None and reconciled.plan.steps[0].max_price is None
     assert any("price cap $200.00 is not stated" in n for n in reconciled.notes)
@@ -306,11 +308,11 @@ def test_a_total_and_a_cap_on_one_item_are_both_kept() -> None:
     assert (stated.total, stated.budget, stated.max_price) == (300, 300, None)
     assert [(c.words, c.max_price) for c in stated.item_caps] == [(("gift", "photography"), 200)]
     plan = plan_of(
-        None,
         {"action": "Search photography gifts", "query": "photography gift"},
         {"action": "Search tents", "query": "tent"},
         {"action": "Search stoves", "query": "camping stove", "max_price": 200},
         PICK,
+        budget=None,
     )
     reconciled = reconcile(request, plan)
     gift, tent, stove, _ = reconciled.plan.steps
@@ -331,10 +333,10 @@ def test_each_item_gets_its_own_cap_whichever_the_model_wrote() -> None:
         (("running", "cap"), 20),
     ]
     plan = plan_of(
-        None,
         {"action": "Find shoes", "query": "trail shoes", "max_price": 20},
         {"action": "Find a cap", "query": "running cap"},
         PICK,
+        budget=None,
     )
     reconciled = reconcile(request, plan)
     shoes, cap, _ = reconciled.plan.steps
@@ -373,7 +375,7 @@ def test_a_query_of_no_product_words_is_written_from_the_action_then_the_request
 ) -> None:
     if not step["query"].strip():
         step = {**step, "query": "the"}  # a stop word; a blank query is a reasoning step
-    plan = plan_of(None, step, PICK)
+    plan = plan_of(step, PICK, budget=None)
     reconciled = reconcile(request_text, plan)
     assert reconciled.plan.steps[0].query == query
     assert any(f"searched for {query!r} (from {source})" in n for n in reconciled.notes)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cli_runs import graph_run_process
 from fake_openai_server import FakeScript, fake_openai_server
-from fakes import STRAP_PICK, STRAP_PLAN
+from fakes import STRAP_PLAN, photo_gift_script
 
 from catalog import CatalogError
 from catalog.loaders import load_products
@@ -28,10 +28,7 @@ def test_provider_error_names_the_real_thread_and_the_resume_works(
     fault: str, small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
     catalog = ("--catalog", str(small_catalog_file))
-    fake = FakeScript(
-        replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]},
-        faults=[fault] * 3,
-    )
+    fake = photo_gift_script(faults=[fault] * 3)
     with fake_openai_server(fake) as url:
         failed = graph_run_process(
             url,

@@ -5,12 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fakes import FakeShoppingChatModel
-from langgraph.checkpoint.memory import MemorySaver
+from fakes import FakeShoppingChatModel, plan_of, run_graph
 
-from graph.builder import build_graph
-from graph.context import Context
-from graph.schemas import Plan
 from graph.shaping.named import named_product, with_named_product
 
 
@@ -35,13 +31,9 @@ def test_the_one_compound_product_a_request_opens_with(
     assert named_product(request_text) == named
 
 
-def plan_of(*queries: str | None) -> Plan:
-    steps = [{"step": n, "action": f"Step {n}", "query": q} for n, q in enumerate(queries, 1)]
-    return Plan.model_validate({"goal": "g", "steps": steps})
-
-
 def test_a_query_with_the_head_word_only_gets_the_name_back() -> None:
-    plan = plan_of("hiking bags", "camera bag", "rain cover", None)
+    queries = ("hiking bags", "camera bag", "rain cover", None)
+    plan = plan_of(*({"action": f"Step {n}", "query": q} for n, q in enumerate(queries, 1)))
     fixed, notes = with_named_product("a camera bag for hiking under $60", plan)
     queries = [s.query for s in fixed.steps]
     assert queries == ["hiking camera bags", "camera bag", "rain cover", None]
@@ -57,10 +49,6 @@ def test_the_planned_search_finds_the_named_product(small_catalog_file: Path) ->
     model = FakeShoppingChatModel(
         replies={"Plan": [plan], "ReasoningAnswer": [{"answer": "a", "product_ids": []}]}
     )
-    graph = build_graph(checkpointer=MemorySaver())
-    ctx = Context(chat_model=model, catalog=str(small_catalog_file), auto_approve=True)
-    state = graph.invoke(
-        {"request": "a camera strap for travel"}, {"configurable": {"thread_id": "t"}}, context=ctx
-    )
+    state = run_graph(model, small_catalog_file, "a camera strap for travel")
     assert state["plan"].steps[0].query == "padded camera straps"
     assert any("the request names camera strap" in w for w in state["plan_warnings"])

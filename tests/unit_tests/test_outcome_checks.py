@@ -5,21 +5,8 @@ the LLM (no network)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from fakes import FakeShoppingChatModel
-from langgraph.checkpoint.memory import MemorySaver
-
-from graph.builder import build_graph
-from graph.context import Context
-
-
-def run_graph(
-    model: FakeShoppingChatModel, catalog: Path, request: str, **context: Any
-) -> dict[str, Any]:
-    graph = build_graph(checkpointer=MemorySaver())
-    ctx = Context(chat_model=model, catalog=str(catalog), auto_approve=True, **context)
-    return graph.invoke({"request": request}, {"configurable": {"thread_id": "t"}}, context=ctx)
+from fakes import FakeShoppingChatModel, run_graph
 
 
 def test_a_request_for_no_product_gets_no_search_and_no_recommendation(

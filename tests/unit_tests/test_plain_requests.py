@@ -11,27 +11,12 @@ from typing import Any
 import pytest
 from cli_runs import graph_run_process
 from fake_openai_server import FakeScript, fake_openai_server
-from fakes import FakeShoppingChatModel
-from langgraph.checkpoint.memory import MemorySaver
+from fakes import FakeShoppingChatModel, plan_reply, run_graph
 
-from graph.builder import build_graph
-from graph.context import Context
 from graph.schemas import RequestError
 
-
-def run_graph(model: FakeShoppingChatModel, request: str, catalog: Path | None) -> dict[str, Any]:
-    """One run, approved at once; `catalog` None is the shipped default catalog."""
-    graph = build_graph(checkpointer=MemorySaver())
-    context = Context(
-        chat_model=model, catalog=str(catalog) if catalog else None, auto_approve=True
-    )
-    config = {"configurable": {"thread_id": "t"}}
-    return graph.invoke({"request": request}, config, context=context)
-
-
-def plan_of(*steps: dict[str, Any], goal: str = "Buy it.") -> dict[str, Any]:
-    numbered = [{"step": n, **step} for n, step in enumerate(steps, start=1)]
-    return {"shopping": True, "goal": goal, "features": [], "steps": numbered}
+# The planner's answers here: a shopping plan with no features.
+PLAIN: dict[str, Any] = {"goal": "Buy it.", "shopping": True, "features": []}
 
 
 PICK_STEP = {"action": "Pick one", "query": None}
@@ -53,10 +38,10 @@ def test_a_search_for_the_limit_alone_searches_the_product_instead(
     """The model put the limit in the query and the product in the action: the search
     runs for the product, under the limit, and the plan says where its words came from."""
     query = "under 200 dollars" if "200" in request_text else "less than 200 bucks"
-    plan = plan_of({"action": "Search running shoes", "query": query}, PICK_STEP)
+    plan = plan_reply({"action": "Search running shoes", "query": query}, PICK_STEP, **PLAIN)
     pick = {"answer": "These.", "product_ids": ["shoe-1"]}
     model = FakeShoppingChatModel(replies={"Plan": [plan], "ReasoningAnswer": [pick]})
-    state = run_graph(model, request_text, small_catalog_file)
+    state = run_graph(model, small_catalog_file, request_text)
     search = state["plan"].steps[0]
     assert search.query == "running shoes"
     assert any(
@@ -82,7 +67,7 @@ def test_an_impossible_limit_is_refused_before_any_call(
 ) -> None:
     model = FakeShoppingChatModel(replies={})
     with pytest.raises(RequestError, match="a limit no product can meet"):
-        run_graph(model, request_text, small_catalog_file)
+        run_graph(model, small_catalog_file, request_text)
     assert model.prompts == []  # not even the planner was called
     script = FakeScript(replies={})
     with fake_openai_server(script) as url:
@@ -105,7 +90,9 @@ def test_an_impossible_limit_is_refused_before_any_call(
 def test_a_limit_in_euros_is_shown_as_stated_at_approval_and_never_applied(
     small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
-    plan = plan_of({"action": "Search coffee grinders", "query": "coffee grinder under €200"})
+    plan = plan_reply(
+        {"action": "Search coffee grinders", "query": "coffee grinder under €200"}, **PLAIN
+    )
     plan["steps"].append({"step": 2, "action": "Pick one", "query": None})
     pick = {"answer": "The burr grinder.", "product_ids": ["grinder-1"]}
     script = FakeScript(replies={"Plan": [plan, dict(plan)], "ReasoningAnswer": [pick]})
@@ -148,12 +135,14 @@ NOT_SHOPPING = {"shopping": False, "features": [], "steps": []}
 def test_a_purchase_the_model_called_not_shopping_is_planned(
     request_text: str, goal: str, reason: str
 ) -> None:
-    retry = plan_of({"action": "Search it", "query": request_text.split("'")[0]}, PICK_STEP)
+    retry = plan_reply(
+        {"action": "Search it", "query": request_text.split("'")[0]}, PICK_STEP, **PLAIN
+    )
     pick = {"answer": "None fits.", "product_ids": []}
     model = FakeShoppingChatModel(
         replies={"Plan": [{**NOT_SHOPPING, "goal": goal}, retry], "ReasoningAnswer": [pick]}
     )
-    state = run_graph(model, request_text, None)  # the shipped catalog
+    state = run_graph(model, None, request_text)  # the shipped catalog
     assert reason in str(model.prompts[1][-1].content)
     assert not state["plan"].not_shopping and state["plan"].search_steps
 
@@ -169,6 +158,6 @@ def test_a_purchase_the_model_called_not_shopping_is_planned(
 )
 def test_a_request_for_nothing_on_sale_stays_not_shopping(request_text: str, goal: str) -> None:
     model = FakeShoppingChatModel(replies={"Plan": [{**NOT_SHOPPING, "goal": goal}]})
-    state = run_graph(model, request_text, None)
+    state = run_graph(model, None, request_text)
     assert len(model.prompts) == 1  # no retry
     assert state["plan"].not_shopping and state["step_results"] == []

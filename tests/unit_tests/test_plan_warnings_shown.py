@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 from cli_runs import graph_run_process
-from fake_openai_server import FakeScript, fake_openai_server
-from fakes import STRAP_PICK, STRAP_PLAN
+from conftest import FakeServer
+from fake_openai_server import fake_openai_server
+from fakes import photo_gift_script
 
 # Requests stating a $20 limit that the fake model's plan (budget and max_price $200)
 # does not carry: code removes the $200 the request never states, and fills in the $20.
@@ -25,16 +26,12 @@ REMOVED = [
 ]
 
 
-def fake() -> FakeScript:
-    return FakeScript(replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]})
-
-
 @pytest.mark.parametrize("request_text", REQUESTS)
 def test_a_wrong_limit_is_replaced_by_the_stated_one_and_shown_at_approval(
     request_text: str, small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
     catalog = ("--catalog", str(small_catalog_file))
-    with fake_openai_server(fake()) as url:
+    with fake_openai_server(photo_gift_script()) as url:
         # No terminal to ask: the run pauses at approval, after showing the plan.
         paused = graph_run_process(
             url, isolated_data_dir, request_text, "--thread", "t1", *catalog, COLUMNS="300"
@@ -51,7 +48,7 @@ def test_a_wrong_limit_is_replaced_by_the_stated_one_and_shown_at_approval(
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "$200" not in resumed.stdout.split("Recommendation")[-1].split("! plan:")[0]
 
-    with fake_openai_server(fake()) as url:
+    with fake_openai_server(photo_gift_script()) as url:
         as_json = graph_run_process(
             url, isolated_data_dir, request_text, "--yes", "--json", *catalog
         )
@@ -68,17 +65,16 @@ def test_a_wrong_limit_is_replaced_by_the_stated_one_and_shown_at_approval(
 
 
 def test_a_plan_carrying_the_stated_limit_is_within_budget_without_warnings(
-    small_catalog_file: Path, isolated_data_dir: Path
+    small_catalog_file: Path, isolated_data_dir: Path, photo_gift_server: FakeServer
 ) -> None:
-    with fake_openai_server(fake()) as url:
-        run = graph_run_process(
-            url,
-            isolated_data_dir,
-            "a photo gift under $200",
-            "--yes",
-            "--catalog",
-            str(small_catalog_file),
-            COLUMNS="300",
-        )
+    run = graph_run_process(
+        photo_gift_server.url,
+        isolated_data_dir,
+        "a photo gift under $200",
+        "--yes",
+        "--catalog",
+        str(small_catalog_file),
+        COLUMNS="300",
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "within budget" in run.stdout and "! plan:" not in run.stdout

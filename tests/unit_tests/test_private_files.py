@@ -12,8 +12,7 @@ import sys
 from pathlib import Path
 
 from cli_runs import REPO_ROOT, cli_environment
-from fake_openai_server import FakeScript, fake_openai_server
-from fakes import STRAP_PICK, STRAP_PLAN
+from conftest import FakeServer
 
 
 def cli_with_umask_022(url: str, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -39,15 +38,18 @@ def open_to_others(folder: Path) -> list[str]:
 
 
 def test_runs_logs_and_caches_are_private_from_the_first_write(
-    tmp_path: Path, small_catalog_file: Path
+    tmp_path: Path, small_catalog_file: Path, photo_gift_server: FakeServer
 ) -> None:
     data_dir = tmp_path / "fresh" / "shopping-planner"  # nothing exists yet
-    fake = FakeScript(replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]})
-    with fake_openai_server(fake) as url:
-        run = cli_with_umask_022(
-            url, data_dir, "a photo gift", "--yes", "--catalog", str(small_catalog_file)
-        )
-        listed = cli_with_umask_022(url, data_dir, "--list")
+    run = cli_with_umask_022(
+        photo_gift_server.url,
+        data_dir,
+        "a photo gift",
+        "--yes",
+        "--catalog",
+        str(small_catalog_file),
+    )
+    listed = cli_with_umask_022(photo_gift_server.url, data_dir, "--list")
     assert run.returncode == 0 and listed.returncode == 0, run.stdout + run.stderr
     assert (data_dir / "checkpoints.sqlite").exists()
     assert open_to_others(data_dir) == []

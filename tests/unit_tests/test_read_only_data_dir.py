@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
-from cli_runs import REPO_ROOT, cli_environment
-from conftest import SMALL_CATALOG, skip_or_fail_in_ci
-from fake_openai_server import FakeScript, fake_openai_server
-from fakes import STRAP_PICK, STRAP_PLAN
+from cli_runs import graph_run_output
+from conftest import SMALL_CATALOG, FakeServer, skip_or_fail_in_ci
 
 from graph.builder import build_graph
 from graph.runs.checkpoint import open_checkpointer
@@ -49,17 +47,7 @@ def write_catalog(path: Path, id_prefix: str) -> Path:
     return path
 
 
-def cli(url: str, data_dir: Path, *args: str) -> tuple[int, str]:
-    run = subprocess.run(
-        [sys.executable, "-m", "graph.run", *args],
-        cwd=REPO_ROOT,
-        env=cli_environment(url, data_dir, COLUMNS="400"),
-        capture_output=True,
-        text=True,
-        timeout=90,
-        stdin=subprocess.DEVNULL,
-    )
-    return run.returncode, run.stdout + run.stderr
+cli = partial(graph_run_output, timeout=90, COLUMNS="400")  # cli(url, data_dir, ARGS)
 
 
 def one_error_line(output: str, *words: str) -> None:
@@ -81,11 +69,13 @@ STALE_RECORD = {
 }
 
 
-def test_a_read_only_data_dir_stops_a_run_before_the_planner_call(tmp_path: Path) -> None:
+def test_a_read_only_data_dir_stops_a_run_before_the_planner_call(
+    tmp_path: Path, photo_gift_server: FakeServer
+) -> None:
     db = tmp_path / "runs.sqlite"  # a writable store: only the data directory is read-only
     built, new = write_catalog(tmp_path / "a.jsonl", ""), write_catalog(tmp_path / "b.jsonl", "b-")
-    fake = FakeScript(replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]})
-    with tmpfs(tmp_path / "data") as data, fake_openai_server(fake) as url:
+    url, fake = photo_gift_server.url, photo_gift_server.script
+    with tmpfs(tmp_path / "data") as data:
         first = ("a photo gift", "--yes", "--db", str(db), "--catalog", str(built))
         code, out = cli(url, data, *first)
         assert code == 0, out

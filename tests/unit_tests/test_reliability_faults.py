@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from cli_runs import graph_run_main as run_cli
 from fake_openai_server import FakeScript, fake_openai_server
-from fakes import GIFT_ANSWERS, GIFT_PLAN, FakeShoppingChatModel
+from fakes import GIFT_ANSWERS, GIFT_PLAN, FakeShoppingChatModel, run_graph
 from langgraph.checkpoint.memory import MemorySaver
 
 import graph.builder
@@ -236,13 +236,6 @@ BAD_PLANS = {
 }
 
 
-def run_graph(model: FakeShoppingChatModel, catalog: Path, request: str = "a camera gift") -> Any:
-    ctx = Context(chat_model=model, catalog=str(catalog), auto_approve=True)
-    return build_graph(checkpointer=MemorySaver()).invoke(
-        {"request": request}, {"configurable": {"thread_id": "t"}}, context=ctx
-    )
-
-
 @pytest.mark.parametrize("case", [c for c in BAD_PLANS if c != "eleven steps"])
 def test_bad_plan_twice_gives_a_fallback_plan_that_names_why(
     case: str, small_catalog_file: Path
@@ -250,7 +243,7 @@ def test_bad_plan_twice_gives_a_fallback_plan_that_names_why(
     bad, reason = BAD_PLANS[case]
     pick = {"answer": "The leather one.", "product_ids": ["strap-1"]}
     model = FakeShoppingChatModel(replies={"Plan": [bad, bad], "ReasoningAnswer": [pick]})
-    state = run_graph(model, small_catalog_file, request="a camera strap gift")
+    state = run_graph(model, small_catalog_file, "a camera strap gift")
     assert model.tools_seen[:2] == [["Plan"], ["Plan"]]  # one automatic retry, then code
     assert "was rejected" in str(model.prompts[1][-1].content)
     plan = state["plan"]
@@ -264,7 +257,7 @@ def test_too_many_steps_twice_is_refused_naming_the_limit(small_catalog_file: Pa
     bad, _ = BAD_PLANS["eleven steps"]
     model = FakeShoppingChatModel(replies={"Plan": [bad, bad]})
     with pytest.raises(PlanningError) as caught:
-        run_graph(model, small_catalog_file)
+        run_graph(model, small_catalog_file, "a camera gift")
     assert f"more than {MAX_PLAN_STEPS} plan steps (the limit)" in str(caught.value)
     assert caught.value.raw.strip() == json.dumps(bad).strip()
     assert not model.replies.get("ReasoningAnswer")
@@ -276,7 +269,7 @@ def test_bad_plan_fixed_on_the_retry_runs(case: str, small_catalog_file: Path) -
     model = FakeShoppingChatModel(
         replies={"Plan": [bad, dict(PLAN)], "ReasoningAnswer": [dict(a) for a in ANSWERS]}
     )
-    state = run_graph(model, small_catalog_file)
+    state = run_graph(model, small_catalog_file, "a camera gift")
     assert [r.step for r in state["step_results"]] == [1, 2, 3, 4]
     if case != "not json":  # the retry prompt shows the validation error
         assert reason in str(model.prompts[1][-1].content)
@@ -301,7 +294,7 @@ def test_search_exception_becomes_a_step_error_and_the_run_continues(
     model = FakeShoppingChatModel(
         replies={"Plan": [dict(PLAN)], "ReasoningAnswer": [dict(a) for a in ANSWERS]}
     )
-    state = run_graph(model, small_catalog_file)
+    state = run_graph(model, small_catalog_file, "a camera gift")
     results = state["step_results"]
     assert [r.step for r in results] == [1, 2, 3, 4]
     assert results[0].error == "search_products failed: RuntimeError: index on fire"
@@ -344,7 +337,7 @@ def test_invalid_filters_in_a_plan_are_a_tool_error_and_the_next_step_runs(
             "ReasoningAnswer": [{"answer": "The kit.", "product_ids": ["clean-1"]}],
         }
     )
-    state = run_graph(model, small_catalog_file)
+    state = run_graph(model, small_catalog_file, "a camera gift")
     results = state["step_results"]
     assert [r.step for r in results] == [1, 2, 3]
     assert results[0].error is not None and results[0].error.startswith("invalid search: ")

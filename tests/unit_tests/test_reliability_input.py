@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 import random
 import re
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import fakes
 import pytest
 from cli_runs import graph_run_process
 from conftest import SMALL_CATALOG, shared_file
@@ -39,15 +41,8 @@ from graph.tools import search_catalog
 CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
-def run_graph(
-    model: FakeShoppingChatModel, catalog: Path | str, request: str, **context: Any
-) -> dict[str, Any]:
-    # These tests read the reasoning prompt: the model is asked even where code could pick.
-    settings = {"code_decisions": False, **context}
-    ctx = Context(chat_model=model, catalog=str(catalog), auto_approve=True, **settings)
-    return build_graph(checkpointer=MemorySaver()).invoke(
-        {"request": request}, {"configurable": {"thread_id": "t"}}, context=ctx
-    )
+# These tests read the reasoning prompt: the model is asked even where code could pick.
+run_graph = partial(fakes.run_graph, code_decisions=False)
 
 
 def text_of(prompt: list[BaseMessage]) -> str:

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from cli_runs import REPO_ROOT, cli_environment, graph_run_process
-from fake_openai_server import FakeScript, fake_openai_server
-from fakes import STRAP_PICK, STRAP_PLAN
+from fake_openai_server import fake_openai_server
+from fakes import photo_gift_script
 
 # The scripted reasoning replies are part of what is checked (tests/conftest.py).
 pytestmark = pytest.mark.usefixtures("pick_steps_ask_the_model")
@@ -26,16 +26,6 @@ pytestmark = pytest.mark.usefixtures("pick_steps_ask_the_model")
 # Long ids sharing a 60-character prefix, as runs named after one project would.
 PREFIX = "shopping-for-the-summer-camping-trip-with-the-whole-family-"
 LONG_IDS = (PREFIX + "tent", PREFIX + "stove")
-
-
-def strap_script(plans: int = 1) -> FakeScript:
-    """Replies for `plans` plans of a watch strap, and a pick for each."""
-    return FakeScript(
-        replies={
-            "Plan": [dict(STRAP_PLAN) for _ in range(plans)],
-            "ReasoningAnswer": [dict(STRAP_PICK) for _ in range(plans)],
-        }
-    )
 
 
 def paused_runs(url: str, data: Path, catalog: Path, *thread_ids: str) -> None:
@@ -51,7 +41,7 @@ def paused_runs(url: str, data: Path, catalog: Path, *thread_ids: str) -> None:
 def test_list_never_cuts_a_thread_id(
     columns: str, small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
-    with fake_openai_server(strap_script(plans=2)) as url:
+    with fake_openai_server(photo_gift_script(2)) as url:
         paused_runs(url, isolated_data_dir, small_catalog_file, *LONG_IDS)
         listing = graph_run_process(url, isolated_data_dir, "--list", COLUMNS=columns)
     assert listing.returncode == 0, listing.stderr
@@ -66,7 +56,7 @@ def test_list_never_cuts_a_thread_id(
 def test_list_keeps_the_table_when_the_ids_fit(
     small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
-    with fake_openai_server(strap_script()) as url:
+    with fake_openai_server(photo_gift_script()) as url:
         paused_runs(url, isolated_data_dir, small_catalog_file, "short-1")
         listing = graph_run_process(url, isolated_data_dir, "--list", COLUMNS="80")
     assert "┃ thread" in listing.stdout and "short-1" in listing.stdout, listing.stdout
@@ -75,7 +65,7 @@ def test_list_keeps_the_table_when_the_ids_fit(
 def test_list_and_history_json_print_strict_json(
     small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
-    with fake_openai_server(strap_script()) as url:
+    with fake_openai_server(photo_gift_script()) as url:
         done = graph_run_process(
             url, isolated_data_dir, "a watch strap", "--catalog", str(small_catalog_file),
             "--thread", LONG_IDS[0], "--yes",
@@ -108,7 +98,7 @@ def test_list_and_history_json_print_strict_json(
 def test_a_reader_that_closes_early_ends_the_run_quietly_and_it_resumes(
     small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
-    fake = strap_script()
+    fake = photo_gift_script()
     with fake_openai_server(fake) as url:
         args = ["a watch strap", "--catalog", str(small_catalog_file), "--thread", "piped", "-y"]
         # `python -m graph.run ... -y | head -1`: the reader takes one line and leaves.
@@ -163,7 +153,7 @@ CONFLICTS: list[tuple[str, list[str], str]] = [
 def test_conflicting_arguments_are_refused_before_any_work(
     case: str, args: list[str], words: str, isolated_data_dir: Path
 ) -> None:
-    fake = strap_script()
+    fake = photo_gift_script()
     with fake_openai_server(fake) as url:
         run = graph_run_process(url, isolated_data_dir, *args)
         listing = graph_run_process(url, isolated_data_dir, "--list", "--json")
@@ -178,7 +168,7 @@ def test_conflicting_arguments_are_refused_before_any_work(
 def test_resume_with_a_new_request_leaves_the_paused_run_untouched(
     small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
-    fake = strap_script()
+    fake = photo_gift_script()
     with fake_openai_server(fake) as url:
         paused_runs(url, isolated_data_dir, small_catalog_file, "T")
         before = graph_run_process(url, isolated_data_dir, "--history", "T", "--json").stdout
@@ -201,7 +191,7 @@ def test_resume_with_a_new_request_leaves_the_paused_run_untouched(
 def test_a_typo_in_the_structured_output_method_is_refused(
     value: str, provider: str, small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
-    fake = strap_script()
+    fake = photo_gift_script()
     with fake_openai_server(fake) as url:
         run = graph_run_process(
             url, isolated_data_dir, "a watch strap", "--catalog", str(small_catalog_file),
@@ -224,7 +214,7 @@ def test_a_catalog_with_a_repeated_column_is_refused_in_one_line(
     catalog.write_text("id,title,category,price,price\nw1,Watch strap,watches,5,500\n")
     tab_separated = tmp_path / "strap.tsv"
     tab_separated.write_text("id\ttitle\tcategory\tprice\nw1\tWatch strap, leather\twatches\t5\n")
-    fake = strap_script()
+    fake = photo_gift_script()
     with fake_openai_server(fake) as url:
         run = graph_run_process(
             url, isolated_data_dir, "a watch strap", "--catalog", str(catalog), "--yes"
@@ -266,7 +256,7 @@ def run_on_a_terminal(url: str, data: Path, *args: str) -> tuple[int, str]:
 def test_the_plan_streams_only_on_a_terminal(
     small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
-    fake = strap_script(plans=2)
+    fake = photo_gift_script(2)
     with fake_openai_server(fake) as url:
         args = ("a watch strap", "--catalog", str(small_catalog_file), "--yes")
         piped = graph_run_process(url, isolated_data_dir, *args)
@@ -284,7 +274,7 @@ def test_the_plan_streams_only_on_a_terminal(
 def test_a_server_that_cannot_stream_is_asked_plainly(
     refusal: str, small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
-    fake = strap_script(plans=2)  # a plain body to a streamed request spends a reply
+    fake = photo_gift_script(2)  # a plain body to a streamed request spends a reply
     fake.refuse_streaming = refusal
     with fake_openai_server(fake) as url:
         code, shown = run_on_a_terminal(

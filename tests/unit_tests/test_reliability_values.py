@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 from cli_runs import REPO_ROOT, cli_environment, graph_run_process
-from conftest import SMALL_CATALOG
+from conftest import SMALL_CATALOG, FakeServer
 from fake_openai_server import FakeScript, fake_openai_server
-from fakes import STRAP_PICK, STRAP_PLAN, FakeShoppingChatModel
+from fakes import STRAP_PICK, STRAP_PLAN, FakeShoppingChatModel, photo_gift_script
 from langgraph.checkpoint.base import copy_checkpoint
 from langgraph.checkpoint.base.id import uuid6
 
@@ -188,8 +188,8 @@ def test_a_usage_block_that_is_not_token_counts_is_unknown_usage_said_once(
     small_catalog_file: Path, tmp_path: Path
 ) -> None:
     cases = len(HOSTILE_USAGE)
-    fake = FakeScript(
-        replies={"Plan": [dict(STRAP_PLAN)] * cases, "ReasoningAnswer": [dict(STRAP_PICK)] * cases},
+    fake = photo_gift_script(
+        cases,
         # Each run makes two calls (the plan and the pick), both with the case's block.
         usage_blocks=[block for _, block in HOSTILE_USAGE for _ in range(2)],
     )
@@ -231,24 +231,26 @@ HUGE_TIME_SETTINGS = [
 
 @pytest.mark.parametrize(("name", "value"), HUGE_TIME_SETTINGS)
 def test_a_time_setting_past_a_day_is_one_line_naming_it_and_the_range(
-    name: str, value: str, small_catalog_file: Path, tmp_path: Path
+    name: str, value: str, small_catalog_file: Path, tmp_path: Path, photo_gift_server: FakeServer
 ) -> None:
-    fake = FakeScript(replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]})
     data = tmp_path / "data"
     catalog = ("--catalog", str(small_catalog_file))
-    with fake_openai_server(fake) as url:
-        run = graph_run_process(url, data, "a photo gift", "--yes", *catalog, **{name: value})
+    run = graph_run_process(
+        photo_gift_server.url, data, "a photo gift", "--yes", *catalog, **{name: value}
+    )
     output = run.stdout + run.stderr
     assert run.returncode == 2 and "Traceback" not in output, output
     errors = [line for line in output.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and name in errors[0] and "86,400" in errors[0], output
-    assert fake.requests == []
+    assert photo_gift_server.script.requests == []
 
 
 C_LOCALE = {"LC_ALL": "C", "LANG": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
 
 
-def test_an_ascii_locale_runs_a_non_ascii_request_and_catalog(tmp_path: Path) -> None:
+def test_an_ascii_locale_runs_a_non_ascii_request_and_catalog(
+    tmp_path: Path, photo_gift_server: FakeServer
+) -> None:
     """LC_ALL=C with locale coercion and UTF-8 mode off: output that the terminal cannot
     encode is shown as escapes (it raised UnicodeEncodeError at the first check mark), and
     the request is read as UTF-8 (its "€" limit was lost to surrogate escapes)."""
@@ -257,17 +259,15 @@ def test_an_ascii_locale_runs_a_non_ascii_request_and_catalog(tmp_path: Path) ->
     catalog.write_text(
         "\n".join(json.dumps(row, ensure_ascii=False) for row in rows) + "\n", encoding="utf-8"
     )
-    fake = FakeScript(replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]})
-    with fake_openai_server(fake) as url:
-        run = graph_run_process(
-            url,
-            tmp_path / "data",
-            "un cadeau photo à moins de 200 €",
-            "--yes",
-            "--catalog",
-            str(catalog),
-            **C_LOCALE,
-        )
+    run = graph_run_process(
+        photo_gift_server.url,
+        tmp_path / "data",
+        "un cadeau photo à moins de 200 €",
+        "--yes",
+        "--catalog",
+        str(catalog),
+        **C_LOCALE,
+    )
     output = run.stdout + run.stderr
     assert run.returncode == 0 and "Traceback" not in output, output
     assert "moins de 200 \\u20ac" in output, output  # read as stated, shown as an escape
@@ -275,7 +275,7 @@ def test_an_ascii_locale_runs_a_non_ascii_request_and_catalog(tmp_path: Path) ->
     search = subprocess.run(
         [sys.executable, "-m", "catalog", "search", "café 写真", "--catalog", str(catalog)],
         cwd=REPO_ROOT,
-        env=cli_environment(url, tmp_path / "data", **C_LOCALE),
+        env=cli_environment(photo_gift_server.url, tmp_path / "data", **C_LOCALE),
         capture_output=True,
         text=True,
         encoding="utf-8",

@@ -6,37 +6,19 @@ changed) stops with one line naming both, unless --other-catalog. Through the re
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
-from cli_runs import cli_environment
+from cli_runs import graph_run_output
 from conftest import SMALL_CATALOG
-from fake_openai_server import FakeScript, fake_openai_server
-from fakes import STRAP_PICK, STRAP_PLAN
+from fake_openai_server import fake_openai_server
+from fakes import photo_gift_script
 
 from graph.builder import build_graph
 from graph.runs.checkpoint import open_checkpointer
 from graph.runs.threads import thread_config
 
-
-def fake() -> FakeScript:
-    return FakeScript(
-        replies={"Plan": [dict(STRAP_PLAN)] * 3, "ReasoningAnswer": [dict(STRAP_PICK)] * 3}
-    )
-
-
-def cli(url: str, cwd: Path, data_dir: Path, *args: str, **env: str) -> tuple[int, str]:
-    run = subprocess.run(
-        [sys.executable, "-m", "graph.run", *args],
-        cwd=cwd,
-        env=cli_environment(url, data_dir, COLUMNS="300", **env),
-        capture_output=True,
-        text=True,
-        timeout=90,
-        stdin=subprocess.DEVNULL,
-    )
-    return run.returncode, run.stdout + run.stderr
+cli = partial(graph_run_output, timeout=90, COLUMNS="300")  # cli(url, data_dir, ARGS, cwd=)
 
 
 def write_catalog(path: Path, id_prefix: str) -> Path:
@@ -58,19 +40,19 @@ def test_a_relative_catalog_resumed_from_another_directory_is_the_same_file(
     first.mkdir(), other.mkdir()
     write_catalog(first / "shop.jsonl", "")
     write_catalog(other / "shop.jsonl", "elsewhere-")
-    with fake_openai_server(fake()) as url:
+    with fake_openai_server(photo_gift_script(3)) as url:
         code, out = cli(
             url,
-            first,
             isolated_data_dir,
             "a photo gift",
             "--thread",
             "t",
             "--catalog",
             "shop.jsonl",
+            cwd=first,
         )
         assert code == 2 and "--yes" in out, out  # paused at approval
-        code, out = cli(url, other, isolated_data_dir, "--resume", "t", "--yes")
+        code, out = cli(url, isolated_data_dir, "--resume", "t", "--yes", cwd=other)
     assert code == 0, out
     found = searched_ids(isolated_data_dir, "t")
     assert found and not any(i.startswith("elsewhere-") for i in found), found
@@ -81,12 +63,12 @@ def test_a_resume_that_would_see_another_catalog_stops_unless_told(
 ) -> None:
     shop = write_catalog(tmp_path / "shop.jsonl", "")
     planted = write_catalog(tmp_path / "planted.jsonl", "planted-")
-    with fake_openai_server(fake()) as url:
+    with fake_openai_server(photo_gift_script(3)) as url:
         # Started on the shipped default; SHOPPING_CATALOG set before the resume.
-        code, out = cli(url, tmp_path, isolated_data_dir, "a photo gift", "--thread", "d")
+        code, out = cli(url, isolated_data_dir, "a photo gift", "--thread", "d", cwd=tmp_path)
         assert code == 2, out
         code, out = cli(
-            url, tmp_path, isolated_data_dir, "--resume", "d", "--yes",
+            url, isolated_data_dir, "--resume", "d", "--yes", cwd=tmp_path,
             SHOPPING_CATALOG=str(planted),
         )  # fmt: skip
         assert code == 2 and "Traceback" not in out, out
@@ -97,17 +79,17 @@ def test_a_resume_that_would_see_another_catalog_stops_unless_told(
 
         # Started on a file that changed before the resume.
         code, out = cli(
-            url, tmp_path, isolated_data_dir, "a photo gift", "--thread", "f", "--catalog",
-            str(shop),
+            url, isolated_data_dir, "a photo gift", "--thread", "f", "--catalog",
+            str(shop), cwd=tmp_path,
         )  # fmt: skip
         assert code == 2, out
         write_catalog(shop, "changed-")
-        code, out = cli(url, tmp_path, isolated_data_dir, "--resume", "f", "--yes")
+        code, out = cli(url, isolated_data_dir, "--resume", "f", "--yes", cwd=tmp_path)
         assert code == 2 and str(shop) in out and "--other-catalog" in out, out
 
         # Told: the resume runs on the catalog as it is now.
         code, out = cli(
-            url, tmp_path, isolated_data_dir, "--resume", "f", "--yes", "--other-catalog"
+            url, isolated_data_dir, "--resume", "f", "--yes", "--other-catalog", cwd=tmp_path
         )
     assert code == 0, out
     assert all(i.startswith("changed-") for i in searched_ids(isolated_data_dir, "f"))

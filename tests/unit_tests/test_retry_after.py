@@ -10,16 +10,13 @@ from pathlib import Path
 import pytest
 from cli_runs import graph_run_process
 from fake_openai_server import FakeScript, fake_openai_server
-from fakes import STRAP_PICK, STRAP_PLAN
+from fakes import photo_gift_script
 
 from graph.providers.retry import RETRY_AFTER_CAP_S
 
 
 def run_with(fault: str, catalog: Path, data_dir: Path) -> tuple[object, FakeScript, float]:
-    fake = FakeScript(
-        replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]},
-        faults=[fault],
-    )
+    fake = photo_gift_script(faults=[fault])
     with fake_openai_server(fake) as url:
         started = time.monotonic()
         run = graph_run_process(

@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -76,8 +77,7 @@ def test_env_example_documents_every_variable_the_code_reads() -> None:
             assert line.split("=", 1)[1].strip() == "", line
 
 
-def cli(url: str, data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return graph_run_process(url, data_dir, *args, stdin=None, timeout=90, OPENAI_API_KEY=KEY)
+cli = partial(graph_run_process, stdin=None, timeout=90, OPENAI_API_KEY=KEY)
 
 
 def test_http_500_every_time_real_cli_backs_off_fails_clearly_and_shows_no_key(

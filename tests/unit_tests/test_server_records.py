@@ -24,10 +24,11 @@ import textwrap
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import pytest
-from cli_runs import REPO_ROOT, cli_environment
+from cli_runs import graph_run_output
 
 from localmodel import warm
 from localmodel.launcher import IDENTITY_PATH
@@ -37,18 +38,8 @@ FINGERPRINT = STEM + "89" * 20
 KEY = "test-key"
 
 
-def cli(data_dir: Path, *args: str) -> tuple[int, str]:
-    run = subprocess.run(
-        [sys.executable, "-m", "graph.run", *args],
-        cwd=REPO_ROOT,
-        # Nothing listens on port 9: no command here may call a model.
-        env=cli_environment("http://127.0.0.1:9", data_dir, COLUMNS="400"),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-    return run.returncode, run.stdout + run.stderr
+# `cli(data_dir, ARGS)`: nothing listens on port 9, so no command here may call a model.
+cli = partial(graph_run_output, "http://127.0.0.1:9", COLUMNS="400")
 
 
 def one_error_line(output: str, *words: str) -> str:

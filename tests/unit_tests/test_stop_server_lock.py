@@ -8,12 +8,10 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-from cli_runs import REPO_ROOT, cli_environment
+from cli_runs import graph_run_process
 
 from localmodel.warm import STOP_LOCK_TIMEOUT_S
 
@@ -27,12 +25,11 @@ def test_stop_server_gives_up_on_a_held_lock_with_one_line(tmp_path: Path) -> No
     fcntl.flock(fd, fcntl.LOCK_EX)  # the suspended run's hold
     try:
         started = time.monotonic()
-        run = subprocess.run(
-            [sys.executable, "-m", "graph.run", "--stop-server"],
-            cwd=REPO_ROOT,
-            env=cli_environment("http://127.0.0.1:9", tmp_path),
-            capture_output=True,
-            text=True,
+        run = graph_run_process(
+            "http://127.0.0.1:9",
+            tmp_path,
+            "--stop-server",
+            stdin=None,
             timeout=STOP_LOCK_TIMEOUT_S + 45,
         )
         waited = time.monotonic() - started

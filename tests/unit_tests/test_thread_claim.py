@@ -16,7 +16,7 @@ import pytest
 from cli_runs import REPO_ROOT, start_graph_run
 from conftest import postgres_url
 from fake_openai_server import FakeScript, fake_openai_server
-from fakes import STRAP_PICK, STRAP_PLAN
+from fakes import photo_gift_script
 
 from graph.builder import build_graph
 from graph.runs import checkpoint
@@ -69,10 +69,7 @@ def check_one_winner(results: list[Any], fake: FakeScript, db: str, thread: str)
 
 def fake_script() -> FakeScript:
     # The plan is held a moment, so every racer starts while the winner is mid-run.
-    return FakeScript(
-        replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]},
-        delays={"Plan": 1.0},
-    )
+    return photo_gift_script(delays={"Plan": 1.0})
 
 
 def test_sqlite_two_processes_on_one_thread_one_wins(

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from cli_runs import graph_run_process
-from fake_openai_server import FakeScript, fake_openai_server
-from fakes import STRAP_PICK, STRAP_PLAN
+from fake_openai_server import fake_openai_server
+from fakes import photo_gift_script
 
 from graph.builder import build_graph
 from graph.context import Context
@@ -25,9 +25,7 @@ UNDECODABLE = b"\xc1\xc1\xc1"
 def test_one_undecodable_checkpoint_hides_only_its_thread(
     small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
-    fake = FakeScript(
-        replies={"Plan": [dict(STRAP_PLAN)] * 2, "ReasoningAnswer": [dict(STRAP_PICK)] * 2}
-    )
+    fake = photo_gift_script(2)
     catalog = ("--catalog", str(small_catalog_file))
     with fake_openai_server(fake) as url:
         for thread in ("good", "bad"):
