@@ -171,7 +171,7 @@ def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     if edited is None:
         return {"approval": "approved", **cleared}
     try:
-        plan = checked_plan(edited)
+        plan = checked_plan(edited, state.plan)
     except PlanEditError as error:
         # No approval is written: the routing brings the run back here, never to the
         # planner, and the next answer can fix the edit.

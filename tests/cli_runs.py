@@ -1,9 +1,11 @@
 """Running the CLIs (`python -m graph.run`, `python -m graph.eval`) in tests against a
-fake OpenAI-compatible server: as a real subprocess, or graph.run's main() in-process."""
+fake OpenAI-compatible server: as a real subprocess (on a pseudo-terminal too), or
+graph.run's main() in-process."""
 
 from __future__ import annotations
 
 import os
+import pty
 import signal
 import subprocess
 import sys
@@ -80,6 +82,28 @@ def start_graph_run(url: str, data_dir: Path, *args: str, **env: str) -> subproc
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def run_on_terminal(url: str, data: Path, typed: bytes, *args: str, **env: str) -> tuple[int, str]:
+    """The CLI with `typed` waiting on a pseudo-terminal for its prompts."""
+    master, slave = pty.openpty()
+    try:
+        os.write(master, typed)
+        environment = cli_environment(url, data, COLUMNS="300", **env)
+        environment.pop("VISUAL", None)
+        run = subprocess.run(
+            [sys.executable, "-m", "graph.run", *args],
+            cwd=REPO_ROOT,
+            env=environment,
+            stdin=slave,
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
+    finally:
+        os.close(master)
+        os.close(slave)
+    return run.returncode, run.stdout + run.stderr
 
 
 def cli_environment(url: str, data_dir: Path, **env: str) -> dict[str, str]:

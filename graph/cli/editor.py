@@ -20,7 +20,7 @@ from catalog.terminal import terminal_markup
 from graph.cli.render import RunView
 from graph.runs.approval import ApprovalDecision, ApprovalRequest, review_edit
 from graph.runs.session import Approver
-from graph.shaping.edits import PlanEditError, plan_text, read_plan_text
+from graph.shaping.edits import MAX_EDIT_CHARS, PlanEditError, plan_text, read_plan_text
 
 
 def approver(args: argparse.Namespace, console: Console, view: RunView) -> Approver:
@@ -106,9 +106,6 @@ def ask(console: Console, question: str, choices: tuple[str, ...]) -> str:
 
 class EditorError(RuntimeError):
     """The editor could not be started or did not save the plan."""
-
-
-MAX_EDIT_CHARS = 1_000_000  # far above any valid plan (its fields are capped)
 
 
 def editor_command() -> list[str] | None:

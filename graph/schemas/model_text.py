@@ -27,6 +27,9 @@ MODEL_TEXT_CAPS = {
     "feature": 500,
     "answer": 4000,
     "product_id": 1000,
+    # Written by code, not the model (a fallback plan's reason, ~360 characters at most),
+    # but an edit sent back over the API carries it: capped like the rest of a plan.
+    "built_in_code": 1000,
 }
 
 

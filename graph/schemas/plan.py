@@ -73,6 +73,23 @@ class PlanStep(BaseModel):
         # for everything.
         return value.strip() or None if value is not None else None
 
+    @field_validator("filled_from_request")
+    @classmethod
+    def _filters_only(cls, names: list[str]) -> list[str]:
+        # Code writes it, but an edit sent back over the API carries it: held to what
+        # code can write, so it is no place for 100,000 strings.
+        if len(names) > len(SEARCH_FILTERS):
+            raise ValueError(
+                f"filled_from_request has {len(names):,} items; the cap is {len(SEARCH_FILTERS)}"
+            )
+        unknown = [name for name in names if name not in SEARCH_FILTERS]
+        if unknown:
+            raise ValueError(
+                f"filled_from_request names only search filters ({', '.join(SEARCH_FILTERS)}), "
+                f"got {unknown[0][:40]!r}"
+            )
+        return names
+
     @field_validator("min_price", "max_price", "min_rating")
     @classmethod
     def _finite(cls, value: float | None) -> float | None:
@@ -122,7 +139,7 @@ class Plan(BaseModel):
     pick: Literal["each", "one"] = "each"
     # Written by code, never by the model: why this plan was built in code rather than by
     # the planner (it returned no usable plan twice), or None for the planner's own plan.
-    built_in_code: str | None = None
+    built_in_code: Annotated[str | None, capped("built_in_code")] = None
 
     @model_validator(mode="after")
     def _steps_numbered_in_order(self) -> Plan:

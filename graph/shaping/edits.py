@@ -11,6 +11,8 @@ from __future__ import annotations
 import difflib
 import json
 import math
+import re
+import sys
 import tomllib
 from collections.abc import Mapping
 from typing import Any
@@ -18,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from catalog import CatalogQueryError
+from catalog.models import MAX_PRICE, shown_value
 from catalog.validation import check_search_args
 from graph.schemas import (
     MAX_PLAN_STEPS,
@@ -35,10 +38,23 @@ PLAN_FIELDS = ("goal", "budget", "pick", "features")
 STEP_FIELDS = ("action", "query", *SEARCH_FILTERS)
 
 
+# What an edit may be before it is parsed or validated. A valid plan nests 4 levels
+# (plan, steps, a step, a list in it) and its capped fields come to well under 100,000
+# characters, so these refuse only hostile input; and they keep tomllib's and pydantic's
+# recursion, and a quadratic dotted key, far from the recursion limit and the clock.
+MAX_EDIT_CHARS = 1_000_000
+MAX_EDIT_DEPTH = 20
+# Lines of problems an edit is refused with: 200,000 unknown fields are not 200,000 lines.
+MAX_PROBLEMS = 10
+
+
 class PlanEditError(ValueError):
     """An edited plan that cannot run; `problems` says why, one readable line each."""
 
     def __init__(self, problems: list[str]) -> None:
+        if len(problems) > MAX_PROBLEMS:
+            more = len(problems) - MAX_PROBLEMS + 1
+            problems = [*problems[: MAX_PROBLEMS - 1], f"and {more:,} more problems"]
         super().__init__("; ".join(problems))
         self.problems = problems
 
@@ -119,10 +135,23 @@ def read_plan_text(text: str, model_plan: Plan) -> Plan | None:
     file, or a plan equal to `model_plan`). PlanEditError names what is wrong."""
     if not _has_content(text):
         return None
+    if len(text) > MAX_EDIT_CHARS:
+        raise PlanEditError(
+            [f"the file is {len(text):,} characters long; the cap is {MAX_EDIT_CHARS:,}"]
+        )
+    too_deep = _toml_too_deep(text)
+    if too_deep is not None:
+        raise PlanEditError([_too_deep_problem(too_deep)])
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise PlanEditError([f"the file is not valid TOML: {error}"]) from None
+    except ValueError:
+        # int() refusing a whole number past Python's digit limit, raised through tomllib.
+        digits = sys.get_int_max_str_digits()
+        raise PlanEditError(
+            [f"a number in the file is over {digits:,} digits long; the cap is {digits:,}"]
+        ) from None
     unknown = sorted(set(data) - {*PLAN_FIELDS, "step"})
     if unknown:
         raise PlanEditError(
@@ -134,20 +163,151 @@ def read_plan_text(text: str, model_plan: Plan) -> Plan | None:
     steps = data.pop("step", [])
     if not isinstance(steps, list) or not all(isinstance(s, dict) for s in steps):
         raise PlanEditError(["steps must be written as [[step]] blocks"])
-    plan = checked_plan({**data, "steps": steps})
+    plan = checked_plan({**data, "steps": steps}, model_plan)
     # Compared field by field as a person sees them (not the markers code keeps).
     return plan if plan_changes(model_plan, plan) else None
+
+
+# Where a scan of TOML text stops: a comment, a quote, a bracket, or what ends a key.
+_TOML_MARKS = re.compile(r"[#\"'\[\]{}=,.\n]")
+_STRING_ENDS = {'"': re.compile(r'[\\"\n]'), "'": re.compile(r"['\n]")}
+
+
+def _toml_too_deep(text: str) -> str | None:
+    """Where TOML text nests past MAX_EDIT_DEPTH (the key being written, or the line),
+    or None. Arrays and inline tables count a level each, and so does each dot of a
+    dotted key (tomllib builds those in quadratic time); strings and comments are
+    skipped as tomllib reads them. A scan without parsing, since tomllib recurses once
+    per level and would fail on the recursion limit, not on a cap."""
+    depth = dots = 0
+    line, line_start, key = 1, 0, ""
+    at = 0
+    while (mark := _TOML_MARKS.search(text, at)) is not None:
+        char, at = mark.group(), mark.end()
+        if char == "#":
+            end = text.find("\n", at)
+            at = len(text) if end < 0 else end
+        elif char in "\"'":
+            at = _string_end(text, mark.start())
+        elif char == "\n":
+            line, line_start, dots = line + 1, at, 0
+            key = key if depth else ""
+        elif char == ".":
+            dots += 1
+        else:
+            if char == "=" and depth == 0:
+                key = text[line_start : mark.start()].strip()
+            depth += 1 if char in "[{" else -1 if char in "]}" and depth else 0
+            dots = 0
+        if depth + dots > MAX_EDIT_DEPTH:
+            return key or f"line {line}"
+    return None
+
+
+def _string_end(text: str, start: int) -> int:
+    """Where the TOML string opening at `start` ends: basic ("...") strings have escapes,
+    literal ('...') ones none; one-line strings end at the line, as tomllib refuses them."""
+    quote = text[start]
+    close = quote * 3 if text.startswith(quote * 3, start) else quote
+    at = start + len(close)
+    while (mark := _STRING_ENDS[quote].search(text, at)) is not None:
+        char, at = mark.group(), mark.end()
+        if char == "\\":
+            at += 1  # the escaped character, which may be a quote
+        elif char == "\n":
+            if len(close) == 1:
+                return mark.start()
+        elif text.startswith(close, mark.start()):
+            return mark.start() + len(close)
+    return len(text)
+
+
+def _too_deep_problem(where: str) -> str:
+    if len(where) > 40:
+        where = where[:40] + "..."
+    return f"{where}: nested more than {MAX_EDIT_DEPTH} levels deep; the cap is {MAX_EDIT_DEPTH}"
+
+
+def _shape_problem(plan: Mapping[Any, Any]) -> str | None:
+    """The first place a plan sent as a value (JSON over the API, or read from TOML) nests
+    past MAX_EDIT_DEPTH or grows past MAX_EDIT_CHARS (each string's characters and each
+    item counting), named by its field; None when neither. Walked without recursion."""
+    size = 0
+    pending: list[tuple[object, int, str]] = [(plan, 1, "")]
+    while pending:
+        value, depth, where = pending.pop()
+        if depth > MAX_EDIT_DEPTH:
+            return _too_deep_problem(where or "the plan")
+        size += len(value) if isinstance(value, str) else 1
+        if size > MAX_EDIT_CHARS:
+            where = where or "the plan"
+            return f"{where}: the plan is over {MAX_EDIT_CHARS:,} characters, the cap for a plan"
+        if isinstance(value, Mapping):
+            for name, item in value.items():
+                size += len(name) if isinstance(name, str) else 1
+                pending.append((item, depth + 1, _field_of(where, depth, name)))
+        elif isinstance(value, list | tuple):
+            pending += [
+                (item, depth + 1, _field_of(where, depth, i)) for i, item in enumerate(value)
+            ]
+    return None
+
+
+def _field_of(where: str, depth: int, key: object) -> str:
+    """The field a value at `depth` + 1 belongs to: "features", "step 2: query"."""
+    if depth == 1:
+        return str(key)
+    if depth == 2 and where == "steps" and isinstance(key, int):
+        return f"step {key + 1}"
+    if depth == 3 and where.startswith("step "):
+        return f"{where}: {key}"
+    return where
+
+
+def _number_problem(name: str, value: object, kept: frozenset[float]) -> str | None:
+    """A price past the catalog's cap, or any limit that is not a finite number: the
+    checks the schema and the catalog leave out (they refuse a negative price, a rating
+    above 5 and min above max, and say so). None when the value passes, or is no number.
+    A price in `kept` (the model's plan holds it) passes: it runs if the plan is approved
+    unedited, so saving it back unchanged is no reason to refuse the edit."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None  # the schema says what is wrong with a value that is not a number
+    # A whole number is finite however long (and math.isfinite cannot take a huge one).
+    finite = isinstance(value, int) or math.isfinite(value)
+    if name == "min_rating":
+        if finite:
+            return None
+        return f"{name}: must be a finite number from 0 to 5, got {shown_value(value)}"
+    if finite and (value <= MAX_PRICE or value in kept):
+        return None
+    return (
+        f"{name}: must be a finite number from 0 to {MAX_PRICE:,.0f} "
+        f"(the catalog's price cap), got {shown_value(value)}"
+    )
+
+
+def _prices_of(plan: Plan | None) -> frozenset[float]:
+    """The prices `plan` holds: its budget and its steps' price limits."""
+    if plan is None:
+        return frozenset()
+    prices = [plan.budget, *(s.min_price for s in plan.steps), *(s.max_price for s in plan.steps)]
+    return frozenset(price for price in prices if price is not None)
 
 
 # ---------------------------------------------------------------- checks
 
 
-def checked_plan(data: object) -> Plan:
+def checked_plan(data: object, model_plan: Plan | None = None) -> Plan:
     """A plan a person wrote (the edit file, or JSON sent to the API), checked with the
-    same Plan schema as the model's. Steps are numbered from their order; any numbers
-    given are ignored. PlanEditError lists every problem, one readable line each."""
+    same Plan schema as the model's, and held to the catalog's price cap (but for prices
+    `model_plan`, the plan edited, holds already). Steps are numbered from their order;
+    any numbers given are ignored. PlanEditError lists every problem, one readable line
+    each."""
     if not isinstance(data, Mapping):
         raise PlanEditError([f"the plan must be an object, got {type(data).__name__}"])
+    shape = _shape_problem(data)
+    if shape is not None:
+        raise PlanEditError([shape])
     steps = data.get("steps")
     if not isinstance(steps, list):
         raise PlanEditError(["the plan needs a list of steps"])
@@ -156,20 +316,36 @@ def checked_plan(data: object) -> Plan:
             [f"a plan has at most {MAX_PLAN_STEPS} steps, this one has {len(steps)}"]
         )
     problems: list[str] = []
+    # Limits no plan may hold (a price past the catalog's cap, a NaN): each said here,
+    # once, and left out of what the schema checks so it does not say it again.
+    limits: list[str] = []
     numbered: list[Any] = []
+    kept = _prices_of(model_plan)
     for index, step in enumerate(steps, start=1):
         if not isinstance(step, Mapping):
             problems.append(f"step {index}: must be an object with an action")
             continue
         fields = {k: v for k, v in step.items() if k != "step"}
         fields.setdefault("query", None)  # no query: a reasoning step
+        for name in ("min_price", "max_price", "min_rating"):
+            limit = _number_problem(name, fields.get(name), kept)
+            if limit is not None:
+                limits.append(f"step {index}: {limit}")
+                del fields[name]
         numbered.append({"step": index, **fields})
     if problems:
         raise PlanEditError(problems)
+    plan_fields = dict(data)
+    budget = _number_problem("budget", plan_fields.get("budget"), kept)
+    if budget is not None:
+        limits.insert(0, budget)
+        del plan_fields["budget"]
     try:
-        plan = Plan.model_validate({**data, "steps": numbered})
+        plan = Plan.model_validate({**plan_fields, "steps": numbered})
     except ValidationError as error:
-        raise PlanEditError(readable_problems(error)) from None
+        raise PlanEditError(limits + readable_problems(error)) from None
+    if limits:
+        raise PlanEditError(limits)
     # The checks the catalog makes on a search's filters (a negative price, a rating off
     # the 0-5 scale, min above max). A model's slip there becomes a failed step, since
     # nothing replans; a person at the prompt can fix the edit before anything runs.

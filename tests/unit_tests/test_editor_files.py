@@ -8,15 +8,12 @@ it). Through the real CLI on a pseudo-terminal, as a person's editor runs.
 
 from __future__ import annotations
 
-import os
-import pty
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from cli_runs import REPO_ROOT, cli_environment, graph_run_output
+from cli_runs import graph_run_output, run_on_terminal
 from conftest import FakeServer
 
 from graph.builder import build_graph
@@ -35,28 +32,6 @@ def editor(tmp_path: Path, action: str) -> str:
     script = tmp_path / "editor.py"
     script.write_text(f"import os, sys\npath = sys.argv[1]\n{action}\n")
     return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
-
-
-def run_on_terminal(url: str, data: Path, typed: bytes, *args: str, **env: str) -> tuple[int, str]:
-    """The CLI with `typed` waiting on a pseudo-terminal for its prompts."""
-    master, slave = pty.openpty()
-    try:
-        os.write(master, typed)
-        environment = cli_environment(url, data, COLUMNS="300", **env)
-        environment.pop("VISUAL", None)
-        run = subprocess.run(
-            [sys.executable, "-m", "graph.run", *args],
-            cwd=REPO_ROOT,
-            env=environment,
-            stdin=slave,
-            capture_output=True,
-            text=True,
-            timeout=90,
-        )
-    finally:
-        os.close(master)
-        os.close(slave)
-    return run.returncode, run.stdout + run.stderr
 
 
 def saved(data: Path, thread: str) -> dict[str, object]:
