@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -290,3 +292,23 @@ def shared_file(*parts: str) -> Path:
             f"shared data not found at {path} (it lives beside the checkout in ../shared)"
         )
     return path
+
+
+# A test module that starts processes (the CLIs, bench scripts, servers: anything run with
+# this interpreter, directly or through tests/cli_runs.py) is marked `cli_process`, read
+# from its source so no module can be left out: `-m "not cli_process"` runs the rest.
+_STARTS_PROCESSES = re.compile(
+    r"\bsys\.executable\b|\b(?:graph_run_process|graph_run_output|start_graph_run|"
+    r"graph_eval_process|run_on_terminal)\("
+)
+
+
+@functools.cache
+def starts_processes(module_file: str) -> bool:
+    return _STARTS_PROCESSES.search(Path(module_file).read_text(encoding="utf-8")) is not None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.parent.name == "unit_tests" and starts_processes(str(item.path)):
+            item.add_marker(pytest.mark.cli_process)

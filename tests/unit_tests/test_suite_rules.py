@@ -79,3 +79,15 @@ def test_postgres_tests_without_the_embedded_server_say_what_is_missing(
     with pytest.raises(outcome, match=r"embedded server is not installed.*\.\[test\]"):
         server.url()
     server.stop()
+
+
+def test_a_module_that_starts_processes_is_marked_and_one_that_does_not_is_not(
+    request: pytest.FixtureRequest,
+) -> None:
+    from conftest import starts_processes
+
+    here = request.path.parent
+    assert starts_processes(str(here / "test_cli.py"))  # runs `python -m graph.run`
+    assert not starts_processes(str(here / "test_bundle_choice.py"))  # calls choose() only
+    marked = {m.name for m in request.node.iter_markers()}
+    assert ("cli_process" in marked) == starts_processes(str(request.path))
