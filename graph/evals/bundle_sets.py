@@ -43,6 +43,7 @@ from typing import Any
 
 from catalog import DEFAULT_CATALOG_FILE, Product
 from catalog.models import category_slug
+from graph.evals.inputs import EvalInputError
 
 SHIPPED = "shipped"
 MAX_ITEMS = 4  # kinds per request: the brute force is a product over the kinds
@@ -50,7 +51,7 @@ _REQUEST_KEYS = {"id", "request", "budget", "items"}
 _ITEM_KEYS = {"kind", "title_has", "category", "max_price", "query"}
 
 
-class BundleFileError(ValueError):
+class BundleFileError(EvalInputError):
     """A bundle file that cannot be evaluated; the message names the file and request."""
 
 
