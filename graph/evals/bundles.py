@@ -1,24 +1,12 @@
 """Bundle evaluation: requests for several items under one total budget, each run through
-the whole graph and scored against the best bundle the catalog holds (issue #22).
-
-    python -m graph.eval BUNDLES.json --bundles [--catalog PATH] [--provider ...] [--out R.json]
-    python -m graph.eval BUNDLES.json --bundles --check     # brute force only, no model
+the whole graph and scored against the best bundle the catalog holds (issue #22; the
+command line, --check among it: graph/evals/main.py).
 
 The file format and the brute force: graph/evals/bundle_sets.py. Each request is one
 checkpointed thread (`bundle-{label}-{request id}`), run with every plan approved, so a
 rerun resumes where the last one stopped.
 
-Per request:
-- items_present: every kind is served by a pick, each pick serving at most one kind;
-- within_budget: something was picked, every pick is in the catalog, the picks' total
-  at catalog prices (each distinct id once; the outcome's own total is not trusted) is
-  at most the budget, and each pick serving a capped kind is within its cap;
-- fitting_exists, best_rating, best_combination: the brute force over every catalog
-  product of each kind (a product without a rating counts as 0); cheapest_total: the
-  cheapest one-per-kind combination whatever the budget;
-- rating (when items_present): the mean rating of the picks serving the kinds;
-  rating_ratio = rating / best_rating (above 1 only when the budget or a cap is broken);
-- llm_calls, input/output tokens and latency_s as graph.runs.session.usage_totals.
+What each figure of a report means: docs/evaluation.md ("Bundles under one total budget").
 """
 
 from __future__ import annotations
@@ -46,10 +34,10 @@ from graph.evals.bundle_sets import (
     rating_of,
     within,
 )
-from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side
+from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side, take_usage
 from graph.evals.inputs import check_limit
 from graph.evals.reruns import run_on_goal_thread
-from graph.runs.session import approve_all, usage_totals
+from graph.runs.session import approve_all
 from graph.tools import get_catalog
 
 
@@ -116,9 +104,7 @@ def score_bundle(
     catalog: dict[str, Product],
 ) -> None:
     """Fill a request's result from its run's final state."""
-    totals = usage_totals(values)
-    result.llm_calls, result.input_tokens = totals.llm_calls, totals.input_tokens
-    result.output_tokens, result.latency_s = totals.output_tokens, totals.latency_s
+    take_usage(result, values)
     outcome = values.get("outcome")
     result.picked = list(dict.fromkeys(p.id for p in outcome.picks)) if outcome else []
     result.unknown_ids = [i for i in result.picked if i not in catalog]
@@ -213,15 +199,8 @@ def run_bundles_eval(
 
     selected = list(requests[:limit])
     results = run_cases(selected, "request", start, run, line, name=name, progress=progress)
-    return BundleReport(
-        label,
-        bundles_file,
-        str(catalog_file),
-        context.provider,
-        context.model,
-        context.tool_mode,
-        results,
-    )
+    settings = (context.provider, context.model, context.tool_mode)
+    return BundleReport(label, bundles_file, str(catalog_file), *settings, results)
 
 
 BUNDLE_ROWS: list[Row] = [

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict
 from functools import partial
 from pathlib import Path
@@ -22,7 +22,7 @@ from catalog.terminal import terminal_markup
 from graph.context import Context
 from graph.evals.inputs import EvalInputError, report_paths, write_atomically
 from graph.providers.models import resolved_context
-from graph.runs.session import open_run_catalog
+from graph.runs.session import open_run_catalog, usage_totals
 
 
 class CaseResult(Protocol):
@@ -52,6 +52,13 @@ def prepared(context: Context) -> Context:
     provider and model resolved as the model session resolves them, since a rerun is
     compared with the saved runs by these (graph/evals/reruns.py)."""
     return open_run_catalog(resolved_context(context))
+
+
+def take_usage(result: object, values: Mapping[str, Any]) -> None:
+    """Set the result's fields named as usage_totals' (the CLI's own totals) from a run."""
+    for name, value in asdict(usage_totals(values)).items():
+        if hasattr(result, name):
+            setattr(result, name, value)
 
 
 def run_cases(

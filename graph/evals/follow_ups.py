@@ -1,9 +1,7 @@
 """Follow-up evaluation (issue 26): each dev case runs its first request, then its
 follow-up on a new thread linked to it, both approved as planned, and scores the checks
-the case states (tests/fixtures/follow_ups_dev.json describes them).
-
-    python -m graph.eval tests/fixtures/follow_ups_dev.json --follow-ups [--provider ...]
-        [--model ...] [--label L] [--limit N] [--db PATH] [--out R.json]
+the case states (tests/fixtures/follow_ups_dev.json describes them; the command line:
+graph/evals/main.py).
 
 Threads are `followup-{label}-{id}-first` and `-next`, so a rerun reads back the runs
 that finished and resumes the rest. A case passes when both runs finished and every check
@@ -194,9 +192,6 @@ def run_follow_ups_eval(
 ) -> FollowUpReport:
     """Run each case's first request and its follow-up (auto-approved) and score them."""
 
-    def start(index: int, case: FollowUpCase) -> CaseResult:
-        return CaseResult(case.id, case.first, case.follow_up)
-
     def run(result: CaseResult, case: FollowUpCase, note: Note) -> None:
         first_thread = f"followup-{label}-{case.id}-first"
         first = run_thread(graph, first_thread, case.first, context, approve_all).values
@@ -216,6 +211,9 @@ def run_follow_ups_eval(
     def line(result: CaseResult) -> str:
         failed = [name for name, ok in result.checks.items() if not ok]
         return "pass" if result.passed else terminal_markup(f"fail {failed or ''}".strip(), 300)
+
+    def start(index: int, case: FollowUpCase) -> CaseResult:
+        return CaseResult(case.id, case.first, case.follow_up)
 
     def name(index: int, case: FollowUpCase) -> str:
         return terminal_markup(case.id, 40)

@@ -1,8 +1,7 @@
 """Evaluation of plans against the limits each request states, for requests without a
 ground-truth product (such as DeepShop's): the planner runs, the plan is not executed,
-and its search filters are compared with limits labelled by hand.
-
-    python -m graph.eval REQUESTS.jsonl --limits LABELS.json [--provider ...] [--out R.json]
+and its search filters are compared with limits labelled by hand (the command line:
+graph/evals/main.py).
 
 REQUESTS.jsonl has one `{"id", "ques"}` object per line. LABELS.json maps each id to
 `{"max_price", "min_price", "min_rating"}` (null when the request states none) under a
@@ -16,7 +15,6 @@ Per request and limit kind:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -25,7 +23,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from graph.context import Context
 from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side
-from graph.evals.inputs import EvalInputError, check_limit, read_json, read_jsonl
+from graph.evals.inputs import EvalInputError, check_limit, is_number, read_json, read_jsonl
 from graph.evals.reruns import run_on_goal_thread
 from graph.runs.session import stay_paused
 from graph.schemas import Plan
@@ -83,11 +81,7 @@ def load_labels(path: Path) -> dict[str, dict[str, float | None]]:
                 f"labels file {path}: label {request_id!r} needs exactly {LIMIT_KINDS}"
             )
         for kind, value in label.items():
-            if value is not None and (
-                isinstance(value, bool)
-                or not isinstance(value, int | float)
-                or not math.isfinite(value)
-            ):
+            if value is not None and not is_number(value):
                 raise EvalInputError(
                     f"labels file {path}: label {request_id!r} {kind} must be a number or "
                     f"null, got {value!r}"

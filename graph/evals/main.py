@@ -106,8 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             return _compare_main(args.compare)
         check_limit(args.limit)
         check_out(args.out, (args.goals, args.catalog, args.limits))
-        mode = _mode(args)
-        return _run_and_report(args, *mode) if mode else 0
+        return _mode_main(args)
     except USER_ERRORS as error:
         # Masked: a provider or database message may quote a key or a URL's password.
         print(f"error: {clean_text(redact_secrets(str(error)), 2000)}", file=sys.stderr)
@@ -130,51 +129,37 @@ def _compare_main(paths: list[Path]) -> int:
     return 0
 
 
-# A mode, its inputs read: the context its runs start from, its default label (formatted
-# with the prepared context), its run (given the context, the graph, a label and --limit)
-# and its table (of a list of reports).
-Mode = tuple[Context, str, Callable[..., EvalReport], Callable[[list[dict[str, Any]]], str]]
-FULL_LABEL = "{0.provider}-{0.model}-{0.tool_mode}"
+FULL_LABEL = "{0.provider}-{0.model}-{0.tool_mode}"  # formatted with the prepared context
 
 
-def _mode(args: argparse.Namespace) -> Mode | None:
-    """The mode the arguments name, its inputs read and checked before any model starts
-    (None: `--bundles --check`, printed already, runs no model)."""
-    source = str(args.goals)
+def _mode_main(args: argparse.Namespace) -> int:
+    """Run the mode the arguments name, its inputs read and checked before any model
+    starts; print its report's table and, with --out, save the report. `run` is the mode
+    with its cases bound, given the context, graph, label and --limit."""
+    source, default_label = str(args.goals), FULL_LABEL
+    run: Callable[..., EvalReport]
+    table: Callable[[list[dict[str, Any]]], str]
     if args.limits is not None:
         requests, labels = load_requests(args.goals), load_labels(args.limits)
         run = partial(run_limits_eval, requests, labels, requests_file=source)
         context = Context(provider=args.provider, model=args.model)
-        return context, "limits-{0.provider}-{0.model}", run, limits_table
-    if args.bundles:
+        default_label, table = "limits-{0.provider}-{0.model}", limits_table
+    elif args.bundles:
         bundles = load_bundles(args.goals, args.catalog)
         products = load_products(bundles.catalog)
         check_kinds(bundles.requests, products, bundles.catalog, str(bundles.path))
         if args.check:
             print(check_text(bundles, products))
-            return None
+            return 0
         run = partial(run_bundles_eval, bundles.requests, bundles.catalog, bundles_file=source)
-        return approved_context(args, bundles.catalog), FULL_LABEL, run, bundles_table
-    if args.follow_ups:  # on the shipped catalog
+        context, table = approved_context(args, bundles.catalog), bundles_table
+    elif args.follow_ups:  # on the shipped catalog; its table has a row per case of one report
         run = partial(run_follow_ups_eval, load_cases(args.goals), follow_ups_file=source)
-        return approved_context(args), "{0.provider}-{0.model}", run, _follow_ups_table
-    run = partial(run_eval, load_goals(args.goals), args.catalog, goals_file=source)
-    return approved_context(args, args.catalog), FULL_LABEL, run, markdown_table
-
-
-def _follow_ups_table(reports: list[dict[str, Any]]) -> str:
-    return follow_ups_table(reports[0])  # one report, a row per case
-
-
-def _run_and_report(
-    args: argparse.Namespace,
-    context: Context,
-    default_label: str,
-    run: Callable[..., EvalReport],
-    table: Callable[[list[dict[str, Any]]], str],
-) -> int:
-    """Run a mode in a model session, then print its report's table and, with --out, save
-    the report."""
+        context, default_label = approved_context(args), "{0.provider}-{0.model}"
+        table = lambda reports: follow_ups_table(reports[0])  # noqa: E731
+    else:
+        run = partial(run_eval, load_goals(args.goals), args.catalog, goals_file=source)
+        context, table = approved_context(args, args.catalog), markdown_table
     # The catalog opened before a model starts (a local one takes a while): a bad one fails first.
     context = prepared(context)
     graph = build_graph(checkpointer=open_checkpointer(args.db))

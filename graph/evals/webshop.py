@@ -8,7 +8,6 @@ it runs the same goals on the same catalog, provider and model (graph/evals/reru
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import partial
@@ -20,11 +19,11 @@ from langgraph.graph.state import CompiledStateGraph
 
 from catalog import load_products
 from graph.context import Context
-from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side
-from graph.evals.inputs import EvalInputError, check_limit, read_json
+from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side, take_usage
+from graph.evals.inputs import EvalInputError, check_limit, is_number, read_json
 from graph.evals.reruns import run_on_goal_thread
 from graph.evals.webshop_reward import webshop_reward
-from graph.runs.session import approve_all, usage_totals
+from graph.runs.session import approve_all
 
 
 @dataclass
@@ -118,9 +117,7 @@ def load_goals(path: Path) -> list[dict[str, Any]]:
         if not isinstance(goal["attributes"], list):
             raise EvalInputError(f"{where}: attributes must be a list")
         cap = goal.get("price_upper")
-        if cap is not None and (
-            isinstance(cap, bool) or not isinstance(cap, int | float) or not math.isfinite(cap)
-        ):
+        if cap is not None and not is_number(cap):
             raise EvalInputError(f"{where}: price_upper must be a number, got {cap!r}")
     return goals
 
@@ -180,14 +177,7 @@ def score_goal(
         )
         result.fallback_plan = plan.built_in_code is not None
     result.zero_result_steps = sum(1 for r in steps if r.kind == "search" and not r.products)
-    totals = usage_totals(values)  # the same totals the CLI reports
-    result.llm_calls = totals.llm_calls
-    result.input_tokens = totals.input_tokens
-    result.output_tokens = totals.output_tokens
-    result.plan_output_tokens = totals.plan_output_tokens
-    result.reasoning_input_tokens = totals.reasoning_input_tokens
-    result.code_decisions = totals.code_decisions
-    result.latency_s = totals.latency_s
+    take_usage(result, values)
     result.target_in_candidates = any(p.id == goal["asin"] for r in steps for p in r.products)
     if outcome is None or not outcome.picks:
         return
@@ -236,15 +226,8 @@ def run_eval(
         return f"reward {result.reward:.2f}" + (" (target)" if result.exact_success else "")
 
     results = run_cases(goals[:limit], "goal", start, run, line, progress=progress)
-    return Report(
-        label=label,
-        goals_file=goals_file,
-        catalog=str(catalog_path),
-        provider=context.provider,
-        model=context.model,
-        tool_mode=context.tool_mode,
-        results=results,
-    )
+    settings = (context.provider, context.model, context.tool_mode)
+    return Report(label, goals_file, str(catalog_path), *settings, results)
 
 
 def _cell(value: Any) -> str:
