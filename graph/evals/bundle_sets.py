@@ -2,28 +2,10 @@
 brute force that finds the best bundle a catalog holds. Plain code over catalog products
 (no graph, no model); graph/evals/bundles.py runs and scores the requests.
 
-A bundle file (JSON):
-
-    {"catalog": "shipped",
-     "requests": [{"id": "b01", "request": "running shoes and a water bottle, $150 total",
-                   "budget": 150,
-                   "items": [{"kind": "running shoes", "title_has": ["running shoe"],
-                              "query": "running shoes"},
-                             {"kind": "water bottle", "title_has": ["water bottle"]}]}]}
-
-- catalog: "shipped" (catalog/data/products.jsonl) or a catalog file; a relative path is
-  taken from the working directory, like every path the CLI takes (run from the
-  repository root). One catalog per file; the CLI's --catalog overrides it.
-- id, request: a unique name and the shopper's words; budget: the total the request
-  states, in dollars (> 0).
-- items: the kinds the bundle must hold (1 to 4). A product is of a kind when its
-  lowercased title contains any phrase of `title_has` (if given) and it is in
-  `category` (a category name or slug, if given); a kind gives one or both.
-  `max_price` is a cap the request states for that item beside the total ("shoes under
-  $100"). `query` is the words a shopper would search for the item (documentation; the
-  dev set's tests search with it).
-Unknown keys, a bad budget, or a kind that matches no catalog product is an error naming
-the request: such a file is a broken dev set.
+The file format, with an example: docs/evaluation.md ("Bundles under one total budget").
+Beside it: a request holds 1 to 4 kinds; `category` may be a name or a slug; `query` is
+documentation (the dev set's tests search with it); a relative catalog path is taken from
+the working directory, like every path the CLI takes.
 
 The brute force takes one distinct product per kind, each within its cap, the total within
 the budget; the best has the highest mean rating (a product without a rating counts as 0),
@@ -43,6 +25,7 @@ from typing import Any
 
 from catalog import DEFAULT_CATALOG_FILE, Product
 from catalog.models import category_slug
+from graph.evals.inputs import EvalInputError
 
 SHIPPED = "shipped"
 MAX_ITEMS = 4  # kinds per request: the brute force is a product over the kinds
@@ -50,7 +33,7 @@ _REQUEST_KEYS = {"id", "request", "budget", "items"}
 _ITEM_KEYS = {"kind", "title_has", "category", "max_price", "query"}
 
 
-class BundleFileError(ValueError):
+class BundleFileError(EvalInputError):
     """A bundle file that cannot be evaluated; the message names the file and request."""
 
 

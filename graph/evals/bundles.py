@@ -1,64 +1,43 @@
 """Bundle evaluation: requests for several items under one total budget, each run through
-the whole graph and scored against the best bundle the catalog holds (issue #22).
-
-    python -m graph.eval BUNDLES.json --bundles [--catalog PATH] [--provider ...] [--out R.json]
-    python -m graph.eval BUNDLES.json --bundles --check     # brute force only, no model
+the whole graph and scored against the best bundle the catalog holds (issue #22; the
+command line, --check among it: graph/evals/main.py).
 
 The file format and the brute force: graph/evals/bundle_sets.py. Each request is one
 checkpointed thread (`bundle-{label}-{request id}`), run with every plan approved, so a
 rerun resumes where the last one stopped.
 
-Per request:
-- items_present: every kind is served by a pick, each pick serving at most one kind;
-- within_budget: something was picked, every pick is in the catalog, the picks' total
-  at catalog prices (each distinct id once; the outcome's own total is not trusted) is
-  at most the budget, and each pick serving a capped kind is within its cap;
-- fitting_exists, best_rating, best_combination: the brute force over every catalog
-  product of each kind (a product without a rating counts as 0); cheapest_total: the
-  cheapest one-per-kind combination whatever the budget;
-- rating (when items_present): the mean rating of the picks serving the kinds;
-  rating_ratio = rating / best_rating (above 1 only when the budget or a cap is broken);
-- llm_calls, input/output tokens and latency_s as graph.runs.session.usage_totals.
+What each figure of a report means: docs/evaluation.md ("Bundles under one total budget").
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
-import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
-from rich.progress import Progress
 
-from catalog import CatalogError, Product, SearchArgs, load_products
+from catalog import Product, SearchArgs, load_products
 from catalog.terminal import clean_text, terminal_markup
-from graph.builder import build_graph
 from graph.context import Context
 from graph.evals.bundle_sets import (
     BruteForce,
     BundleFile,
-    BundleFileError,
     BundleRequest,
     Combination,
     assign,
     brute_force,
     catalog_brute_force,
     check_kinds,
-    load_bundles,
     rating_of,
     within,
 )
-from graph.evals.common import approved_context, prepared, show_and_save
+from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side, take_usage
 from graph.evals.inputs import check_limit
-from graph.evals.reruns import goal_thread
-from graph.providers.models import chat_model_session
-from graph.runs.checkpoint import open_checkpointer
-from graph.runs.session import approve_all, run_thread, usage_totals
+from graph.evals.reruns import run_on_goal_thread
+from graph.runs.session import approve_all
 from graph.tools import get_catalog
 
 
@@ -125,9 +104,7 @@ def score_bundle(
     catalog: dict[str, Product],
 ) -> None:
     """Fill a request's result from its run's final state."""
-    totals = usage_totals(values)
-    result.llm_calls, result.input_tokens = totals.llm_calls, totals.input_tokens
-    result.output_tokens, result.latency_s = totals.output_tokens, totals.latency_s
+    take_usage(result, values)
     outcome = values.get("outcome")
     result.picked = list(dict.fromkeys(p.id for p in outcome.picks)) if outcome else []
     result.unknown_ids = [i for i in result.picked if i not in catalog]
@@ -149,9 +126,9 @@ def score_bundle(
 
 
 @dataclass
-class BundleReport:
+class BundleReport(EvalReport):
     label: str
-    bundles_file: str
+    bundles_file: str  # marks a bundle report (--compare)
     catalog: str
     provider: str | None
     model: str | None
@@ -159,42 +136,25 @@ class BundleReport:
     results: list[BundleResult]
 
     def summary(self) -> dict[str, Any]:
-        results = self.results
+        results, mean = self.results, self.mean
         fitting = [r for r in results if r.fitting_exists]
         met = [r for r in fitting if r.items_present and r.within_budget]
         ratios = [r.rating_ratio for r in met if r.rating_ratio is not None]
-        n = len(results) or 1
-
-        def mean(name: str) -> float:
-            return round(sum(float(getattr(r, name)) for r in results) / n, 4)
-
         return {
             "requests": len(results),
             "fitting_exists": len(fitting),
             # Over the requests a fitting bundle exists for: the others cannot be met.
             "all_items_and_within_budget": len(met),
             "all_items_and_within_budget_share": round(len(met) / (len(fitting) or 1), 4),
-            "items_present": sum(r.items_present for r in results),
-            "within_budget": sum(r.within_budget for r in results),
+            "items_present": self.count("items_present"),
+            "within_budget": self.count("within_budget"),
             # Over the met requests only, so it reads "how good, when it worked".
             "mean_rating_ratio": round(sum(ratios) / len(ratios), 4) if ratios else None,
             "llm_calls": mean("llm_calls"),
             "input_tokens": mean("input_tokens"),
             "output_tokens": mean("output_tokens"),
             "latency_s": mean("latency_s"),
-            "errors": sum(1 for r in results if r.error),
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "bundles_file": self.bundles_file,  # marks a bundle report (--compare)
-            "catalog": self.catalog,
-            "provider": self.provider,
-            "model": self.model,
-            "tool_mode": self.tool_mode,
-            "summary": self.summary(),
-            "results": [asdict(r) for r in self.results],
+            "errors": self.count("error"),
         }
 
 
@@ -219,75 +179,57 @@ def run_bundles_eval(
     products = load_products(catalog_file)
     check_kinds(requests, products, catalog_file, bundles_file)
     by_id = {p.id: p for p in products}
-    selected = list(requests[:limit] if limit is not None else requests)
-    results: list[BundleResult] = []
-    with Progress(disable=not progress, transient=False) as bar:
-        task = bar.add_task("requests", total=len(selected))
-        for request in selected:
-            thread_id = f"bundle-{label}-{request.id}"
-            result = new_result(request, thread_id, catalog_brute_force(request, products))
-            started = time.perf_counter()
-            try:
-                chosen = goal_thread(graph, thread_id, request.request, context)
-                result.thread_id = chosen.thread_id
-                if chosen.note:
-                    bar.console.print(
-                        f"request {terminal_markup(request.id, 40)}: "
-                        + terminal_markup(chosen.note, 500)
-                    )
-                run = run_thread(graph, chosen.thread_id, request.request, context, approve_all)
-                score_bundle(result, run.values, request, by_id)
-            except Exception as error:  # one failing request must not end the evaluation
-                result.error = f"{type(error).__name__}: {error}"[:500]
-                result.latency_s = round(time.perf_counter() - started, 3)
-            results.append(result)
-            missing = ", ".join(result.missing_kinds)
-            bar.console.print(
-                f"request {terminal_markup(request.id, 40)}: "
-                + (f"missing {terminal_markup(missing, 200)}" if missing else "every item")
-                + f", ${result.total:.2f} of ${request.budget:.2f}"
-                + (f" error: {terminal_markup(result.error, 80)}" if result.error else "")
-            )
-            bar.advance(task)
-    return BundleReport(
-        label,
-        bundles_file,
-        str(catalog_file),
-        context.provider,
-        context.model,
-        context.tool_mode,
-        results,
-    )
+
+    def start(index: int, request: BundleRequest) -> BundleResult:
+        found = catalog_brute_force(request, products)
+        return new_result(request, f"bundle-{label}-{request.id}", found)
+
+    def run(result: BundleResult, request: BundleRequest, note: Note) -> None:
+        values = run_on_goal_thread(graph, context, result, request.request, approve_all, note)
+        score_bundle(result, values, request, by_id)
+
+    def line(result: BundleResult) -> str:
+        missing = ", ".join(result.missing_kinds)
+        return (
+            f"missing {terminal_markup(missing, 200)}" if missing else "every item"
+        ) + f", ${result.total:.2f} of ${result.budget:.2f}"
+
+    def name(index: int, request: BundleRequest) -> str:
+        return f"request {terminal_markup(request.id, 40)}"
+
+    selected = list(requests[:limit])
+    results = run_cases(selected, "request", start, run, line, name=name, progress=progress)
+    settings = (context.provider, context.model, context.tool_mode)
+    return BundleReport(label, bundles_file, str(catalog_file), *settings, results)
 
 
-def markdown_table(reports: list[dict[str, Any]]) -> str:
-    """One column per report, so two runs compare side by side."""
-    lines = ["| metric | " + " | ".join(r["label"] for r in reports) + " |"]
-    lines.append("|---|" + "---:|" * len(reports))
-
-    def row(title: str, cell: Any) -> None:
-        lines.append(f"| {title} | " + " | ".join(cell(r["summary"]) for r in reports) + " |")
-
-    def number(value: float | None) -> str:
-        return "–" if value is None else f"{value:.2f}"
-
-    row("requests (a fitting bundle exists)", lambda s: f"{s['requests']} ({s['fitting_exists']})")
-    row(
+BUNDLE_ROWS: list[Row] = [
+    ("requests (a fitting bundle exists)", lambda s: f"{s['requests']} ({s['fitting_exists']})"),
+    (
         "every item, within budget",
         lambda s: (
             f"{s['all_items_and_within_budget']}/{s['fitting_exists']} "
             f"({s['all_items_and_within_budget_share']:.2f})"
         ),
-    )
-    row("every item present", lambda s: f"{s['items_present']}/{s['requests']}")
-    row("within budget", lambda s: f"{s['within_budget']}/{s['requests']}")
-    row("rating / best fitting (when met)", lambda s: number(s["mean_rating_ratio"]))
-    row("LLM calls / request", lambda s: number(s["llm_calls"]))
-    row("input tokens / request", lambda s: number(s["input_tokens"]))
-    row("output tokens / request", lambda s: number(s["output_tokens"]))
-    row("latency s / request", lambda s: number(s["latency_s"]))
-    row("errors", lambda s: str(s["errors"]))
-    return "\n".join(lines)
+    ),
+    ("every item present", lambda s: f"{s['items_present']}/{s['requests']}"),
+    ("within budget", lambda s: f"{s['within_budget']}/{s['requests']}"),
+    ("rating / best fitting (when met)", lambda s: _number(s["mean_rating_ratio"])),
+    ("LLM calls / request", lambda s: _number(s["llm_calls"])),
+    ("input tokens / request", lambda s: _number(s["input_tokens"])),
+    ("output tokens / request", lambda s: _number(s["output_tokens"])),
+    ("latency s / request", lambda s: _number(s["latency_s"])),
+    ("errors", lambda s: str(s["errors"])),
+]
+
+
+def _number(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def markdown_table(reports: list[dict[str, Any]]) -> str:
+    """One column per report, so two runs compare side by side."""
+    return side_by_side(reports, BUNDLE_ROWS)
 
 
 def _combination(combo: Combination | None) -> str:
@@ -316,33 +258,3 @@ def check_text(bundles: BundleFile, products: Sequence[Product]) -> str:
             f"  best in the top 5 of each item's search: {_combination(shallow.best)}",
         ]
     return "\n".join(lines)
-
-
-def bundles_main(args: argparse.Namespace) -> int:
-    """`python -m graph.eval BUNDLES.json --bundles [--check]` (parsed by webshop.main)."""
-    try:
-        bundles = load_bundles(args.goals, args.catalog)
-        products = load_products(bundles.catalog)
-        check_kinds(bundles.requests, products, bundles.catalog, str(bundles.path))
-    except (BundleFileError, CatalogError) as error:
-        print(f"error: {clean_text(error, 2000)}", file=sys.stderr)
-        return 2
-    if args.check:
-        print(check_text(bundles, products))
-        return 0
-    context = prepared(approved_context(args, bundles.catalog))  # before a model starts
-    graph = build_graph(checkpointer=open_checkpointer(args.db))
-    with chat_model_session(context) as context:
-        label = args.label or f"{context.provider}-{context.model}-{context.tool_mode}"
-        report = run_bundles_eval(
-            bundles.requests,
-            bundles.catalog,
-            context,
-            graph,
-            label=label,
-            bundles_file=str(args.goals),
-            limit=args.limit,
-        )
-    data = report.to_json()
-    show_and_save(data, markdown_table([data]), args.out)
-    return 0

@@ -1,9 +1,7 @@
 """Follow-up evaluation (issue 26): each dev case runs its first request, then its
 follow-up on a new thread linked to it, both approved as planned, and scores the checks
-the case states (tests/fixtures/follow_ups_dev.json describes them).
-
-    python -m graph.eval tests/fixtures/follow_ups_dev.json --follow-ups [--provider ...]
-        [--model ...] [--label L] [--limit N] [--db PATH] [--out R.json]
+the case states (tests/fixtures/follow_ups_dev.json describes them; the command line:
+graph/evals/main.py).
 
 Threads are `followup-{label}-{id}-first` and `-next`, so a rerun reads back the runs
 that finished and resumes the rest. A case passes when both runs finished and every check
@@ -12,40 +10,26 @@ holds; the figure is passed/total.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
 from catalog.terminal import terminal_markup
-from graph.builder import build_graph
 from graph.context import Context
-from graph.evals.common import prepared, show_and_save
+from graph.evals.driver import EvalReport, Note, run_cases
 from graph.evals.inputs import EvalInputError
-from graph.providers.models import chat_model_session
 from graph.reading.words import product_words, stem
-from graph.runs.checkpoint import open_checkpointer
 from graph.runs.session import approve_all, run_thread
 from graph.schemas import ProductSummary
 from graph.state import plan_that_runs
 
-CHECKS = (
-    "kind",
-    "cap_below_pick",
-    "searches_below_pick",
-    "missing",
-    "kept",
-    "dropped",
-    "new_item",
-    "max_price",
-    "min_rating",
-    "budget",
-    "carried",
-    "uncapped",
+CHECKS = tuple(
+    "kind cap_below_pick searches_below_pick missing kept dropped new_item max_price min_rating "
+    "budget carried uncapped".split()
 )
 
 
@@ -185,23 +169,15 @@ class CaseResult:
 
 
 @dataclass
-class FollowUpReport:
+class FollowUpReport(EvalReport):
     label: str
-    cases_file: str
+    follow_ups_file: str
     provider: str
     model: str | None
     results: list[CaseResult]
 
-    def to_json(self) -> dict[str, Any]:
-        passed = sum(r.passed for r in self.results)
-        return {
-            "label": self.label,
-            "follow_ups_file": self.cases_file,
-            "provider": self.provider,
-            "model": self.model,
-            "summary": {"passed": passed, "total": len(self.results)},
-            "results": [asdict(r) for r in self.results],
-        }
+    def summary(self) -> dict[str, Any]:
+        return {"passed": self.count("passed"), "total": len(self.results)}
 
 
 def run_follow_ups_eval(
@@ -210,36 +186,40 @@ def run_follow_ups_eval(
     graph: CompiledStateGraph,
     *,
     label: str,
-    cases_file: str = "",
+    follow_ups_file: str = "",
+    limit: int | None = None,
     progress: bool = True,
 ) -> FollowUpReport:
     """Run each case's first request and its follow-up (auto-approved) and score them."""
-    results: list[CaseResult] = []
-    for case in cases:
-        result = CaseResult(case.id, case.first, case.follow_up)
+
+    def run(result: CaseResult, case: FollowUpCase, note: Note) -> None:
         first_thread = f"followup-{label}-{case.id}-first"
-        try:
-            first = run_thread(graph, first_thread, case.first, context, approve_all).values
-            second = run_thread(
-                graph,
-                f"followup-{label}-{case.id}-next",
-                case.follow_up,
-                context,
-                approve_all,
-                follow_up_of=first_thread,
-            ).values
-            result.first_picks = [p.id for p in first["outcome"].picks]
-            result.picks = [p.id for p in second["outcome"].picks] if second.get("outcome") else []
-            result.checks = score_case(case, first, second)
-            result.passed = bool(result.checks) and all(result.checks.values())
-        except Exception as error:  # one failing case must not end the evaluation
-            result.error = f"{type(error).__name__}: {error}"[:500]
-        results.append(result)
-        if progress:
-            failed = [name for name, ok in result.checks.items() if not ok]
-            state = "pass" if result.passed else f"fail {failed or result.error}"
-            print(f"{terminal_markup(case.id, 40)}: {terminal_markup(str(state), 300)}")
-    return FollowUpReport(label, cases_file, context.provider, context.model, results)
+        first = run_thread(graph, first_thread, case.first, context, approve_all).values
+        second = run_thread(
+            graph,
+            f"followup-{label}-{case.id}-next",
+            case.follow_up,
+            context,
+            approve_all,
+            follow_up_of=first_thread,
+        ).values
+        result.first_picks = [p.id for p in first["outcome"].picks]
+        result.picks = [p.id for p in second["outcome"].picks] if second.get("outcome") else []
+        result.checks = score_case(case, first, second)
+        result.passed = bool(result.checks) and all(result.checks.values())
+
+    def line(result: CaseResult) -> str:
+        failed = [name for name, ok in result.checks.items() if not ok]
+        return "pass" if result.passed else terminal_markup(f"fail {failed or ''}".strip(), 300)
+
+    def start(index: int, case: FollowUpCase) -> CaseResult:
+        return CaseResult(case.id, case.first, case.follow_up)
+
+    def name(index: int, case: FollowUpCase) -> str:
+        return terminal_markup(case.id, 40)
+
+    results = run_cases(cases[:limit], "case", start, run, line, name=name, progress=progress)
+    return FollowUpReport(label, follow_ups_file, context.provider, context.model, results)
 
 
 def markdown_table(report: dict[str, Any]) -> str:
@@ -253,24 +233,3 @@ def markdown_table(report: dict[str, Any]) -> str:
     summary = report["summary"]
     lines.append(f"\n{summary['passed']}/{summary['total']} follow-ups pass ({report['label']})")
     return "\n".join(lines)
-
-
-def follow_ups_main(args: argparse.Namespace) -> int:
-    """The --follow-ups mode: a bad file is one `error:` line (FollowUpFileError)."""
-    cases = load_cases(args.goals)
-    # The shipped catalog, opened (and the provider resolved) before a model starts.
-    context = Context(provider=args.provider, model=args.model, tool_mode=args.tool_mode)
-    context = prepared(replace(context, auto_approve=True))
-    graph = build_graph(checkpointer=open_checkpointer(args.db))
-    with chat_model_session(context) as context:
-        label = args.label or f"{context.provider}-{context.model}"
-        report = run_follow_ups_eval(
-            cases[: args.limit] if args.limit else cases,
-            context,
-            graph,
-            label=label,
-            cases_file=str(args.goals),
-        )
-    data = report.to_json()
-    show_and_save(data, markdown_table(data), args.out)
-    return 0

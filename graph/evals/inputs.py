@@ -9,6 +9,7 @@ wrong with it; `python -m graph.eval` prints it as one `error:` line.
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import tempfile
@@ -65,6 +66,11 @@ def read_jsonl(path: Path, what: str) -> list[tuple[int, Any]]:
     if not records:
         raise EvalInputError(f"{what} {path}: no records")
     return records
+
+
+def is_number(value: Any) -> bool:
+    """A finite int or float (JSON's true and false are not numbers here)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def check_limit(limit: int | None) -> None:

@@ -1,8 +1,7 @@
 """Evaluation of plans against the limits each request states, for requests without a
 ground-truth product (such as DeepShop's): the planner runs, the plan is not executed,
-and its search filters are compared with limits labelled by hand.
-
-    python -m graph.eval REQUESTS.jsonl --limits LABELS.json [--provider ...] [--out R.json]
+and its search filters are compared with limits labelled by hand (the command line:
+graph/evals/main.py).
 
 REQUESTS.jsonl has one `{"id", "ques"}` object per line. LABELS.json maps each id to
 `{"max_price", "min_price", "min_rating"}` (null when the request states none) under a
@@ -16,21 +15,17 @@ Per request and limit kind:
 
 from __future__ import annotations
 
-import math
-import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
-from rich.progress import Progress
 
-from catalog.terminal import terminal_markup
 from graph.context import Context
-from graph.evals.common import prepared
-from graph.evals.inputs import EvalInputError, check_limit, read_json, read_jsonl
-from graph.evals.reruns import goal_thread
-from graph.runs.session import run_thread, stay_paused
+from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side
+from graph.evals.inputs import EvalInputError, check_limit, is_number, read_json, read_jsonl
+from graph.evals.reruns import run_on_goal_thread
+from graph.runs.session import stay_paused
 from graph.schemas import Plan
 from graph.shaping.limits import LIMIT_LABELS, same_amount
 
@@ -86,11 +81,7 @@ def load_labels(path: Path) -> dict[str, dict[str, float | None]]:
                 f"labels file {path}: label {request_id!r} needs exactly {LIMIT_KINDS}"
             )
         for kind, value in label.items():
-            if value is not None and (
-                isinstance(value, bool)
-                or not isinstance(value, int | float)
-                or not math.isfinite(value)
-            ):
+            if value is not None and not is_number(value):
                 raise EvalInputError(
                     f"labels file {path}: label {request_id!r} {kind} must be a number or "
                     f"null, got {value!r}"
@@ -131,7 +122,7 @@ def score_plan(result: LimitResult, plan: Plan) -> None:
 
 
 @dataclass
-class LimitReport:
+class LimitReport(EvalReport):
     label: str
     requests_file: str
     provider: str | None
@@ -142,30 +133,19 @@ class LimitReport:
         results = self.results
         summary: dict[str, Any] = {
             "requests": len(results),
-            "valid_plans": sum(r.plan_valid for r in results),
-            "built_in_code": sum(r.built_in_code for r in results),
-            "not_shopping": sum(r.not_shopping for r in results),
+            "valid_plans": self.count("plan_valid"),
+            "built_in_code": self.count("built_in_code"),
+            "not_shopping": self.count("not_shopping"),
         }
         for kind in LIMIT_KINDS:
             stated = [r for r in results if r.labels.get(kind) is not None]
             summary[f"{kind}_stated"] = len(stated)
             summary[f"{kind}_reached"] = sum(bool(r.reached.get(kind)) for r in stated)
-        summary["plans_with_invented_limit"] = sum(bool(r.invented) for r in results)
-        n = len(results) or 1
-        summary["output_tokens"] = round(sum(r.output_tokens for r in results) / n, 1)
-        summary["latency_s"] = round(sum(r.latency_s for r in results) / n, 3)
-        summary["errors"] = sum(1 for r in results if r.error)
+        summary["plans_with_invented_limit"] = self.count("invented")
+        summary["output_tokens"] = self.mean("output_tokens", 1)
+        summary["latency_s"] = self.mean("latency_s", 3)
+        summary["errors"] = self.count("error")
         return summary
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "requests_file": self.requests_file,
-            "provider": self.provider,
-            "model": self.model,
-            "summary": self.summary(),
-            "results": [asdict(r) for r in self.results],
-        }
 
 
 def run_limits_eval(
@@ -189,61 +169,50 @@ def run_limits_eval(
     check_limit(limit)
     context = prepared(context)
     selected = [r for r in requests if r["id"] in labels]  # unlabelled ones cannot be scored
-    selected = selected[:limit] if limit is not None else selected
-    results: list[LimitResult] = []
-    with Progress(disable=not progress, transient=False) as bar:
-        task = bar.add_task("requests", total=len(selected))
-        for index, record in enumerate(selected, start=1):
-            thread_id = f"limits-{label}-{index:03d}-{record['id']}"
-            result = LimitResult(record["id"], record["ques"], thread_id, labels[record["id"]])
-            started = time.perf_counter()
-            try:
-                chosen = goal_thread(graph, thread_id, record["ques"], context)
-                result.thread_id = chosen.thread_id
-                if chosen.note:
-                    bar.console.print(f"request {index}: {terminal_markup(chosen.note, 500)}")
-                run = run_thread(graph, chosen.thread_id, record["ques"], context, stay_paused)
-                plan = run.values.get("plan")
-                usage = run.values.get("planner_usage")
-                result.output_tokens = usage.output_tokens if usage is not None else 0
-                result.latency_s = float(run.values.get("planner_latency_s") or 0)
-                if plan is not None:
-                    score_plan(result, plan)
-            except Exception as error:  # one failing request must not end the evaluation
-                result.error = f"{type(error).__name__}: {error}"[:500]
-                result.latency_s = round(time.perf_counter() - started, 3)
-            results.append(result)
-            missed = [k for k, ok in result.reached.items() if ok is False]
-            bar.console.print(
-                f"request {index}: "
-                + ("valid" if result.plan_valid else "no plan")
-                + (f", missed {', '.join(missed)}" if missed else "")
-                + (f", invented {'; '.join(result.invented)}" if result.invented else "")
-                + (f" error: {terminal_markup(result.error, 80)}" if result.error else "")
-            )
-            bar.advance(task)
+
+    def start(index: int, record: dict[str, Any]) -> LimitResult:
+        thread_id = f"limits-{label}-{index:03d}-{record['id']}"
+        return LimitResult(record["id"], record["ques"], thread_id, labels[record["id"]])
+
+    def run(result: LimitResult, record: dict[str, Any], note: Note) -> None:
+        values = run_on_goal_thread(graph, context, result, record["ques"], stay_paused, note)
+        plan = values.get("plan")
+        usage = values.get("planner_usage")
+        result.output_tokens = usage.output_tokens if usage is not None else 0
+        result.latency_s = float(values.get("planner_latency_s") or 0)
+        if plan is not None:
+            score_plan(result, plan)
+
+    def line(result: LimitResult) -> str:
+        missed = [k for k, ok in result.reached.items() if ok is False]
+        return (
+            ("valid" if result.plan_valid else "no plan")
+            + (f", missed {', '.join(missed)}" if missed else "")
+            + (f", invented {'; '.join(result.invented)}" if result.invented else "")
+        )
+
+    results = run_cases(selected[:limit], "request", start, run, line, progress=progress)
     return LimitReport(label, requests_file, context.provider, context.model, results)
+
+
+LIMIT_ROWS: list[Row] = [
+    ("valid plans", lambda s: f"{s['valid_plans']}/{s['requests']}"),
+    ("plans built in code (fallback)", lambda s: str(s["built_in_code"])),
+    ("not a shopping request", lambda s: str(s["not_shopping"])),
+    *(
+        (
+            f"{kind.replace('_', ' ')} reached",
+            lambda s, k=kind: f"{s[f'{k}_reached']}/{s[f'{k}_stated']}",
+        )
+        for kind in LIMIT_KINDS
+    ),
+    ("plans with an invented limit", lambda s: str(s["plans_with_invented_limit"])),
+    ("planner output tokens / request", lambda s: f"{s['output_tokens']:.1f}"),
+    ("planner latency s / request", lambda s: f"{s['latency_s']:.2f}"),
+    ("errors", lambda s: str(s["errors"])),
+]
 
 
 def markdown_table(reports: list[dict[str, Any]]) -> str:
     """One column per report, so two runs (two models) compare side by side."""
-    header = "| metric | " + " | ".join(r["label"] for r in reports) + " |"
-    lines = [header, "|---|" + "---:|" * len(reports)]
-
-    def row(title: str, cell: Any) -> None:
-        lines.append(f"| {title} | " + " | ".join(cell(r["summary"]) for r in reports) + " |")
-
-    row("valid plans", lambda s: f"{s['valid_plans']}/{s['requests']}")
-    row("plans built in code (fallback)", lambda s: str(s["built_in_code"]))
-    row("not a shopping request", lambda s: str(s["not_shopping"]))
-    for kind, title in (
-        ("max_price", "max price reached"),
-        ("min_price", "min price reached"),
-        ("min_rating", "min rating reached"),
-    ):
-        row(title, lambda s, k=kind: f"{s[f'{k}_reached']}/{s[f'{k}_stated']}")
-    row("plans with an invented limit", lambda s: str(s["plans_with_invented_limit"]))
-    row("planner output tokens / request", lambda s: f"{s['output_tokens']:.1f}")
-    row("planner latency s / request", lambda s: f"{s['latency_s']:.2f}")
-    row("errors", lambda s: str(s["errors"]))
-    return "\n".join(lines)
+    return side_by_side(reports, LIMIT_ROWS)

@@ -23,18 +23,22 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from catalog import CatalogError
+from catalog import CatalogError, load_products
 from catalog.paths import keep_data_private
 from catalog.terminal import clean_text
 from graph.builder import build_graph
 from graph.context import Context, SettingsError, load_env_file
-from graph.evals.bundles import bundles_main
+from graph.evals.bundle_sets import check_kinds, load_bundles
+from graph.evals.bundles import check_text, run_bundles_eval
 from graph.evals.bundles import markdown_table as bundles_table
-from graph.evals.common import approved_context, prepared, show_and_save
-from graph.evals.follow_ups import follow_ups_main
+from graph.evals.driver import EvalReport, approved_context, prepared, show_and_save
+from graph.evals.follow_ups import load_cases, run_follow_ups_eval
+from graph.evals.follow_ups import markdown_table as follow_ups_table
 from graph.evals.inputs import EvalInputError, check_limit, check_out, read_json
 from graph.evals.limits import load_labels, load_requests, run_limits_eval
 from graph.evals.limits import markdown_table as limits_table
@@ -102,13 +106,7 @@ def main(argv: list[str] | None = None) -> int:
             return _compare_main(args.compare)
         check_limit(args.limit)
         check_out(args.out, (args.goals, args.catalog, args.limits))
-        if args.limits is not None:
-            return _limits_main(args)
-        if args.bundles:
-            return bundles_main(args)
-        if args.follow_ups:
-            return follow_ups_main(args)
-        return _goals_main(args)
+        return _mode_main(args)
     except USER_ERRORS as error:
         # Masked: a provider or database message may quote a key or a URL's password.
         print(f"error: {clean_text(redact_secrets(str(error)), 2000)}", file=sys.stderr)
@@ -131,43 +129,43 @@ def _compare_main(paths: list[Path]) -> int:
     return 0
 
 
-def _goals_main(args: argparse.Namespace) -> int:
-    goals = load_goals(args.goals)
+FULL_LABEL = "{0.provider}-{0.model}-{0.tool_mode}"  # formatted with the prepared context
+
+
+def _mode_main(args: argparse.Namespace) -> int:
+    """Run the mode the arguments name, its inputs read and checked before any model
+    starts; print its report's table and, with --out, save the report. `run` is the mode
+    with its cases bound, given the context, graph, label and --limit."""
+    source, default_label = str(args.goals), FULL_LABEL
+    run: Callable[..., EvalReport]
+    table: Callable[[list[dict[str, Any]]], str]
+    if args.limits is not None:
+        requests, labels = load_requests(args.goals), load_labels(args.limits)
+        run = partial(run_limits_eval, requests, labels, requests_file=source)
+        context = Context(provider=args.provider, model=args.model)
+        default_label, table = "limits-{0.provider}-{0.model}", limits_table
+    elif args.bundles:
+        bundles = load_bundles(args.goals, args.catalog)
+        products = load_products(bundles.catalog)
+        check_kinds(bundles.requests, products, bundles.catalog, str(bundles.path))
+        if args.check:
+            print(check_text(bundles, products))
+            return 0
+        run = partial(run_bundles_eval, bundles.requests, bundles.catalog, bundles_file=source)
+        context, table = approved_context(args, bundles.catalog), bundles_table
+    elif args.follow_ups:  # on the shipped catalog; its table has a row per case of one report
+        run = partial(run_follow_ups_eval, load_cases(args.goals), follow_ups_file=source)
+        context, default_label = approved_context(args), "{0.provider}-{0.model}"
+        table = lambda reports: follow_ups_table(reports[0])  # noqa: E731
+    else:
+        run = partial(run_eval, load_goals(args.goals), args.catalog, goals_file=source)
+        context, table = approved_context(args, args.catalog), markdown_table
     # The catalog opened before a model starts (a local one takes a while): a bad one fails first.
-    context = prepared(approved_context(args, args.catalog))
+    context = prepared(context)
     graph = build_graph(checkpointer=open_checkpointer(args.db))
     with chat_model_session(context) as context:
-        label = args.label or f"{context.provider}-{context.model}-{context.tool_mode}"
-        report = run_eval(
-            goals,
-            args.catalog,
-            context,
-            graph,
-            label=label,
-            goals_file=str(args.goals),
-            limit=args.limit,
-        )
+        label = args.label or default_label.format(context)
+        report = run(context, graph, label=label, limit=args.limit)
     data = report.to_json()
-    show_and_save(data, markdown_table([data]), args.out)
-    return 0
-
-
-def _limits_main(args: argparse.Namespace) -> int:
-    requests = load_requests(args.goals)
-    labels = load_labels(args.limits)
-    context = prepared(Context(provider=args.provider, model=args.model))
-    graph = build_graph(checkpointer=open_checkpointer(args.db))
-    with chat_model_session(context) as context:
-        label = args.label or f"limits-{context.provider}-{context.model}"
-        report = run_limits_eval(
-            requests,
-            labels,
-            context,
-            graph,
-            label=label,
-            requests_file=str(args.goals),
-            limit=args.limit,
-        )
-    data = report.to_json()
-    show_and_save(data, limits_table([data]), args.out)
+    show_and_save(data, table([data]), args.out)
     return 0

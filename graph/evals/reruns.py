@@ -15,8 +15,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
@@ -24,6 +25,7 @@ from langgraph.types import StateSnapshot
 from graph.context import Context
 from graph.reading.stated import checked_request
 from graph.runs.catalog_tie import CATALOG_IDENTITY, catalog_identity
+from graph.runs.session import Approver, run_thread
 from graph.runs.threads import read_state
 from graph.schemas import RequestError
 
@@ -69,7 +71,7 @@ def _catalog_key(identity: Any) -> tuple[str | None, ...]:
 
 
 def identity_now(request: str, context: Context) -> RunIdentity:
-    """The identity of running `request` in a prepared context (graph/evals/common.py)."""
+    """The identity of running `request` in a prepared context (graph/evals/driver.py)."""
     # As the run stores it; a request the run will refuse matches no saved one anyway.
     with contextlib.suppress(RequestError):
         request = checked_request(request)[0]
@@ -106,32 +108,37 @@ class RerunMismatch(RuntimeError):
     """Both the goal's thread and its fingerprinted one hold other runs."""
 
 
-@dataclass(frozen=True)
-class GoalThread:
-    thread_id: str
-    note: str | None = None  # why the goal left its usual thread, for the terminal
+class OnGoalThread(Protocol):
+    thread_id: str  # the goal's own thread, then the thread it ran on
 
 
-def goal_thread(
-    graph: CompiledStateGraph, thread_id: str, request: str, context: Context
-) -> GoalThread:
-    """The thread a goal runs on: `thread_id` when it is new or holds a run of the same
-    request, catalog, provider, model and tool mode; else `thread_id-FINGERPRINT`."""
+def run_on_goal_thread(
+    graph: CompiledStateGraph,
+    context: Context,
+    result: OnGoalThread,
+    request: str,
+    approver: Approver,
+    note: Callable[[str], None],
+) -> dict[str, Any]:
+    """Run (or resume, or just read back) `request` on its goal's thread,
+    `result.thread_id`, when that is new or holds a run of the same request, catalog,
+    provider, model and tool mode; else on `thread_id-FINGERPRINT`, telling `note` why.
+    The run's final values."""
     now = identity_now(request, context)
+    thread_id = result.thread_id
     snapshot = read_state(graph, thread_id)
-    if not snapshot.values:
-        return GoalThread(thread_id)
-    differences = now.differences(saved_identity(snapshot))
-    if not differences:
-        return GoalThread(thread_id)
-    fresh = f"{thread_id}-{now.fingerprint()}"
-    other = read_state(graph, fresh)
-    if other.values and now.differences(saved_identity(other)):
-        raise RerunMismatch(
-            f"threads {thread_id!r} and {fresh!r} hold runs with other settings; use a new --label"
+    differences = now.differences(saved_identity(snapshot)) if snapshot.values else []
+    if differences:
+        fresh = f"{thread_id}-{now.fingerprint()}"
+        other = read_state(graph, fresh)
+        if other.values and now.differences(saved_identity(other)):
+            raise RerunMismatch(
+                f"threads {thread_id!r} and {fresh!r} hold runs with other settings; "
+                "use a new --label"
+            )
+        result.thread_id = fresh
+        note(
+            f"thread {thread_id!r} holds a run with {', '.join(differences)}; "
+            f"this rerun uses thread {fresh!r}"
         )
-    return GoalThread(
-        fresh,
-        f"thread {thread_id!r} holds a run with {', '.join(differences)}; "
-        f"this rerun uses thread {fresh!r}",
-    )
+    return run_thread(graph, result.thread_id, request, context, approver).values

@@ -8,23 +8,22 @@ it runs the same goals on the same catalog, provider and model (graph/evals/reru
 from __future__ import annotations
 
 import json
-import math
-import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import partial
+from operator import methodcaller
 from pathlib import Path
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
-from rich.progress import Progress
 
 from catalog import load_products
-from catalog.terminal import terminal_markup
 from graph.context import Context
-from graph.evals.common import prepared
-from graph.evals.inputs import EvalInputError, check_limit, read_json
-from graph.evals.reruns import goal_thread
+from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side, take_usage
+from graph.evals.inputs import EvalInputError, check_limit, is_number, read_json
+from graph.evals.reruns import run_on_goal_thread
 from graph.evals.webshop_reward import webshop_reward
-from graph.runs.session import approve_all, run_thread, usage_totals
+from graph.runs.session import approve_all
 
 
 @dataclass
@@ -58,7 +57,7 @@ class GoalResult:
 
 
 @dataclass
-class Report:
+class Report(EvalReport):
     label: str
     goals_file: str
     catalog: str
@@ -68,44 +67,35 @@ class Report:
     results: list[GoalResult]
 
     def summary(self) -> dict[str, float]:
-        n = len(self.results) or 1
+        return {key: figure(self) for key, _, figure in FIGURES}
 
-        def mean(name: str) -> float:
-            return round(sum(float(getattr(r, name)) for r in self.results) / n, 4)
 
-        return {
-            "goals": len(self.results),
-            "mean_reward": mean("reward"),
-            "exact_success": mean("exact_success"),
-            "constraint_success": mean("constraint_success"),
-            "plan_valid": mean("plan_valid"),
-            "has_search_step": mean("has_search_step"),
-            "price_cap_in_filter": mean("price_cap_in_filter"),
-            "target_in_candidates": mean("target_in_candidates"),
-            "zero_result_steps": mean("zero_result_steps"),
-            "fallback_plans": sum(1 for r in self.results if r.fallback_plan),
-            "duplicate_picks": sum(r.duplicate_picks for r in self.results),
-            "llm_calls": mean("llm_calls"),
-            "input_tokens": mean("input_tokens"),
-            "output_tokens": mean("output_tokens"),
-            "plan_output_tokens": mean("plan_output_tokens"),
-            "reasoning_input_tokens": mean("reasoning_input_tokens"),
-            "code_decisions": sum(r.code_decisions for r in self.results),
-            "latency_s": mean("latency_s"),
-            "errors": sum(1 for r in self.results if r.error),
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "label": self.label,
-            "goals_file": self.goals_file,
-            "catalog": self.catalog,
-            "provider": self.provider,
-            "model": self.model,
-            "tool_mode": self.tool_mode,
-            "summary": self.summary(),
-            "results": [asdict(r) for r in self.results],
-        }
+# A figure is the mean, the total or the count (of those set) of one field of the results:
+# _mean("reward")(report) is report.mean("reward").
+_mean, _total, _count = (partial(methodcaller, how) for how in ("mean", "total", "count"))
+# Each figure of a summary: its key, its row's title in the table (None: no row), and how
+# the report's results give it.
+FIGURES: list[tuple[str, str | None, Callable[[Report], float]]] = [
+    ("goals", None, lambda report: len(report.results)),
+    ("mean_reward", "mean reward", _mean("reward")),
+    ("exact_success", "target picked", _mean("exact_success")),
+    ("constraint_success", "constraints met", _mean("constraint_success")),
+    ("plan_valid", "valid plans", _mean("plan_valid")),
+    ("has_search_step", "plans with a search", _mean("has_search_step")),
+    ("price_cap_in_filter", "price cap in every search", _mean("price_cap_in_filter")),
+    ("target_in_candidates", "target among candidates", _mean("target_in_candidates")),
+    ("zero_result_steps", "zero-result steps / goal", _mean("zero_result_steps")),
+    ("fallback_plans", "plans built in code (fallback)", _count("fallback_plan")),
+    ("duplicate_picks", "products counted twice", _total("duplicate_picks")),
+    ("llm_calls", "LLM calls / goal", _mean("llm_calls")),
+    ("input_tokens", "input tokens / goal", _mean("input_tokens")),
+    ("output_tokens", "output tokens / goal", _mean("output_tokens")),
+    ("plan_output_tokens", "plan output tokens / goal", _mean("plan_output_tokens")),
+    ("reasoning_input_tokens", "reasoning input tokens / goal", _mean("reasoning_input_tokens")),
+    ("code_decisions", "pick steps decided in code", _total("code_decisions")),
+    ("latency_s", "latency s / goal", _mean("latency_s")),
+    ("errors", "errors", _count("error")),
+]
 
 
 def load_goals(path: Path) -> list[dict[str, Any]]:
@@ -127,9 +117,7 @@ def load_goals(path: Path) -> list[dict[str, Any]]:
         if not isinstance(goal["attributes"], list):
             raise EvalInputError(f"{where}: attributes must be a list")
         cap = goal.get("price_upper")
-        if cap is not None and (
-            isinstance(cap, bool) or not isinstance(cap, int | float) or not math.isfinite(cap)
-        ):
+        if cap is not None and not is_number(cap):
             raise EvalInputError(f"{where}: price_upper must be a number, got {cap!r}")
     return goals
 
@@ -189,14 +177,7 @@ def score_goal(
         )
         result.fallback_plan = plan.built_in_code is not None
     result.zero_result_steps = sum(1 for r in steps if r.kind == "search" and not r.products)
-    totals = usage_totals(values)  # the same totals the CLI reports
-    result.llm_calls = totals.llm_calls
-    result.input_tokens = totals.input_tokens
-    result.output_tokens = totals.output_tokens
-    result.plan_output_tokens = totals.plan_output_tokens
-    result.reasoning_input_tokens = totals.reasoning_input_tokens
-    result.code_decisions = totals.code_decisions
-    result.latency_s = totals.latency_s
+    take_usage(result, values)
     result.target_in_candidates = any(p.id == goal["asin"] for r in steps for p in r.products)
     if outcome is None or not outcome.picks:
         return
@@ -217,14 +198,6 @@ def score_goal(
     )
 
 
-def run_goal(
-    graph: CompiledStateGraph, thread_id: str, request: str, context: Context
-) -> dict[str, Any]:
-    """Run (or resume, or just read back) one goal's thread; return its final values."""
-
-    return run_thread(graph, thread_id, request, context, approve_all).values
-
-
 def run_eval(
     goals: list[dict[str, Any]],
     catalog_path: Path,
@@ -236,78 +209,36 @@ def run_eval(
     limit: int | None = None,
     progress: bool = True,
 ) -> Report:
-
     check_limit(limit)
     context = prepared(context)  # opens the catalog: a bad one fails here
     raw = raw_products(catalog_path)
-    selected = goals[:limit] if limit is not None else goals
-    results: list[GoalResult] = []
-    with Progress(disable=not progress, transient=False) as bar:
-        task = bar.add_task("goals", total=len(selected))
-        for index, goal in enumerate(selected, start=1):
-            thread_id = f"eval-{label}-{index:03d}-{goal['asin']}"
-            result = GoalResult(index, goal["asin"], goal["instruction_text"], thread_id)
-            bar.update(task, description=f"goal {index}/{len(selected)}")
-            started = time.perf_counter()
-            try:
-                chosen = goal_thread(graph, thread_id, goal["instruction_text"], context)
-                result.thread_id = chosen.thread_id
-                if chosen.note:
-                    bar.console.print(f"goal {index}: {terminal_markup(chosen.note, 500)}")
-                values = run_goal(graph, chosen.thread_id, goal["instruction_text"], context)
-                score_goal(result, values, goal, raw)
-            except Exception as error:  # one failing goal must not end the evaluation
-                result.error = f"{type(error).__name__}: {error}"[:500]
-                result.latency_s = round(time.perf_counter() - started, 3)
-            results.append(result)
-            bar.console.print(
-                f"goal {index}: reward {result.reward:.2f}"
-                + (" (target)" if result.exact_success else "")
-                # The error quotes model and server text: shown as data, not markup.
-                + (f" error: {terminal_markup(result.error, 80)}" if result.error else "")
-            )
-            bar.advance(task)
-    return Report(
-        label=label,
-        goals_file=goals_file,
-        catalog=str(catalog_path),
-        provider=context.provider,
-        model=context.model,
-        tool_mode=context.tool_mode,
-        results=results,
-    )
+
+    def start(index: int, goal: dict[str, Any]) -> GoalResult:
+        thread_id = f"eval-{label}-{index:03d}-{goal['asin']}"
+        return GoalResult(index, goal["asin"], goal["instruction_text"], thread_id)
+
+    def run(result: GoalResult, goal: dict[str, Any], note: Note) -> None:
+        request = goal["instruction_text"]
+        values = run_on_goal_thread(graph, context, result, request, approve_all, note)
+        score_goal(result, values, goal, raw)
+
+    def line(result: GoalResult) -> str:
+        return f"reward {result.reward:.2f}" + (" (target)" if result.exact_success else "")
+
+    results = run_cases(goals[:limit], "goal", start, run, line, progress=progress)
+    settings = (context.provider, context.model, context.tool_mode)
+    return Report(label, goals_file, str(catalog_path), *settings, results)
 
 
-SUMMARY_ROWS = [
-    ("mean_reward", "mean reward"),
-    ("exact_success", "target picked"),
-    ("constraint_success", "constraints met"),
-    ("plan_valid", "valid plans"),
-    ("has_search_step", "plans with a search"),
-    ("price_cap_in_filter", "price cap in every search"),
-    ("target_in_candidates", "target among candidates"),
-    ("zero_result_steps", "zero-result steps / goal"),
-    ("fallback_plans", "plans built in code (fallback)"),
-    ("duplicate_picks", "products counted twice"),
-    ("llm_calls", "LLM calls / goal"),
-    ("input_tokens", "input tokens / goal"),
-    ("output_tokens", "output tokens / goal"),
-    ("plan_output_tokens", "plan output tokens / goal"),
-    ("reasoning_input_tokens", "reasoning input tokens / goal"),
-    ("code_decisions", "pick steps decided in code"),
-    ("latency_s", "latency s / goal"),
-    ("errors", "errors"),
+def _cell(value: Any) -> str:
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+ROWS: list[Row] = [
+    (title, lambda s, k=key: _cell(s.get(k, ""))) for key, title, _ in FIGURES if title
 ]
 
 
 def markdown_table(reports: list[dict[str, Any]]) -> str:
     """One column per report, so two runs compare side by side."""
-    header = "| metric | " + " | ".join(r["label"] for r in reports) + " |"
-    lines = [header, "|---|" + "---:|" * len(reports)]
-    for key, title in SUMMARY_ROWS:
-        cells = []
-        for report in reports:
-            value = report["summary"].get(key, "")
-            cells.append(f"{value:.2f}" if isinstance(value, float) else str(value))
-        lines.append(f"| {title} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    return side_by_side(reports, ROWS)
