@@ -15,7 +15,7 @@ import graph.schemas
 import localmodel.errors
 from catalog.terminal import ERROR_DISPLAY_CHARS, clean_text, terminal_markup
 from graph.context import SettingsError
-from graph.errors import ShoppingError
+from graph.errors import ShoppingError, file_problem
 from graph.providers.secrets import redact_secrets
 from graph.runs.checkpoint import default_checkpoint_path, sqlite_error_hint
 from graph.runs.errors import RunFailed, RunInterrupted
@@ -46,29 +46,8 @@ def interrupted_text(error: BaseException) -> str:
     return f"[yellow]interrupted.[/] {terminal_markup(advice, ERROR_DISPLAY_CHARS)}"
 
 
-def file_refused(error: BaseException) -> OSError | None:
-    """The OSError naming a file that the system refused (a name too long, a folder where a
-    file should be, no permission): a problem with a path the user gave or configured,
-    worded in one line, not a bug."""
-    if isinstance(error, OSError) and error.filename is not None:
-        return error
-    return None
-
-
 def is_expected_error(error: Exception) -> bool:
-    return isinstance(error, USER_ERRORS) or file_refused(error) is not None
-
-
-# A path this long is shown by its ends: its middle tells nothing the length does not.
-_SHOWN_PATH_CHARS = 120
-
-
-def _shown_path(path: object) -> str:
-    text = str(path)
-    if len(text) <= _SHOWN_PATH_CHARS:
-        return text
-    half = _SHOWN_PATH_CHARS // 2
-    return f"{text[:half]}…{text[-half:]} ({len(text):,} characters)"
+    return isinstance(error, USER_ERRORS) or file_problem(error) is not None
 
 
 def resume_advice(error: BaseException) -> str:
@@ -94,8 +73,8 @@ def error_text(error: BaseException, db: str | None = None) -> str:
         hint = sqlite_error_hint(store, path)
         notes = "; ".join(part for part in (hint, advice) if part)
         text = f"checkpoint database {path}: {store}" + (f" ({notes})" if notes else "")
-    elif (refused := file_refused(error)) is not None:
-        text = f"cannot use {_shown_path(refused.filename)}: {refused.strerror or refused}"
+    elif (problem := file_problem(error)) is not None:
+        text = problem
     else:
         text = str(error)
         if advice and "--resume" not in text:

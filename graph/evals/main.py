@@ -33,6 +33,7 @@ from catalog.paths import keep_data_private
 from catalog.terminal import clean_text
 from graph.builder import build_graph
 from graph.context import Context, SettingsError, load_env_file
+from graph.errors import file_problem
 from graph.evals.bundle_sets import check_kinds, load_bundles
 from graph.evals.bundles import check_text, run_bundles_eval
 from graph.evals.bundles import markdown_table as bundles_table
@@ -107,9 +108,12 @@ def main(argv: list[str] | None = None) -> int:
         check_limit(args.limit)
         check_out(args.out, (args.goals, args.catalog, args.limits))
         return _mode_main(args)
-    except USER_ERRORS as error:
+    except (*USER_ERRORS, OSError) as error:
+        text = str(error) if isinstance(error, USER_ERRORS) else file_problem(error)
+        if text is None:
+            raise  # an OSError naming no file: a bug, with its traceback
         # Masked: a provider or database message may quote a key or a URL's password.
-        print(f"error: {clean_text(redact_secrets(str(error)), 2000)}", file=sys.stderr)
+        print(f"error: {clean_text(redact_secrets(text), 2000)}", file=sys.stderr)
         return 2
 
 

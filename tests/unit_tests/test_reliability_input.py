@@ -13,7 +13,7 @@ from typing import Any
 
 import fakes
 import pytest
-from cli_runs import graph_run_process
+from cli_runs import graph_eval_process, graph_run_process
 from conftest import SMALL_CATALOG, shared_file
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN, FakeShoppingChatModel
@@ -112,6 +112,18 @@ def test_a_path_no_file_system_takes_is_one_line_naming_it(case: str, tmp_path: 
     assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], lines
     assert "Traceback" not in done.stdout + done.stderr
     assert len(lines[0]) < 400  # the path is shown by its ends, not in full
+    assert fake.requests == []
+
+
+def test_the_eval_words_a_path_no_file_system_takes_in_one_line(tmp_path: Path) -> None:
+    fake = FakeScript(replies={"Plan": [STRAP_PLAN]})
+    bundles = str(Path(__file__).parents[1] / "fixtures" / "bundles_dev.json")
+    out = f"{_LONG_NAME}.json"
+    with fake_openai_server(fake) as url:
+        done = graph_eval_process(url, tmp_path / "data", bundles, "--bundles", "--out", out)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("error: cannot use") and "File name too long" in done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr) < 400
     assert fake.requests == []
 
 
