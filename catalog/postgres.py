@@ -44,7 +44,7 @@ from catalog.loaders import FORMATS, load_products
 from catalog.models import Product, ProductHit
 from catalog.paths import CATALOG_URL_ENV, catalog_url_from_env, is_postgres_url, redact_url
 from catalog.sources import DEFAULT_CATALOG_FILE, DEFAULT_MARKER_PREFIX, SCHEMA_VERSION, file_marker
-from catalog.validation import MAX_QUERY_TOKENS, SearchArgs, check_ids
+from catalog.validation import MAX_QUERY_TOKENS, SearchArgs, check_ids, distinct_products
 
 try:
     import psycopg
@@ -290,21 +290,12 @@ def load_postgres_catalog(
                     return None
             items = products() if callable(products) else products
             conn.execute(_table_ddl(new))
-            seen: set[str] = set()
-            categories: set[str] = set()
+            count, categories = 0, set[str]()
             columns = "seq, id, title, description, tags, category, price, rating, product"
             copy_sql = _on_tables("COPY {} (" + columns + ") FROM STDIN", new)
             with conn.cursor() as cur, cur.copy(copy_sql) as copy:
-                for number, product in enumerate(items, start=1):
-                    if not isinstance(product, Product):
-                        raise CatalogError(
-                            f"item {number}: expected a Product, got {type(product).__name__}"
-                        )
-                    if product.id in seen:
-                        raise CatalogError(f"item {number}: duplicate id {product.id!r}")
-                    seen.add(product.id)
-                    categories.add(product.category)
-                    copy.write_row(_row(number, product))
+                for count, product in enumerate(distinct_products(items, categories), 1):
+                    copy.write_row(_row(count, product))
             for statement in _index_ddl(table, token):
                 conn.execute(statement)
             conn.execute(_on_tables("ANALYZE {}", new))
@@ -327,11 +318,11 @@ def load_postgres_catalog(
                     "source = excluded.source, schema_version = excluded.schema_version, "
                     "loaded_at = now()"
                 ).format(meta=sql.Identifier(META_TABLE)),
-                (table, len(seen), sorted(categories), source, SCHEMA_VERSION),
+                (table, count, sorted(categories), source, SCHEMA_VERSION),
             )
             if exists is not None:
                 conn.execute(_on_tables("DROP TABLE {}", old))
-        return len(seen)
+        return count
     except CatalogError:
         raise
     except psycopg.Error as exc:
