@@ -33,7 +33,7 @@ import tantivy
 from catalog.errors import CatalogError
 from catalog.models import Product, ProductHit
 from catalog.sources import SCHEMA_VERSION
-from catalog.validation import MAX_QUERY_TOKENS, SearchArgs, check_ids
+from catalog.validation import MAX_QUERY_TOKENS, SearchArgs, check_ids, distinct_products
 
 MANIFEST_NAME = "catalog-manifest.json"
 # Missing ratings are indexed below the valid 0..5 range so any min_rating filter
@@ -220,11 +220,8 @@ def _sigterm_interrupts() -> Iterator[None]:
     """Make SIGTERM raise KeyboardInterrupt while a build runs, so the build removes its
     folder on the way out as it does on Ctrl-C (the default action would kill the process
     at once and leave it). Only where the default is in place, in the main thread."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
     previous = signal.getsignal(signal.SIGTERM)
-    if previous is not signal.SIG_DFL:
+    if threading.current_thread() is not threading.main_thread() or previous is not signal.SIG_DFL:
         yield
         return
 
@@ -269,20 +266,11 @@ def _write_index(
     index.register_tokenizer(ANALYZER_NAME, _ANALYZER)
     # One indexing thread keeps the segment count (and so search cost) low.
     writer = index.writer(heap_size=200_000_000, num_threads=1)
+    count, categories = 0, set[str]()
     try:
-        seen: set[str] = set()
-        categories: set[str] = set()
-        for number, product in enumerate(products, start=1):
-            if not isinstance(product, Product):
-                raise CatalogError(
-                    f"item {number}: expected a Product, got {type(product).__name__}",
-                    path=index_dir,
-                )
-            if product.id in seen:
-                raise CatalogError(f"item {number}: duplicate id {product.id!r}", path=index_dir)
-            seen.add(product.id)
-            categories.add(product.category)
+        for product in distinct_products(products, categories, index_dir):
             writer.add_document(_document(product))
+            count += 1
         writer.commit()
         writer.wait_merging_threads()
     except BaseException:
@@ -293,7 +281,7 @@ def _write_index(
         # Drop the writer now: the traceback would otherwise keep it (and its lock
         # and background threads) alive while the caller deletes the directory.
         del writer, index
-    return len(seen), sorted(categories)
+    return count, sorted(categories)
 
 
 def build_index(products: Iterable[Product], index_dir: Path, *, source: str | None = None) -> Path:

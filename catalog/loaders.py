@@ -110,10 +110,6 @@ def _jsonl_records(path: Path, text: str) -> Iterator[Located]:
         yield location, _loads(path, line, location, line_offset=lineno - 1)
 
 
-def _json_document(path: Path, text: str) -> Any:
-    return _loads(path, text)
-
-
 def _json_records(path: Path, document: Any) -> Iterator[Located]:
     if isinstance(document, dict) and "products" in document:
         document = document["products"]
@@ -192,14 +188,9 @@ def _csv_records(path: Path, text: str, fmt: str = "csv") -> Iterator[Located]:
                 location=f"line {_record_start(pulled)}",
             ) from None
         location = f"line {_record_start(pulled)}"
-        if None in row:  # DictReader files surplus cells under the None key
-            raise CatalogError(
-                f"expected {len(header)} columns, got {len(header) + len(row[None])}",
-                path=path,
-                location=location,
-            )
-        if any(value is None for value in row.values()):
-            got = sum(value is not None for value in row.values())
+        surplus = row.pop(None, [])  # DictReader files surplus cells under the None key
+        got = sum(value is not None for value in row.values()) + len(surplus)
+        if got != len(header):
             raise CatalogError(
                 f"expected {len(header)} columns, got {got}", path=path, location=location
             )
@@ -264,9 +255,9 @@ def _webshop_category(product: dict[str, Any]) -> tuple[str, str]:
     """Category slug and the full path text.
 
     We use the top level of ``product_category`` ("Home & Kitchen > Furniture > ...",
-    with U+203A as the separator)
-    because it gives a small, stable set of browsable categories; the leaf levels
-    are too fine-grained to filter on, so the full path is kept searchable as a tag.
+    with U+203A as the separator) because it gives a small, stable set of browsable
+    categories; the leaf levels are too fine-grained to filter on, so the full path is
+    kept searchable as a tag.
     Products without a path fall back to WebShop's coarse ``category`` field.
     """
     path_text = product.get("product_category") or ""
@@ -373,7 +364,7 @@ def _records(path: Path, text: str, fmt: str) -> tuple[Iterable[Located], Any]:
         return _jsonl_records(path, text), _webshop_to_product
     if fmt in DELIMITERS:
         return _csv_records(path, text, fmt), None
-    document = _json_document(path, text)
+    document = _loads(path, text)
     return _json_records(path, document), (_dummyjson_to_product if fmt == "dummyjson" else None)
 
 

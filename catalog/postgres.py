@@ -44,17 +44,16 @@ from catalog.loaders import FORMATS, load_products
 from catalog.models import Product, ProductHit
 from catalog.paths import CATALOG_URL_ENV, catalog_url_from_env, is_postgres_url, redact_url
 from catalog.sources import DEFAULT_CATALOG_FILE, DEFAULT_MARKER_PREFIX, SCHEMA_VERSION, file_marker
-from catalog.validation import MAX_QUERY_TOKENS, SearchArgs, check_ids
+from catalog.validation import MAX_QUERY_TOKENS, SearchArgs, check_ids, distinct_products
 
 try:
     import psycopg
     from psycopg import sql
-    from psycopg_pool import ConnectionPool, PoolTimeout
+    from psycopg_pool import ConnectionPool
 except ImportError:  # pragma: no cover - exercised only without the extra
     psycopg = None  # type: ignore[assignment]
     sql = None  # type: ignore[assignment]
     ConnectionPool = None  # type: ignore[assignment,misc]
-    PoolTimeout = None  # type: ignore[assignment,misc]
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +71,13 @@ RANK_WEIGHTS = [0.1, 0.2, 0.4, 1.0]
 RANK_NORMALIZATION = 1
 # Serialises loads (and the one-time setup) across processes and replicas.
 _LOAD_LOCK_KEY = 0x5EA7C4A7
+# Each search filter: its SearchArgs field, and the condition it sets on a product.
+_FILTERS = {
+    "category_slug": "p.category =",
+    "min_price": "p.price >=",
+    "max_price": "p.price <=",
+    "min_rating": "p.rating >=",
+}
 # How long __len__/categories() trust their cached metadata before re-reading it.
 META_TTL_SECONDS = 30.0
 
@@ -110,6 +116,11 @@ def _scalar(conn: Any, query: Any, params: Any = None) -> Any:
     if row is None:  # pragma: no cover - such queries always return a row
         raise CatalogError(f"no row from {query!r}")
     return row[0]
+
+
+def _on_tables(template: str, *tables: str) -> Any:
+    """A statement whose ``{}`` are table names, each quoted as an identifier."""
+    return sql.SQL(template).format(*(sql.Identifier(table) for table in tables))
 
 
 def _clean(text: str) -> str:
@@ -217,7 +228,15 @@ def _row(seq: int, product: Product) -> tuple[Any, ...]:
     )
 
 
-def _read_meta(conn: Any, table: str) -> tuple[int, list[str], str | None] | None:
+@dataclass(frozen=True)
+class _Meta:
+    count: int
+    categories: list[str]
+    source: str | None
+    read_at: float
+
+
+def _read_meta(conn: Any, table: str) -> _Meta | None:
     try:
         row = conn.execute(
             sql.SQL(
@@ -235,7 +254,7 @@ def _read_meta(conn: Any, table: str) -> tuple[int, list[str], str | None] | Non
             f"catalog table {table!r} has schema version {version!r}, "
             f"not the supported version {SCHEMA_VERSION}; load it again"
         )
-    return int(count), list(categories), source
+    return _Meta(int(count), list(categories), source, time.monotonic())
 
 
 def load_postgres_catalog(
@@ -267,30 +286,19 @@ def load_postgres_catalog(
             _setup(conn)
             if unless_source is not None:
                 meta = _read_meta(conn, table)
-                if meta is not None and meta[2] == unless_source:
+                if meta is not None and meta.source == unless_source:
                     return None
             items = products() if callable(products) else products
             conn.execute(_table_ddl(new))
-            seen: set[str] = set()
-            categories: set[str] = set()
+            count, categories = 0, set[str]()
             columns = "seq, id, title, description, tags, category, price, rating, product"
-            copy_sql = sql.SQL("COPY {table} (" + columns + ") FROM STDIN").format(
-                table=sql.Identifier(new)
-            )
+            copy_sql = _on_tables("COPY {} (" + columns + ") FROM STDIN", new)
             with conn.cursor() as cur, cur.copy(copy_sql) as copy:
-                for number, product in enumerate(items, start=1):
-                    if not isinstance(product, Product):
-                        raise CatalogError(
-                            f"item {number}: expected a Product, got {type(product).__name__}"
-                        )
-                    if product.id in seen:
-                        raise CatalogError(f"item {number}: duplicate id {product.id!r}")
-                    seen.add(product.id)
-                    categories.add(product.category)
-                    copy.write_row(_row(number, product))
+                for count, product in enumerate(distinct_products(items, categories), 1):
+                    copy.write_row(_row(count, product))
             for statement in _index_ddl(table, token):
                 conn.execute(statement)
-            conn.execute(sql.SQL("ANALYZE {}").format(sql.Identifier(new)))
+            conn.execute(_on_tables("ANALYZE {}", new))
             # The swap: wait (boundedly) for running searches, then rename both tables.
             conn.execute("SET LOCAL lock_timeout = '30s'")
             # Only the table in this schema (where the new one was made) is replaced, never
@@ -299,19 +307,9 @@ def load_postgres_catalog(
                 conn, "SELECT to_regclass(format('%%I.%%I', current_schema(), %s::text))", (table,)
             )
             if exists is not None:
-                conn.execute(
-                    sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(sql.Identifier(table))
-                )
-                conn.execute(
-                    sql.SQL("ALTER TABLE {} RENAME TO {}").format(
-                        sql.Identifier(table), sql.Identifier(old)
-                    )
-                )
-            conn.execute(
-                sql.SQL("ALTER TABLE {} RENAME TO {}").format(
-                    sql.Identifier(new), sql.Identifier(table)
-                )
-            )
+                conn.execute(_on_tables("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE", table))
+                conn.execute(_on_tables("ALTER TABLE {} RENAME TO {}", table, old))
+            conn.execute(_on_tables("ALTER TABLE {} RENAME TO {}", new, table))
             conn.execute(
                 sql.SQL(
                     "INSERT INTO {meta} (table_name, count, categories, source, schema_version) "
@@ -320,11 +318,11 @@ def load_postgres_catalog(
                     "source = excluded.source, schema_version = excluded.schema_version, "
                     "loaded_at = now()"
                 ).format(meta=sql.Identifier(META_TABLE)),
-                (table, len(seen), sorted(categories), source, SCHEMA_VERSION),
+                (table, count, sorted(categories), source, SCHEMA_VERSION),
             )
             if exists is not None:
-                conn.execute(sql.SQL("DROP TABLE {}").format(sql.Identifier(old)))
-        return len(seen)
+                conn.execute(_on_tables("DROP TABLE {}", old))
+        return count
     except CatalogError:
         raise
     except psycopg.Error as exc:
@@ -339,20 +337,9 @@ def drop_postgres_catalog(url: str, table: str = DEFAULT_TABLE) -> None:
     table = _check_table(table)
     with psycopg.connect(url, autocommit=False) as conn, conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOAD_LOCK_KEY,))
-        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(table)))
+        conn.execute(_on_tables("DROP TABLE IF EXISTS {}", table))
         if _scalar(conn, "SELECT to_regclass(%s)", (META_TABLE,)) is not None:
-            conn.execute(
-                sql.SQL("DELETE FROM {} WHERE table_name = %s").format(sql.Identifier(META_TABLE)),
-                (table,),
-            )
-
-
-@dataclass(frozen=True)
-class _Meta:
-    count: int
-    categories: list[str]
-    source: str | None
-    read_at: float
+            conn.execute(_on_tables("DELETE FROM {} WHERE table_name = %s", META_TABLE), (table,))
 
 
 class PostgresCatalog:
@@ -371,9 +358,8 @@ class PostgresCatalog:
         self._pool = pool
         self._meta = meta
         self._meta_lock = threading.Lock()
-        ident = sql.Identifier(table)
-        self._get_sql = sql.SQL("SELECT product FROM {} WHERE id = ANY(%s)").format(ident)
-        self._ident = ident
+        self._get_sql = _on_tables("SELECT product FROM {} WHERE id = ANY(%s)", table)
+        self._ident = sql.Identifier(table)
 
     @classmethod
     def open(
@@ -397,26 +383,22 @@ class PostgresCatalog:
             meta = cls._fetch_meta(pool, url, table)
         except BaseException as exc:
             pool.close()
-            if isinstance(exc, CatalogError):
-                raise
+            # psycopg_pool's PoolTimeout (the server not answering) is a psycopg.Error.
             if isinstance(exc, psycopg.Error | TimeoutError):
                 raise CatalogError(f"cannot use {redact_url(url)}: {exc}") from exc
-            if isinstance(exc, PoolTimeout):
-                raise CatalogError(f"cannot connect to {redact_url(url)}: {exc}") from exc
             raise
         return cls(url, table, pool, meta)
 
     @staticmethod
     def _fetch_meta(pool: Any, url: str, table: str) -> _Meta:
         with pool.connection() as conn:
-            found = _read_meta(conn, table)
-        if found is None:
+            meta = _read_meta(conn, table)
+        if meta is None:
             raise CatalogError(
                 f"no catalog table {table!r} in {redact_url(url)}; load one with "
                 "`CATALOG_URL=... python -m catalog.postgres load FILE`"
             )
-        count, categories, source = found
-        return _Meta(count, categories, source, time.monotonic())
+        return meta
 
     def close(self) -> None:
         self._pool.close()
@@ -470,20 +452,11 @@ class PostgresCatalog:
         filtered products by rating (unrated last).
         """
         params: dict[str, Any] = {"limit": args.limit}
-        filters: list[str] = []
-        if args.category_slug is not None:
-            filters.append("p.category = %(category)s")
-            params["category"] = args.category_slug
-        if args.min_price is not None:
-            filters.append("p.price >= %(min_price)s")
-            params["min_price"] = args.min_price
-        if args.max_price is not None:
-            filters.append("p.price <= %(max_price)s")
-            params["max_price"] = args.max_price
-        if args.min_rating is not None:
-            filters.append("p.rating >= %(min_rating)s")
-            params["min_rating"] = args.min_rating
-        where = "".join(f" AND {f}" for f in filters)
+        where = ""
+        for name, condition in _FILTERS.items():
+            if (value := getattr(args, name)) is not None:
+                params[name] = value
+                where += f" AND {condition} %({name})s"
         listing = (
             "SELECT p.product, 0.0::float8 AS score FROM {table} p WHERE {cond}" + where + " "
             "ORDER BY p.rating DESC NULLS LAST, p.seq LIMIT %(limit)s"
@@ -538,29 +511,23 @@ def open_postgres_catalog(
     standby used as read replica) nothing is loaded: the table must already exist.
     """
     _require_driver()
-    if path is None:
-        source_file, fmt = DEFAULT_CATALOG_FILE, "auto"
-        marker = DEFAULT_MARKER_PREFIX + file_marker(DEFAULT_CATALOG_FILE)
-        table = table or DEFAULT_TABLE
-
-        def stale(found: str | None) -> bool:
-            return found is None or (found.startswith(DEFAULT_MARKER_PREFIX) and found != marker)
-    else:
-        source_file, fmt = Path(path), format
-        marker = file_marker(source_file, format)
-        table = table or table_for_file(source_file)
-
-        def stale(found: str | None) -> bool:
-            return found != marker
-
+    default = path is None
+    source_file, fmt = (DEFAULT_CATALOG_FILE, "auto") if path is None else (Path(path), format)
+    marker = (DEFAULT_MARKER_PREFIX if default else "") + file_marker(source_file, fmt)
+    table = table or (DEFAULT_TABLE if default else table_for_file(source_file))
     try:
         catalog: PostgresCatalog | None = PostgresCatalog.open(url, table)
     except CatalogError as exc:
         if "no catalog table" not in str(exc):
             raise
         catalog = None
-    found_source = catalog.source if catalog is not None else None
-    if catalog is None or stale(found_source):
+    found = catalog.source if catalog is not None else None
+    # The default table is reloaded only over the shipped file's older content (or none):
+    # a catalog loaded there on purpose stays.
+    stale = found != marker and (
+        not default or found is None or found.startswith(DEFAULT_MARKER_PREFIX)
+    )
+    if catalog is None or stale:
         if _read_only(url):
             if catalog is None:
                 raise CatalogError(

@@ -1,4 +1,5 @@
-"""Search and lookup argument checks shared by every catalog backend.
+"""Search and lookup argument checks, and the check of what is stored, shared by every
+catalog backend.
 
 Backend-neutral on purpose: no index engine or database driver is imported here, so
 ``catalog.index`` and ``catalog.postgres`` both build on it without importing each other.
@@ -7,11 +8,13 @@ Backend-neutral on purpose: no index engine or database driver is imported here,
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from catalog.errors import CatalogQueryError
-from catalog.models import MAX_LIMIT, category_slug
+from catalog.errors import CatalogError, CatalogQueryError
+from catalog.models import MAX_LIMIT, Product, category_slug
 
 # Bounds the query size so a pasted essay cannot make one search expensive.
 MAX_QUERY_TOKENS = 32
@@ -93,3 +96,21 @@ def check_ids(ids: Any) -> list[str]:
         if not isinstance(item, str):
             raise CatalogQueryError("ids", f"every id must be a string, got {item!r}")
     return wanted
+
+
+def distinct_products(
+    products: Iterable[Any], categories: set[str], path: Path | None = None
+) -> Iterator[Product]:
+    """``products`` as a backend stores them: each a ``Product`` with an id not seen before
+    (else ``CatalogError`` naming its item number), its category added to ``categories``."""
+    seen: set[str] = set()
+    for number, product in enumerate(products, start=1):
+        if not isinstance(product, Product):
+            raise CatalogError(
+                f"item {number}: expected a Product, got {type(product).__name__}", path=path
+            )
+        if product.id in seen:
+            raise CatalogError(f"item {number}: duplicate id {product.id!r}", path=path)
+        seen.add(product.id)
+        categories.add(product.category)
+        yield product

@@ -30,7 +30,7 @@ from graph.providers.models import chat_model_for, plain_chat_model
 from graph.providers.registry import structured_output_method
 from graph.providers.retry import is_streaming_refused
 from graph.providers.secrets import redact_tree
-from graph.reading import checked_request, request_facts, shopping_reason
+from graph.reading import checked_request, shopping_reason
 from graph.schemas import (
     MAX_PLAN_STEPS,
     FollowUp,
@@ -147,7 +147,7 @@ def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     that fails is refused with its reason kept in state, and the run pauses here again."""
     if runtime.context.auto_approve:
         return {"approval": "approved"}
-    assert state.plan is not None
+    assert state.plan is not None and state.stated_limits is not None
     estimate = estimate_plan_cost(state.plan, runtime.context)
     payload: dict[str, Any] = {
         "question": "Run this plan?",
@@ -176,8 +176,7 @@ def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         # No approval is written: the routing brings the run back here, never to the
         # planner, and the next answer can fix the edit.
         return {"edit_error": f"the edited plan was refused: {error}"}
-    _, stated = request_facts(vars(state))
-    edit = edit_of(stated, state.plan, plan)
+    edit = edit_of(state.stated_limits, state.plan, plan)
     return {"approval": "approved", "plan_edit": edit, **cleared}
 
 
@@ -269,9 +268,10 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 def _pool(state: State, results: list[StepResult], context: Context) -> ChoicePool:
     """What the pick step and verify choose from: one pool, so both see the same."""
-    assert state.run_plan is not None
-    request, _ = request_facts(vars(state))
-    return choice_pool(state.run_plan, request, state.follow_up, results, catalog_for(context))
+    assert state.run_plan is not None and state.clean_request is not None
+    return choice_pool(
+        state.run_plan, state.clean_request, state.follow_up, results, catalog_for(context)
+    )
 
 
 def _finish_step(result: StepResult, state: State) -> dict[str, Any]:
@@ -306,14 +306,13 @@ def record_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Choose and check the recommendation in code (graph/choosing/outcome.py)."""
-    assert state.run_plan is not None
+    assert state.run_plan is not None and state.stated_limits is not None
     results = list(state.step_results)
-    _, stated = request_facts(vars(state))
     outcome = checked_outcome(
         state.run_plan,
         _pool(state, results, runtime.context),
         results,
-        stated=stated,
+        stated=state.stated_limits,
         follow_up=state.follow_up,
         plan_warnings=state.run_plan_warnings,
         catalog=catalog_for(runtime.context),

@@ -9,7 +9,6 @@ No LLM call happens here.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -20,11 +19,8 @@ from langgraph.config import get_config
 # under which a node finds its graph's checkpointer (kept public for langgraph-api).
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 
-from graph.reading.words import product_words, stem
-from graph.schemas import Outcome, PreviousPick, PreviousRun, RequestError, StatedLimits
-from graph.state import State, plan_that_runs
-
-_STATE_FIELDS = frozenset(f.name for f in dataclasses.fields(State))
+from graph.schemas import PreviousPick, PreviousRun, RequestError
+from graph.state import state_of
 
 
 class FollowUpRefused(RequestError):
@@ -42,39 +38,22 @@ def run_end(values: Mapping[str, Any]) -> Literal["done", "rejected"] | None:
 
 def previous_run_of(thread_id: str, values: Mapping[str, Any]) -> PreviousRun:
     """What a follow-up sees of the finished run `thread_id` whose saved values these are."""
-    state = State(**{k: v for k, v in values.items() if k in _STATE_FIELDS})
-    plan = plan_that_runs(vars(state))
-    queries = tuple(s.query for s in plan.search_steps if s.query) if plan else ()
-    outcome = state.outcome or Outcome()
-    picks = tuple(
-        PreviousPick(
-            id=p.id,
-            title=p.title,
-            price=p.price,
-            item=outcome.items.get(p.id) or _item_of(p.title, queries),
-        )
-        for p in outcome.picks
-    )
+    state = state_of(values)
+    plan, outcome, stated = state.run_plan, state.outcome, state.stated_limits
+    # Finished (run_end): in this version's shape it holds these, however old it is.
+    assert outcome is not None and state.clean_request is not None and stated is not None
     return PreviousRun(
         thread_id=thread_id,
-        request=state.clean_request or state.request,
+        request=state.clean_request,
         goal=plan.goal if plan else "",
-        queries=queries,
-        picks=picks,
+        queries=tuple(s.query for s in plan.search_steps if s.query) if plan else (),
+        picks=tuple(
+            PreviousPick(id=p.id, title=p.title, price=p.price, item=outcome.items[p.id])
+            for p in outcome.picks
+        ),
         budget=outcome.budget if outcome.budget is not None else (plan.budget if plan else None),
-        limits=state.stated_limits or StatedLimits(),
+        limits=stated,
     )
-
-
-def _item_of(title: str, queries: tuple[str, ...]) -> str:
-    """The search a pick answered, for a run saved before its outcome named each pick's
-    item (Outcome.items): the query sharing most product words with its title."""
-    words = {stem(w) for w in product_words(title)}
-    scored = [
-        (len(words & {stem(w) for w in product_words(q)}), -n, q) for n, q in enumerate(queries)
-    ]
-    best = max(scored, default=(0, 0, ""))
-    return best[2] if best[0] > 0 else ""
 
 
 def parent_in_graph(thread_id: str) -> PreviousRun:

@@ -1,10 +1,13 @@
 """State and schemas of the planner-executor graph. Data flows one way: request -> Plan
 -> StepResults -> Outcome; at approval a person may edit the Plan (PlanEdit), which then
 runs, the model's kept beside it. Each plain state field has one writer node, named
-beside it; the two reducer fields are append-only logs (see State)."""
+beside it; the two reducer fields are append-only logs (see State). A State is always of
+this version's shape: building one brings values an older version saved up to it
+(State.upgrade_older_shapes), so the nodes and every reader of a saved run assume it."""
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,6 +18,8 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel
 
 from graph import schemas
+from graph.reading.stated import read_limits, validate_request
+from graph.reading.words import product_words, stem
 from graph.schemas import (
     ApprovalStatus,
     FollowUp,
@@ -80,6 +85,30 @@ class State(InputState):
         self.dispatched = _as_model(SearchDispatch, self.dispatched)
         self.outcome = _as_model(Outcome, self.outcome)
         self.step_results = [_as_model(StepResult, r) for r in self.step_results]
+        self.upgrade_older_shapes()
+
+    def upgrade_older_shapes(self) -> None:
+        """Fill in what an older version did not save, as this version would have it: the
+        one place that knows a run's older shapes. Nothing is written back: the saved run
+        stays as that version left it."""
+        finished = self.outcome is not None
+        if self.stated_limits is None and (finished or self.plan is not None):
+            # Saved before the planner stored the cleaned request and its limits. A run
+            # still going (paused at approval) reads them from its request now; a finished
+            # one is only read by a follow-up, which gets it as saved: its request as given,
+            # and no limits to carry over (that version applied its own reading of them).
+            self.clean_request = self.request if finished else validate_request(self.request)
+            self.stated_limits = StatedLimits() if finished else read_limits(self.clean_request)
+        outcome = self.outcome
+        if outcome is not None and not all(outcome.items.get(p.id) for p in outcome.picks):
+            # Saved before the outcome named each pick's item (or one it could not name):
+            # the search sharing most product words with its title.
+            plan = self.run_plan
+            queries = tuple(s.query for s in plan.search_steps if s.query) if plan else ()
+            items = {
+                p.id: outcome.items.get(p.id) or _item_of(p.title, queries) for p in outcome.picks
+            }
+            self.outcome = outcome.model_copy(update={"items": items})
 
     @property
     def run_plan(self) -> Plan | None:
@@ -97,8 +126,26 @@ class State(InputState):
         return len(self.step_results)
 
 
+_STATE_FIELDS = frozenset(f.name for f in dataclasses.fields(State))
+
+
+def state_of(values: Mapping[str, Any]) -> State:
+    """The State of a run's saved values (as the checkpointer or Studio's API gives them),
+    in this version's shape."""
+    return State(**{k: v for k, v in values.items() if k in _STATE_FIELDS})
+
+
 def _as_model(model: type[Any], value: Any) -> Any:
     return model.model_validate(value) if isinstance(value, dict) else value
+
+
+def _item_of(title: str, queries: tuple[str, ...]) -> str:
+    words = {stem(w) for w in product_words(title)}
+    scored = [
+        (len(words & {stem(w) for w in product_words(q)}), -n, q) for n, q in enumerate(queries)
+    ]
+    best = max(scored, default=(0, 0, ""))
+    return best[2] if best[0] > 0 else ""
 
 
 def plan_that_runs(values: Mapping[str, Any]) -> Plan | None:

@@ -12,9 +12,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from catalog.models import PRICE_CURRENCY
 from graph.reading.phrases import (
@@ -251,17 +249,6 @@ def checked_request(request: object) -> tuple[str, StatedLimits]:
             " a price limit must be a number above zero"
         )
     return cleaned, stated
-
-
-def request_facts(values: Mapping[str, Any]) -> tuple[str, StatedLimits]:
-    """The cleaned request and its stated limits, as the planner stored them in a run's
-    state. A run saved before the planner stored them (paused at approval by an older
-    version) has them worked out here, once, from its raw request."""
-    request, stated = values.get("clean_request"), values.get("stated_limits")
-    if request is not None and stated is not None:
-        return request, StatedLimits.model_validate(stated)
-    request = validate_request(values.get("request", ""))
-    return request, read_limits(request)
 
 
 def _single(values: set[float]) -> float | None:

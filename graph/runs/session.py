@@ -22,7 +22,7 @@ from graph.context import Context
 from graph.cost import CostEstimate, estimate_plan_cost
 from graph.parent_run import run_end
 from graph.providers.models import chat_model_session
-from graph.reading.stated import checked_request, request_facts
+from graph.reading.stated import checked_request
 from graph.runs.approval import ApprovalDecision, ApprovalRequest, RunObserver
 from graph.runs.catalog_tie import (
     CATALOG_IDENTITY,
@@ -44,6 +44,7 @@ from graph.runs.threads import (
     thread_config,
 )
 from graph.schemas import FOLLOW_UP_OF, Plan, Usage
+from graph.state import state_of
 from graph.tools import get_catalog
 
 # The Context fields a run saves in its checkpoint metadata; a resumed run reuses them.
@@ -348,13 +349,15 @@ def drive(
         if paused is None:
             break
         estimate = CostEstimate.model_validate(paused["estimate"])
+        state = state_of(graph.get_state(config).values)
+        assert state.stated_limits is not None  # paused at approval: planned
         asked = ApprovalRequest(
             Plan.model_validate(paused["plan"]),
             estimate,
             tuple(paused.get("warnings") or ()),
             # As the planner read them: an edit is checked against the same limits.
-            limits=request_facts(values := graph.get_state(config).values)[1],
-            follow_up=values.get("follow_up"),
+            limits=state.stated_limits,
+            follow_up=state.follow_up,
             context=context,
             error=paused.get("error"),
         )

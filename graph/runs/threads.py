@@ -6,7 +6,6 @@ checkpoints LangGraph wrote.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
@@ -22,7 +21,7 @@ from graph.errors import ShoppingError
 from graph.parent_run import run_end
 from graph.schemas import Plan, PlanEdit, PlanStep, StepResult
 from graph.shaping.edits import describe_change
-from graph.state import State, plan_that_runs
+from graph.state import plan_that_runs, state_of
 
 # Checkpoint metadata key: the version of shopping-planner that wrote the checkpoint.
 WRITER_VERSION = "shopping_planner_version"
@@ -65,9 +64,6 @@ def _is_newer(written_by: Any) -> bool:
         return False
 
 
-_STATE_FIELDS = frozenset(f.name for f in dataclasses.fields(State))
-
-
 def _state_is_usable(graph: CompiledStateGraph, thread_id: str, values: dict[str, Any]) -> bool:
     """Whether this version knows every channel the checkpoint stores and its values
     validate as this version's State (a newer field would be dropped on the next save)."""
@@ -76,7 +72,7 @@ def _state_is_usable(graph: CompiledStateGraph, thread_id: str, values: dict[str
     if not set(stored) <= set(graph.channels):
         return False
     try:
-        State(**{k: v for k, v in values.items() if k in _STATE_FIELDS})
+        state_of(values)
     except Exception:  # any validation error: the state is not this version's
         return False
     return True
