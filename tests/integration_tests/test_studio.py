@@ -325,15 +325,21 @@ def test_approval_interrupt_then_resume_runs_every_step(studio: Studio) -> None:
     assert (studio.data_dir / "catalog").is_dir()
 
     outcome = values["outcome"]
-    expected = [studio.search_ids["camera strap"][0], studio.search_ids["lens cleaning kit"][0]]
-    assert [p["id"] for p in outcome["picks"]] == expected
+    # The model named each search's first product. For the strap, another the search found
+    # (deeper in its pool) is rated higher and no dearer: code recommends that one instead
+    # (no dominated pick, #34), and its why-line says so.
+    strap, kit = (p["id"] for p in outcome["picks"])
+    first_strap = studio.search_ids["camera strap"][0]
+    assert strap in {p["id"] for p in [*results[0]["products"], *results[0]["pool"]]}
+    assert f"in place of the model's pick {first_strap}" in outcome["reasons"][strap]
+    assert kit == studio.search_ids["lens cleaning kit"][0]
     assert outcome["within_budget"] is True
     assert outcome["total_price"] == round(sum(p["price"] for p in outcome["picks"]), 2)
     assert outcome["unknown_ids"] == []
     # The reasoning call saw the earlier results, never the raw request.
     [reasoning_call] = studio.fake.calls_for("ReasoningAnswer")
     prompt = json.dumps(reasoning_call["messages"])
-    assert expected[0] in prompt and REQUEST not in prompt
+    assert first_strap in prompt and REQUEST not in prompt
 
 
 def test_rejection_ends_without_running_a_step(studio: Studio) -> None:
@@ -419,7 +425,12 @@ def test_resume_with_an_edited_plan_runs_the_edit_and_an_invalid_one_stays_inter
         changes[0].items()
     )
     assert any(c["kind"] == "changed" and c["field"] == "action" for c in changes), changes
-    assert [p["id"] for p in values["outcome"]["picks"]] == [studio.search_ids["camera strap"][0]]
+    # The model named the first strap found; another found is rated higher and no dearer,
+    # so code recommends that one (no dominated pick, #34) and its why-line says so.
+    first = studio.search_ids["camera strap"][0]
+    [pick] = values["outcome"]["picks"]
+    assert pick["id"] in {p["id"] for p in [*results[0]["products"], *results[0]["pool"]]}
+    assert f"in place of the model's pick {first}" in values["outcome"]["reasons"][pick["id"]]
 
 
 def test_a_follow_up_over_the_api_is_a_new_run_naming_its_finished_parent(
