@@ -19,7 +19,7 @@ from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
-from catalog import Product, SearchArgs, load_products
+from catalog import Product, SearchArgs, load_products, money
 from catalog.terminal import clean_text, terminal_markup
 from graph.context import Context
 from graph.evals.bundle_sets import (
@@ -192,7 +192,7 @@ def run_bundles_eval(
         missing = ", ".join(result.missing_kinds)
         return (
             f"missing {terminal_markup(missing, 200)}" if missing else "every item"
-        ) + f", ${result.total:.2f} of ${result.budget:.2f}"
+        ) + f", {money(result.total)} of {money(result.budget)}"
 
     def name(index: int, request: BundleRequest) -> str:
         return f"request {terminal_markup(request.id, 40)}"
@@ -237,10 +237,10 @@ def _combination(combo: Combination | None) -> str:
         return "none"
     parts = [
         f"{clean_text(p.id, 40)} {clean_text(p.title, 60)} "
-        f"(${p.price:.2f}, {'unrated' if p.rating is None else f'{p.rating:g}'})"
+        f"({money(p.price)}, {'unrated' if p.rating is None else f'{p.rating:g}'})"
         for p in combo.products
     ]
-    return " + ".join(parts) + f" = ${combo.total:.2f}, mean rating {combo.rating:.2f}"
+    return " + ".join(parts) + f" = {money(combo.total)}, mean rating {combo.rating:.2f}"
 
 
 def check_text(bundles: BundleFile, products: Sequence[Product]) -> str:
@@ -252,7 +252,7 @@ def check_text(bundles: BundleFile, products: Sequence[Product]) -> str:
         shallow = brute_force(request.items, search_pools(request, bundles.catalog), request.budget)
         lines += [
             f"{clean_text(request.id, 40)}: {clean_text(request.request, 200)}",
-            f"  budget ${request.budget:.2f}, fitting_exists: {found.best is not None}",
+            f"  budget {money(request.budget)}, fitting_exists: {found.best is not None}",
             f"  best:     {_combination(found.best)}",
             f"  cheapest: {_combination(found.cheapest)}",
             f"  best in the top 5 of each item's search: {_combination(shallow.best)}",
