@@ -84,12 +84,15 @@ def start_graph_run(url: str, data_dir: Path, *args: str, **env: str) -> subproc
     )
 
 
-def run_on_terminal(url: str, data: Path, typed: bytes, *args: str, **env: str) -> tuple[int, str]:
-    """The CLI with `typed` waiting on a pseudo-terminal for its prompts."""
+def run_on_terminal(
+    url: str, data: Path, typed: bytes, *args: str, timeout: float = 90, **env: str
+) -> tuple[int, str]:
+    """The CLI with `typed` waiting on a pseudo-terminal for its prompts (and any editor
+    it starts on that terminal); `env` adds variables (COLUMNS 300 unless given)."""
     master, slave = pty.openpty()
     try:
         os.write(master, typed)
-        environment = cli_environment(url, data, COLUMNS="300", **env)
+        environment = cli_environment(url, data, **{"COLUMNS": "300", **env})
         environment.pop("VISUAL", None)
         run = subprocess.run(
             [sys.executable, "-m", "graph.run", *args],
@@ -98,7 +101,7 @@ def run_on_terminal(url: str, data: Path, typed: bytes, *args: str, **env: str) 
             stdin=slave,
             capture_output=True,
             text=True,
-            timeout=90,
+            timeout=timeout,
         )
     finally:
         os.close(master)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_runs import graph_run_main
+from cli_runs import graph_run_main, run_on_terminal
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import GIFT_ANSWERS, GIFT_PLAN, FakeShoppingChatModel
 from langgraph.checkpoint.memory import MemorySaver
@@ -540,41 +540,14 @@ def test_cli_process_on_a_real_terminal_edits_and_runs_the_edit(
 ) -> None:
     # The whole path in a real process: the prompt reads a pseudo-terminal, and the
     # editor is started on that terminal (as nano or vi would be).
-    import os
-    import pty
-    import subprocess
-
-    from cli_runs import REPO_ROOT, cli_environment
-
     fake = fake_script()
-    data = tmp_path / "data"
-    master, slave = pty.openpty()
-    try:
-        with fake_openai_server(fake) as url:
-            os.write(master, b"e\na\n")
-            env = cli_environment(url, data, EDITOR=editor(tmp_path, EDIT_SCRIPT), COLUMNS="200")
-            env.pop("VISUAL", None)
-            args = [
-                "a photo gift under $200",
-                "--thread",
-                "tty",
-                "--catalog",
-                str(small_catalog_file),
-            ]
-            run = subprocess.run(
-                [sys.executable, "-m", "graph.run", *args],
-                cwd=REPO_ROOT,
-                env=env,
-                stdin=slave,
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
-    finally:
-        os.close(master)
-        os.close(slave)
-    output = run.stdout + run.stderr
-    assert run.returncode == 0, output
+    with fake_openai_server(fake) as url:
+        code, output = run_on_terminal(
+            url, tmp_path / "data", b"e\na\n", "a photo gift under $200", "--thread", "tty",
+            "--catalog", str(small_catalog_file), timeout=60,
+            EDITOR=editor(tmp_path, EDIT_SCRIPT), COLUMNS="200",
+        )  # fmt: skip
+    assert code == 0, output
     assert "Run this plan? [a]pprove, [r]eject, [e]dit:" in output
     for line in EDITED_CHANGES:
         assert line in output

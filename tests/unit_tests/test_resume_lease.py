@@ -10,8 +10,10 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +86,33 @@ def test_two_resumes_at_once_run_the_thread_once(
     step_calls_once(fake, db, thread)
 
 
+def resume_in_its_reasoning_call(
+    url: str,
+    fake: FakeScript,
+    data_dir: Path,
+    thread: str,
+    catalog: Path,
+    env: dict[str, str],
+    meanwhile: Callable[[], object] = lambda: None,
+) -> subprocess.CompletedProcess[str]:
+    """Start a run of `thread` and, once it is in its reasoning call (mid-step: its
+    checkpoint says "resumable"), do `meanwhile` and `--resume` it from another process;
+    the first run must still finish. The resume's process is returned."""
+    running = start_graph_run(
+        url, data_dir, "a photo gift", "--yes", "--thread", thread, "--catalog", str(catalog),
+        **env,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not fake.calls_for("ReasoningAnswer") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert fake.calls_for("ReasoningAnswer"), "the run never reached its reasoning call"
+    meanwhile()
+    resumed = graph_run_process(url, data_dir, "--resume", thread, "--yes", **env)
+    out, err = running.communicate(timeout=120)
+    assert running.returncode == 0, out + err
+    return resumed
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_a_resume_of_a_running_thread_is_refused(
     backend: str, small_catalog_file: Path, isolated_data_dir: Path
@@ -92,16 +121,9 @@ def test_a_resume_of_a_running_thread_is_refused(
     thread = f"lease-{uuid.uuid4().hex[:8]}"
     fake = script(step_delay=10.0)
     with fake_openai_server(fake) as url:
-        running = start_graph_run(
-            url, isolated_data_dir, "a photo gift", "--yes", "--thread", thread,
-            "--catalog", str(small_catalog_file), **env,
-        )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while not fake.calls_for("ReasoningAnswer") and time.monotonic() < deadline:
-            time.sleep(0.05)  # the run is mid-step: its checkpoint says "resumable"
-        resumed = graph_run_process(url, isolated_data_dir, "--resume", thread, "--yes", **env)
-        out, err = running.communicate(timeout=120)
-    assert running.returncode == 0, out + err
+        resumed = resume_in_its_reasoning_call(
+            url, fake, isolated_data_dir, thread, small_catalog_file, env
+        )
     one_line_refusal(resumed.returncode, resumed.stdout + resumed.stderr)
     step_calls_once(fake, db, thread)
 
@@ -114,19 +136,12 @@ def test_a_resume_is_refused_with_the_old_lease_folder_deleted(
     env, db = backend_env("sqlite", isolated_data_dir)
     thread = f"lease-{uuid.uuid4().hex[:8]}"
     fake = script(step_delay=10.0)
+    old_leases = isolated_data_dir / ".checkpoints.sqlite.leases"
     with fake_openai_server(fake) as url:
-        running = start_graph_run(
-            url, isolated_data_dir, "a photo gift", "--yes", "--thread", thread,
-            "--catalog", str(small_catalog_file), **env,
+        resumed = resume_in_its_reasoning_call(
+            url, fake, isolated_data_dir, thread, small_catalog_file, env,
+            meanwhile=lambda: shutil.rmtree(old_leases, ignore_errors=True),
         )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while not fake.calls_for("ReasoningAnswer") and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert fake.calls_for("ReasoningAnswer"), "the run never reached its reasoning call"
-        shutil.rmtree(isolated_data_dir / ".checkpoints.sqlite.leases", ignore_errors=True)
-        resumed = graph_run_process(url, isolated_data_dir, "--resume", thread, "--yes", **env)
-        out, err = running.communicate(timeout=120)
-    assert running.returncode == 0, out + err
     one_line_refusal(resumed.returncode, resumed.stdout + resumed.stderr)
     assert len(fake.calls_for("ReasoningAnswer")) == 1
     step_calls_once(fake, db, thread)
