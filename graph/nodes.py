@@ -33,9 +33,11 @@ from graph.providers.secrets import redact_tree
 from graph.reading import checked_request, shopping_reason
 from graph.schemas import (
     MAX_PLAN_STEPS,
-    FollowUp,
+    FollowUpPlan,
+    FollowUpStatement,
     Plan,
     PlanningError,
+    PreviousRun,
     ProductSummary,
     ReasoningAnswer,
     SearchDispatch,
@@ -69,11 +71,12 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # limit is refused (no plan can meet it, and no search should try).
     request, stated = checked_request(state.request)
     # A follow-up: its finished parent read back, and what carries over (in code).
+    # The planner states what the follow-up does to it; code checks that and carries over.
     previous = parent_in_graph(state.follow_up_of) if state.follow_up_of else None
-    follow_up, stated = carry_over(request, stated, previous) if previous else (None, stated)
+    schema = FollowUpPlan if previous else Plan
     context = runtime.context
     method = structured_output_method(context.provider)
-    model = chat_model_for(context).with_structured_output(Plan, method=method, include_raw=True)
+    model = chat_model_for(context).with_structured_output(schema, method=method, include_raw=True)
     messages = planner_messages(request, previous)
     started = time.perf_counter()
     usage = Usage()
@@ -85,7 +88,7 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 raise
             # The server cannot stream the plan as it is written: ask it plainly instead.
             plain = plain_chat_model(context)
-            model = plain.with_structured_output(Plan, method=method, include_raw=True)
+            model = plain.with_structured_output(schema, method=method, include_raw=True)
             result = model.invoke(messages)
         raw = result.get("raw")
         usage = usage + usage_of(raw)
@@ -99,8 +102,10 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if isinstance(plan, Plan):
             # A key the model echoed (from a prompt, a proxy) is masked before it is
             # stored in the checkpoint or shown.
-            plan = Plan.model_validate(redact_tree(plan.model_dump()))
-            return _planned(request, stated, plan, usage, started, follow_up)
+            plan = schema.model_validate(redact_tree(plan.model_dump()))
+            statement = plan.follow_up if isinstance(plan, FollowUpPlan) else None
+            plan = plan.plan() if isinstance(plan, FollowUpPlan) else plan
+            return _planned(request, stated, plan, usage, started, previous, statement, context)
         if attempt == 2:
             if f"at most {MAX_PLAN_STEPS} steps" in str(error):
                 raise PlanningError(
@@ -111,7 +116,7 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             # The error quotes the model's output, which may echo a key: masked.
             why = redact_tree(f"the planner returned no valid plan twice ({short_error(error)})")
             plan = fallback_plan(request, stated, why, raw_text_of(raw))
-            return _planned(request, stated, plan, usage, started, follow_up)
+            return _planned(request, stated, plan, usage, started, previous, None, context)
         # One retry with the validation error shown: it fixes most numbering slips of
         # small models. This is not replanning: no step has run yet.
         messages = [
@@ -127,8 +132,15 @@ def _planned(
     plan: Plan,
     usage: Usage,
     started: float,
-    follow_up: FollowUp | None = None,
+    previous: PreviousRun | None,
+    statement: FollowUpStatement | None,
+    context: Context,
 ) -> dict[str, Any]:
+    follow_up = None
+    if previous is not None:
+        # Checked against the shop's own products: what it wants is a feature or a product.
+        catalog = catalog_for(context)
+        follow_up, stated = carry_over(request, stated, previous, statement, catalog)
     shaped = shape_plan(request, stated, plan, follow_up)
     return {
         "clean_request": request,

@@ -8,11 +8,16 @@ from graph.schemas import FollowUp, Plan, ProductSummary
 
 
 def words_about(request: str, follow_up: FollowUp | None) -> str:
-    """What a follow-up's picks must be about: its own words, and for the same items
-    anew ("a cheaper one", "under $45 instead") the previous request's too."""
-    if follow_up is None or follow_up.kind not in ("cheaper", "refine"):
+    """What a follow-up's picks must be about: its own words and the planner's reading
+    of them (what it adds or wants, in the shop's words though the shopper wrote in
+    another language), and for the same items anew ("a cheaper one", "under $45
+    instead") the previous request's too."""
+    if follow_up is None:
         return request
-    return f"{request} {follow_up.previous.request}"
+    said = " ".join(w for w in (request, follow_up.added, follow_up.wants) if w)
+    if follow_up.kind not in ("cheaper", "dearer", "refine"):
+        return said
+    return f"{said} {follow_up.previous.request}"
 
 
 def budget_left(plan: Plan, follow_up: FollowUp | None) -> Plan:

@@ -4,6 +4,6 @@ shop sells."""
 
 from __future__ import annotations
 
-from graph.reading.intent import shopping_reason
+from graph.reading.intent import names_another_product, shopping_reason
 from graph.reading.stated import checked_request, validate_request
 from graph.reading.words import product_words

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from catalog import CatalogBackend, CatalogError, SearchArgs
-from graph.reading.words import product_words, stem
+from graph.reading.words import head_word, product_words, same_word, stem, title_heads
 from graph.schemas import StatedLimits
 
 # A goal that buys: "Buy a camera.", "Purchase running shoes", "Shop for a gift".
@@ -57,3 +57,30 @@ def shopping_reason(
         listed = ", ".join(sorted(named))
         return f"the request names a product the catalog sells ({listed}): plan its search"
     return None
+
+
+def names_another_product(
+    catalog: CatalogBackend, wants: str, items: tuple[str, ...]
+) -> bool | None:
+    """Whether `wants` names, in this shop, a kind of product other than each of `items`
+    (earlier searches): True when the products whose titles name its head word ("kit" of
+    "lens cleaning kit") are none of them an item's kind (its head word, "bag" of "hiking
+    camera bag"); False when some are ("manual" grinders, "natural rubber" yoga mats: a
+    feature of the item);
+    None when no title names it at all ("better", "in blue"): not a product here."""
+    head = head_word(wants)
+    heads = [h for item in items if (h := head_word(item))]
+    if head is None or not heads:
+        return None
+    try:
+        hits = catalog.search(SearchArgs(" ".join(product_words(wants)), limit=_PRODUCTS_LOOKED_AT))
+    except CatalogError:
+        return None
+    titles = [hit.product.title for hit in hits]
+    naming = [t for t in titles if any(same_word(head, w) for w in product_words(t))]
+    if not naming:
+        return None
+    # What each title says the product is: "Kettle & Pine Digital Coffee *Scale*" is
+    # a scale, whatever its brand is called.
+    kinds = {kind for title in naming for kind in title_heads(title)}
+    return not any(same_word(h, k) for k in kinds for h in heads)

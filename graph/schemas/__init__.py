@@ -6,7 +6,15 @@ request or plan that cannot be used (`errors`). Plain pydantic: no LangGraph, no
 from __future__ import annotations
 
 from graph.schemas.errors import USER_ERRORS, PlanningError, RequestError
-from graph.schemas.follow_up import FOLLOW_UP_OF, FollowUp, FollowUpKind, PreviousPick, PreviousRun
+from graph.schemas.follow_up import (
+    FOLLOW_UP_KINDS,
+    FOLLOW_UP_OF,
+    FollowUp,
+    FollowUpKind,
+    FollowUpStatement,
+    PreviousPick,
+    PreviousRun,
+)
 from graph.schemas.limits import ForeignLimit, ItemCap, LimitChoice, StatedLimits
 from graph.schemas.model_text import (
     MAX_FEATURES,
@@ -24,6 +32,7 @@ from graph.schemas.plan import (
     MAX_PLAN_STEPS,
     SEARCH_FILTERS,
     ApprovalStatus,
+    FollowUpPlan,
     Plan,
     PlanChange,
     PlanEdit,

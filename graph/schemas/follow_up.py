@@ -8,20 +8,41 @@ without its parent, and the parent's checkpoints are never written again.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from graph.schemas.limits import StatedLimits
+from graph.schemas.model_text import capped, model_facing_schema
 
 # Checkpoint metadata key (and input field): the thread a follow-up follows.
 FOLLOW_UP_OF = "follow_up_of"
 
-# What a follow-up asks of the previous run, as code reads it (graph/checks/follow_up.py):
-# "cheaper" a pick below its price, "add" another item beside the earlier picks,
-# "replace" one item for another, "refine" the same items anew (a new limit, "lighter"),
+# What a follow-up asks of the previous run, as the planner states it and code checks it
+# (graph/shaping/follow_up.py): "cheaper" / "dearer" the same item below / above its
+# earlier pick's price, "add" another item beside the earlier picks, "replace" an earlier
+# pick with another product, "refine" the same item anew (a feature, an option, a limit),
 # "new" a request unrelated to the previous run (nothing carries over).
-FollowUpKind = Literal["cheaper", "add", "replace", "refine", "new"]
+FollowUpKind = Literal["cheaper", "dearer", "add", "replace", "refine", "new"]
+FOLLOW_UP_KINDS: tuple[FollowUpKind, ...] = get_args(FollowUpKind)
+
+
+class FollowUpStatement(BaseModel):
+    """The planner's reading of a follow-up (the rules are in its prompt): its kind,
+    the earlier search it changes, and what it asks for. Code checks it against the
+    previous run before anything carries over."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=model_facing_schema)
+
+    # Written in this order: what it is about and what it asks for, then its kind.
+    item: Annotated[str | None, capped("query")] = None
+    wants: Annotated[str | None, capped("query")] = None
+    kind: FollowUpKind
+
+    @field_validator("item", "wants")
+    @classmethod
+    def _blank_is_none(cls, value: str | None) -> str | None:
+        return value.strip() or None if value is not None else None
 
 
 class PreviousPick(BaseModel):
@@ -65,7 +86,8 @@ class FollowUp(BaseModel):
     kind: FollowUpKind
     kept: tuple[PreviousPick, ...] = ()
     replaced: tuple[PreviousPick, ...] = ()
-    added: str = ""  # an "add" follow-up's words for the new item ("sleeping bag")
+    added: str = ""  # an "add" or "replace" follow-up's words for the new item ("sleeping bag")
+    wants: str = ""  # what a refinement, "cheaper" or "dearer" asks for anew ("manual")
     notes: tuple[str, ...] = ()
 
     @property

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from catalog import SearchArgs
+from graph.schemas.follow_up import FollowUpStatement
 from graph.schemas.model_text import (
     MAX_FEATURES,
     capped,
@@ -174,6 +175,32 @@ class Plan(BaseModel):
     @property
     def search_steps(self) -> list[PlanStep]:
         return [step for step in self.steps if step.is_search]
+
+
+def _follow_up_first(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """The plan's model-facing shape with the follow-up's reading written right after
+    `shopping`: read first, it shapes the goal and the queries."""
+    plan_facing_schema(schema, model)
+    properties = schema["properties"]
+    order = [
+        "shopping",
+        "follow_up",
+        *(n for n in properties if n not in ("shopping", "follow_up")),
+    ]
+    schema["properties"] = {name: properties[name] for name in order}
+    schema["required"] = [name for name in order if name in schema["required"]]
+
+
+class FollowUpPlan(Plan):
+    """The planner's output for a follow-up: its reading of the follow-up, then the plan."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_follow_up_first)
+
+    follow_up: FollowUpStatement
+
+    def plan(self) -> Plan:
+        """The plan alone, as every later node reads it."""
+        return Plan.model_validate(self.model_dump(exclude={"follow_up"}))
 
 
 ApprovalStatus = Literal["approved", "rejected"]

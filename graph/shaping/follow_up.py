@@ -1,32 +1,34 @@
-"""What a follow-up carries over from the finished run it follows, worked out in code
-(issue 26), as the request's own limits are (graph/checks/stated.py: read_limits):
+"""What a follow-up carries over from the finished run it follows. The planner states
+what the follow-up does (`FollowUpStatement`: its kind, the earlier item it changes, what
+it asks for); code checks that against the previous run, then carries over:
 
 - the stated limits carry over unless the follow-up states new ones of that kind;
-- "cheaper" ("less expensive", "a cheaper one") is a price cap below the pick it refers
-  to: the single pick, or the pick of the item it names;
-- "and a case for it" ("add X", "also X") adds an item and keeps every earlier pick in
-  the recommendation: their total counts against the budget, and the new item's cap is
-  what the budget leaves;
-- "instead of X" ("swap X for Y", "replace X with Y") replaces X's pick, keeping the rest;
-- a request that names other products and refers to nothing earlier is a new request:
-  nothing carries over.
+- "cheaper" is a price cap below the pick it refers to (the single pick, or the pick of
+  the item it names), and wins over a looser cap the follow-up states; "dearer" is a
+  price floor above it;
+- "add" keeps every earlier pick in the recommendation: their total counts against the
+  budget, and the new item's cap is what the budget leaves;
+- "replace" gives up the pick of the item it names, keeping the rest; "refine" searches
+  that item anew, with what it asks for;
+- "new" carries nothing over.
 
-Each carry-over is a line of `FollowUp.notes`, shown at approval as coming from the
-previous run; the limits are merged into the run's StatedLimits (their `carried` names
-what came from the previous run), so the plan checks, approval and verify read them as
-they read any stated limit. No LLM call happens here.
+Each carry-over, and each place code does not follow the planner's statement, is a line
+of `FollowUp.notes`, shown at approval as coming from the previous run; the limits are
+merged into the run's StatedLimits (their `carried` names what came from the previous
+run), so the plan checks, approval and verify read them as they read any stated limit.
 """
 
 from __future__ import annotations
 
-import re
-
-from catalog import money
+from catalog import CatalogBackend, money
+from graph.reading import names_another_product
 from graph.reading.stated import without_limit_phrases
 from graph.reading.words import product_words, same_word, stem
 from graph.schemas import (
+    MAX_FEATURES,
     FollowUp,
     FollowUpKind,
+    FollowUpStatement,
     Plan,
     PlanStep,
     PreviousPick,
@@ -36,119 +38,118 @@ from graph.schemas import (
 
 CENT = 0.01  # "cheaper" is strictly below: the catalog's price filter includes its cap
 
-_OBJECT = r"(?:the |a |an |my |that |this )?(?P<item>[^,.;!?]+?)"
-_OBJECT_ENDS = r"(?=$|[,.;!?]|\s+(?:get|find|buy|show|with|please)\b)"
-_REPLACE = (
-    re.compile(rf"\b(?:instead of|rather than|in place of)\s+{_OBJECT}{_OBJECT_ENDS}", re.I),
-    re.compile(
-        rf"\b(?:swap|replace|switch|exchange|trade)\s+(?:out\s+)?{_OBJECT}\s+(?:for|with|to)\b",
-        re.I,
-    ),
-)
-# Words of a price comparison a model may leave in a query once "cheaper" is taken out.
-_PRICE_WORDS = frozenset({"expensive", "pricey", "costly", "instead", "one"})
-_INSTEAD = re.compile(r"\binstead\b", re.I)
-_CHEAPER = re.compile(
-    r"\b(?:cheaper|cheapest|less expensive|lower[- ]priced|more affordable|costs? less|"
-    r"for less|lower price)\b",
-    re.I,
-)
-_ADD = re.compile(
-    r"^\s*(?:and|also|plus)\b|\b(?:add|also|as well|too|to go with|for it|for them|"
-    r"with it|go with it|on top)\b",
-    re.I,
-)
-_REFERS = re.compile(
-    r"\b(?:it|one|ones|that|those|them|this|same|another|different|something|else|more|"
-    r"less|lighter|smaller|bigger|larger|better|other)\b",
-    re.I,
-)
-
 
 def _stems(text: str) -> set[str]:
     return {stem(w) for w in product_words(text)}
 
 
 def _matching(picks: tuple[PreviousPick, ...], words: set[str]) -> tuple[PreviousPick, ...]:
-    """The picks whose title or item shares a product word with `words`."""
-    return tuple(p for p in picks if words & (_stems(p.title) | _stems(p.item)))
+    """The picks whose title or item shares the most product words with `words` (an
+    "electric burr grinder" is the grinder, not the electric kettle beside it)."""
+    shared = [len(words & (_stems(p.title) | _stems(p.item))) for p in picks]
+    most = max(shared, default=0)
+    return tuple(p for p, n in zip(picks, shared, strict=True) if most and n == most)
 
 
 def _shown(pick: PreviousPick) -> str:
     return f"{pick.id} {pick.title} ({money(pick.price)})"
 
 
-def _named(request: str) -> str:
-    """The product words a follow-up names, without its limits and follow-up words."""
-    text = _INSTEAD.sub(" ", _CHEAPER.sub(" ", without_limit_phrases(request)))
-    return " ".join(product_words(text))
-
-
-def read_follow_up(request: str, previous: PreviousRun) -> tuple[FollowUpKind, str]:
-    """The kind of follow-up `request` is, and the words naming the earlier item it
-    replaces or wants cheaper ("" when it names none)."""
-    for pattern in _REPLACE:
-        match = pattern.search(request)
-        if match and product_words(match.group("item")):
-            return "replace", match.group("item")
-    if _CHEAPER.search(request):
-        return "cheaper", _named(request)
-    if _ADD.search(request):
-        return "add", " ".join(product_words(_ADD.sub(" ", _named(request))))
-    if _INSTEAD.search(request) and _named(request):
-        return "replace", ""  # "a backpack instead": of the single pick, if one
+def checked_statement(
+    request: str,
+    previous: PreviousRun,
+    statement: FollowUpStatement | None,
+    catalog: CatalogBackend,
+    notes: list[str],
+) -> tuple[FollowUpKind, tuple[PreviousPick, ...]]:
+    """The planner's reading of the follow-up, checked against the previous run and the
+    shop: its kind and the earlier picks it is about. Where code does not follow it, a
+    note says why."""
+    picks = previous.picks
+    if statement is None:
+        notes.append("the planner gave no reading of the follow-up: read as a refinement")
+        return "refine", picks
+    kind, item, wants = statement.kind, statement.item or "", statement.wants or ""
+    notes.append(
+        f"the planner reads it as {kind!r}" + (f" of {item!r}" if item else "")
+        + (f", wanting {wants!r}" if wants else "")
+    )  # fmt: skip
+    named = _stems(without_limit_phrases(request))
     earlier = _stems(" ".join((previous.request, *previous.queries)))
-    named = _stems(_named(request))
-    if named and not _REFERS.search(request) and not named & earlier:
-        return "new", ""
-    return "refine", ""
+    if kind == "new":
+        if named and not named & earlier:
+            return kind, ()
+        notes.append("it names no product the previous run did not: read as a refinement")
+        return "refine", picks
+    # What it wants, by the shop's own products: another kind of product, or a feature.
+    items = (*([item] if item else []), *(p.item for p in picks if p.item), *previous.queries)
+    another = names_another_product(catalog, wants, items) if wants else None
+    if kind in ("cheaper", "dearer", "refine") and another:
+        notes.append(f"{wants!r} is another kind of product in this shop: read as an added item")
+        return "add", ()
+    if kind in ("add", "replace") and another is not True and (kind == "add" or another is None):
+        why = "a feature" if another is None else "the same kind of product"
+        notes.append(f"{wants or 'what it asks for'!r} is {why} here: read as a refinement")
+        kind = "refine"
+    if kind == "add":
+        return kind, ()
+    about = _matching(picks, _stems(item)) if item else ()
+    if item and not about:
+        if not (_stems(item) & earlier):
+            notes.append(f"the previous run has no {item!r}: nothing carries over")
+            return "new", ()
+        about = picks  # an earlier search with no pick: the run's items anew
+    if not about and (len(picks) == 1 or kind in ("cheaper", "refine")):
+        about = picks
+    return kind, about
 
 
 def carry_over(
-    request: str, stated: StatedLimits, previous: PreviousRun
+    request: str,
+    stated: StatedLimits,
+    previous: PreviousRun,
+    statement: FollowUpStatement | None,
+    catalog: CatalogBackend,
 ) -> tuple[FollowUp, StatedLimits]:
-    """What the follow-up `request` (its own limits `stated`) carries over from the
-    finished run `previous`, and the limits the new run holds to."""
-    kind, named = read_follow_up(request, previous)
+    """What the follow-up `request` (its own limits `stated`), as the planner reads it
+    (`statement`), carries over from the finished run `previous`, and the limits the
+    new run holds to."""
     notes = [f"follows up thread {previous.thread_id} ({previous.request[:80]!r})"]
+    kind, about = checked_statement(request, previous, statement, catalog, notes)
+    wants = statement.wants or "" if statement else ""
     picks = previous.picks
-    replaced: tuple[PreviousPick, ...] = ()
-    cap: float | None = None  # the new item's cap the previous run implies
-    if kind == "cheaper":
-        replaced = _matching(picks, _stems(named)) if named else picks
-        if named and not replaced:
-            notes.append(f"the previous run recommended no {named!r}: nothing carries over")
-            kind = "new"
-        elif len(replaced) == 1:
-            cap = round(replaced[0].price - CENT, 2)
-            notes.append(f"cheaper than {_shown(replaced[0])}: price cap {money(cap)}")
-        elif replaced:
-            total = round(sum(p.price for p in replaced), 2)
-            cap = round(total - CENT, 2)
-            notes.append(f"cheaper than the earlier picks together ({money(total)})")
-        else:
-            notes.append("the previous run recommended nothing to be cheaper than")
-    elif kind == "replace":
-        replaced = _matching(picks, _stems(named)) if named else picks if len(picks) == 1 else ()
-        if not replaced:
-            what = f"no {named.strip()!r}" if named else "no single pick"
-            notes.append(f"the previous run has {what} to replace: every pick stays")
     if kind == "new":
         notes.append("a new request: nothing carries over from the previous run")
         return FollowUp(previous=previous, kind=kind, notes=tuple(notes)), stated
-    if kind == "refine":
-        replaced = picks
-    kept = tuple(p for p in picks if p not in replaced) if kind != "add" else picks
-    kept = kept if kind != "cheaper" or len(replaced) == 1 else ()
-    notes.extend(f"replaces {_shown(p)}" for p in replaced if kind in ("replace", "cheaper"))
+    cap = floor = None  # the new item's price limit the previous run implies
+    if kind == "cheaper" and len(about) == 1:
+        cap = round(about[0].price - CENT, 2)
+        notes.append(f"cheaper than {_shown(about[0])}: price cap {money(cap)}")
+    elif kind == "cheaper" and about:
+        cap = round(sum(p.price for p in about) - CENT, 2)
+        notes.append(f"cheaper than the earlier picks together ({money(cap + CENT)})")
+    elif kind == "dearer" and len(about) == 1:
+        floor = round(about[0].price + CENT, 2)
+        notes.append(f"dearer than {_shown(about[0])}: lowest price {money(floor)}")
+    elif kind in ("cheaper", "dearer"):
+        notes.append(f"the previous run recommended no single pick to be {kind} than")
+    if kind == "replace" and not about:
+        notes.append("the previous run has no single pick to replace: every pick stays")
+    replaced = about if kind != "add" else ()
+    kept = tuple(p for p in picks if p not in replaced)
+    notes.extend(f"replaces {_shown(p)}" for p in replaced if kind != "refine")
     notes.extend(f"kept from the previous run: {_shown(p)}" for p in kept)
-    limits = _merged(kind, stated, previous, kept, cap, notes, cap_is_total=len(replaced) > 1)
+    added = wants or " ".join(product_words(without_limit_phrases(request)))
+    limits = _merged(
+        kind, stated, previous, kept, cap, floor, notes, cap_is_total=len(replaced) > 1
+    )
     follow_up = FollowUp(
         previous=previous,
         kind=kind,
         kept=kept,
         replaced=replaced,
-        added=named if kind == "add" else "",
+        added=added if kind in ("add", "replace") else "",
+        wants=wants if kind not in ("add", "replace") else "",
         notes=tuple(notes),
     )
     return follow_up, limits
@@ -160,12 +161,14 @@ def _merged(
     previous: PreviousRun,
     kept: tuple[PreviousPick, ...],
     cap: float | None,
+    floor: float | None,
     notes: list[str],
     *,
     cap_is_total: bool,
 ) -> StatedLimits:
     """The follow-up's own limits, and the earlier ones it does not state anew. `cap`
-    is the one "cheaper" implies: on the new item, or (`cap_is_total`) on them all."""
+    is the one "cheaper" implies: on the new item, or (`cap_is_total`) on them all;
+    `floor` the one "dearer" implies."""
     earlier = previous.limits
     prices_anew = any(
         v is not None for v in (stated.max_price, stated.min_price, stated.total)
@@ -194,6 +197,8 @@ def _merged(
         left = round(total - sum(p.price for p in kept), 2)
         if left > 0:
             notes.append(f"the budget leaves {money(left)} for the new item")
+            if stated.max_price is not None and left < stated.max_price:
+                notes.append(f"the stated {money(stated.max_price)} cap is above what is left")
             if max_price is None or left < max_price:
                 max_price = left
                 carried.append("max_price")
@@ -203,10 +208,19 @@ def _merged(
         total = cap
         carried.append("total")
     elif cap is not None and (max_price is None or cap < max_price):
+        if stated.max_price is not None:
+            notes.append(f"the stated {money(stated.max_price)} cap is looser: cheaper wins")
         max_price = cap
         carried.append("max_price")
-    if min_price is not None and max_price is not None and min_price >= max_price:
-        min_price = None  # a floor at or above the cheaper cap would exclude everything
+    if cap is not None and None not in (min_price, max_price) and min_price >= max_price:
+        min_price = None  # an earlier floor at or above the cheaper cap fits nothing
+    if floor is not None and (min_price is None or floor > min_price):
+        min_price = floor
+        carried.append("min_price")
+        if max_price is not None and max_price < floor and "max_price" in carried:
+            notes.append(f"the earlier {money(max_price)} cap is below it: not carried")
+            max_price = None
+            carried.remove("max_price")
     min_rating = stated.min_rating
     if min_rating is None and earlier.min_rating is not None:
         min_rating = earlier.min_rating
@@ -227,34 +241,30 @@ def _merged(
 
 
 def follow_up_plan(plan: Plan, follow_up: FollowUp) -> tuple[Plan, list[str]]:
-    """The model's plan for a follow-up, fixed in code: a search of no product words
-    ("cheaper") searches for the item it replaces, and a search for an item whose
-    earlier pick is kept is removed (the pick stays; searching again could replace it)."""
+    """The model's plan for a follow-up, fixed in code: "cheaper" and "dearer" search
+    the items they are about as the previous run did (the price limit is what changes);
+    a refinement's searches carry what it wants; a search for an item whose earlier pick
+    is kept, or which a swap gives up, is removed (searching again could replace it)."""
     notes: list[str] = []
-    fallback = next((p.item for p in follow_up.replaced if p.item), "")
-    fallback = fallback or next(iter(follow_up.previous.queries), "")
-    steps: list[PlanStep] = []
-    for step in plan.steps:
-        query = " ".join(_CHEAPER.sub(" ", step.query or "").split())
-        if step.is_search and query != step.query and product_words(query):
-            # "cheaper" is a price cap, not a search word: as one it only adds noise.
-            notes.append(f"step {step.step}: searched for {query!r}; 'cheaper' is the cap")
-            step = step.model_copy(update={"query": query, "action": f"Search {query}"})
-        if step.is_search and not set(product_words(step.query or "")) - _PRICE_WORDS and fallback:
-            notes.append(
-                f"step {step.step}: query {step.query!r} names no product: searched for "
-                f"{fallback!r} (the item of the previous run)"
-            )
-            step = step.model_copy(update={"query": fallback, "action": f"Search {fallback}"})
-        steps.append(step)
+    steps = list(plan.steps)
+    if follow_up.kind in ("cheaper", "dearer") and follow_up.replaced:
+        steps = _searched_anew(steps, follow_up, notes)
+    elif follow_up.wants:
+        item = next((p.item for p in follow_up.replaced if p.item), "")
+        steps = [_wanting(step, item, follow_up.wants, notes) for step in steps]
     added = product_words(follow_up.added)
+    if added and not any(
+        any(same_word(w, a) for w in product_words(s.query or "") for a in added) for s in steps
+    ):
+        steps = _searching_for_added(steps, follow_up, notes)
     kept_items = [product_words(p.item) for p in follow_up.kept if p.item]
     # What "swap the bag for a strap" gives up is not searched for again either.
     replaced_items = [product_words(p.item) for p in follow_up.replaced if p.item]
     replaced_items = replaced_items if follow_up.kind == "replace" else []
     again = [s for s in steps if s.is_search and _searches_for(s, kept_items, added)]
     given_up = [s for s in steps if s.is_search and _searches_for(s, replaced_items, added)]
-    if (again or given_up) and len(again) + len(given_up) < len(plan.search_steps):
+    searches = [s for s in steps if s.is_search]
+    if (again or given_up) and len(again) + len(given_up) < len(searches):
         for step in steps:
             if step in again:
                 why = "whose pick is kept"
@@ -264,13 +274,13 @@ def follow_up_plan(plan: Plan, follow_up: FollowUp) -> tuple[Plan, list[str]]:
                 continue
             notes.append(f"step {step.step} searched again for {step.query!r}, {why}: removed")
         steps = [s for s in steps if s not in again and s not in given_up]
-    elif again and added:
-        # Every search looks for a kept item, none for the one the follow-up adds: the
-        # first searches for the new item instead, as the follow-up names it.
-        first, *rest = again
+    elif (again or given_up) and added:
+        # Every search looks for an earlier item, none for the one the follow-up asks
+        # for: the first searches for that instead, as the follow-up names it.
+        first, *rest = again + given_up
         notes.append(
-            f"step {first.step} searched again for {first.query!r}, whose pick is kept: "
-            f"searched for {follow_up.added!r} (the item the follow-up adds)"
+            f"step {first.step} searched again for {first.query!r}, an earlier item: "
+            f"searched for {follow_up.added!r} (what the follow-up asks for)"
         )
         new = first.model_copy(
             update={"query": follow_up.added, "action": f"Search {follow_up.added}"}
@@ -278,7 +288,69 @@ def follow_up_plan(plan: Plan, follow_up: FollowUp) -> tuple[Plan, list[str]]:
         notes.extend(f"step {s.step} searched again for {s.query!r}: removed" for s in rest)
         steps = [new if s is first else s for s in steps if s not in rest]
     steps = [s.model_copy(update={"step": n}) for n, s in enumerate(steps, start=1)]
-    return plan.model_copy(update={"steps": steps}), notes
+    features = plan.features
+    if follow_up.wants and follow_up.wants not in features and len(features) < MAX_FEATURES:
+        features = [*features, follow_up.wants]
+    return plan.model_copy(update={"steps": steps, "features": features}), notes
+
+
+def _searched_anew(steps: list[PlanStep], follow_up: FollowUp, notes: list[str]) -> list[PlanStep]:
+    """A cheaper or dearer follow-up's searches: each item it is about, searched as the
+    previous run searched it (with what the follow-up wants), then the model's other steps."""
+    fallback = next(iter(follow_up.previous.queries), "")
+    items = dict.fromkeys(p.item or fallback for p in follow_up.replaced)
+    queries = [_wanting_query(item, follow_up.wants) for item in items if item]
+    if not queries:
+        return steps
+    planned = [s.query for s in steps if s.is_search]
+    if planned != queries:
+        notes.append(
+            f"searched {', '.join(map(repr, queries))} as the previous run did, not "
+            f"{', '.join(map(repr, planned))}: the {follow_up.kind} price limit does the rest"
+        )
+    rest = [s for s in steps if not s.is_search]
+    rest = rest or [PlanStep(action="Pick the best match within the limits", query=None)]
+    return [PlanStep(action=f"Search {q}", query=q) for q in queries] + rest
+
+
+def _wanting_query(query: str, wants: str) -> str:
+    words = product_words(query)
+    new = [w for w in product_words(wants) if not any(same_word(w, q) for q in words)]
+    return " ".join([*new, query]) if new else query
+
+
+def _wanting(step: PlanStep, item: str, wants: str, notes: list[str]) -> PlanStep:
+    """A refinement's search with what it wants in its query, when the model left it
+    out; a query that names neither the item nor what it wants ("a manual one") is what
+    it wants of the item's head noun (its last word: "manual grinder")."""
+    if not step.is_search:
+        return step
+    words = product_words(step.query or "")
+    if item and not any(same_word(w, i) for w in words for i in product_words(item)):
+        query = " ".join([*product_words(wants), *product_words(item)[-1:]])
+    else:
+        query = _wanting_query(step.query or "", wants)
+    if query == step.query:
+        return step
+    notes.append(f"step {step.step}: searched for {query!r}, with what the follow-up wants")
+    return step.model_copy(update={"query": query, "action": f"Search {query}"})
+
+
+def _searching_for_added(
+    steps: list[PlanStep], follow_up: FollowUp, notes: list[str]
+) -> list[PlanStep]:
+    """No search looks for what the follow-up adds or swaps in: the first search that is
+    not for a kept item looks for it, as the follow-up's reading names it."""
+    kept = [product_words(p.item) for p in follow_up.kept if p.item]
+    first = next((s for s in steps if s.is_search and not _searches_for(s, kept, [])), None)
+    if first is None:
+        return steps
+    notes.append(
+        f"step {first.step} searched for {first.query!r}, not for what the follow-up asks "
+        f"for: searched for {follow_up.added!r}"
+    )
+    new = first.model_copy(update={"query": follow_up.added, "action": f"Search {follow_up.added}"})
+    return [new if s is first else s for s in steps]
 
 
 def _searches_for(step: PlanStep, items: list[list[str]], added: list[str]) -> bool:

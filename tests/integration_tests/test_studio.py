@@ -188,7 +188,14 @@ def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
         "product_ids": [strap, kit],
     }
     # Enough replies for every test in this module, in any order.
-    fake = FakeScript(replies={"Plan": [PLAN] * 8, "ReasoningAnswer": [answer] * 8})
+    cheaper = {**PLAN, "follow_up": {"kind": "cheaper", "item": "camera strap", "wants": None}}
+    fake = FakeScript(
+        replies={
+            "Plan": [PLAN] * 8,
+            "FollowUpPlan": [cheaper] * 2,
+            "ReasoningAnswer": [answer] * 8,
+        }
+    )
     data_dir = root / "data"
     workdir = root / "work"
     workdir.mkdir()
@@ -457,7 +464,7 @@ def test_a_follow_up_over_the_api_is_a_new_run_naming_its_finished_parent(
     follow_up = values["follow_up"]
     assert follow_up["kind"] == "cheaper"
     assert [p["id"] for p in follow_up["previous"]["picks"]] == [p["id"] for p in first_picks]
-    prompt = json.dumps(studio.fake.calls_for("Plan")[-1]["messages"])
+    prompt = json.dumps(studio.fake.calls_for("FollowUpPlan")[-1]["messages"])
     assert "<previous_run>" in prompt and first_picks[0]["id"] in prompt
     # The parent's state reads back as it was.
     assert client.threads.get_state(first)["values"]["outcome"]["picks"] == first_picks

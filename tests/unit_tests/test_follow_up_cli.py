@@ -19,6 +19,7 @@ BAG_PLAN: dict[str, Any] = {
     "steps": [{"query": "hiking camera bag"}, {"query": None, "action": "Pick the bag"}],
 }
 CHEAPER_PLAN: dict[str, Any] = {
+    "follow_up": {"kind": "cheaper", "item": "hiking camera bag", "wants": None},
     "goal": "A cheaper hiking camera bag.",
     "steps": [{"query": "camera bag"}, {"query": None, "action": "Pick the bag"}],
 }
@@ -26,7 +27,14 @@ PICK: dict[str, Any] = {"answer": "The best ranked.", "product_ids": []}
 
 
 def script(*plans: dict[str, Any]) -> FakeScript:
-    return FakeScript(replies={"Plan": list(plans), "ReasoningAnswer": [PICK] * 6})
+    """Plans with the planner's reading of a follow-up answer the follow-up runs."""
+    return FakeScript(
+        replies={
+            "Plan": [p for p in plans if "follow_up" not in p],
+            "FollowUpPlan": [p for p in plans if "follow_up" in p],
+            "ReasoningAnswer": [PICK] * 6,
+        }
+    )
 
 
 def run_json(url: str, data_dir: Path, *args: str) -> dict[str, Any]:
@@ -73,7 +81,8 @@ def test_a_chain_of_follow_ups_shows_in_list_history_and_json(isolated_data_dir:
     chain = json.loads(history_json.stdout)
     assert chain["follow_up_of"] == "bag"
     assert [link["thread_id"] for link in chain["chain"]] == ["bag", thread]
-    assert chain["chain"][0]["picks"] and chain["chain"][1]["queries"] == ["camera bag"]
+    # "cheaper" searches the item as the first run did.
+    assert chain["chain"][0]["picks"] and chain["chain"][1]["queries"] == ["hiking camera bag"]
 
 
 def test_the_plan_shows_the_carried_cap_and_a_follow_up_resumes_like_any_run(

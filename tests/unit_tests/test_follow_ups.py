@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import FakeShoppingChatModel
+from fakes import FakeShoppingChatModel, plan_of
 from langgraph.checkpoint.memory import MemorySaver
 from rich.console import Console
 
@@ -23,20 +23,37 @@ from graph.reading.stated import read_limits
 from graph.runs import follow_ups, session
 from graph.runs.approval import ApprovalRequest
 from graph.runs.checkpoint import claim_thread, open_checkpointer, release_thread
-from graph.schemas import PreviousPick, PreviousRun, ProductSummary
+from graph.schemas import (
+    FollowUpStatement,
+    PreviousPick,
+    PreviousRun,
+    ProductSummary,
+    StatedLimits,
+)
+from graph.shaping import shape_plan
 from graph.shaping.follow_up import carry_over
+from graph.tools import catalog_for
 
 BAG_REQUEST = "a camera bag for hiking under $60"
 BAG_PLAN: dict[str, Any] = {
     "goal": "A hiking camera bag under $60.",
     "steps": [{"query": "hiking camera bag"}, {"query": None, "action": "Pick the bag"}],
 }
+
+
+def said(kind: str, item: str | None = None, wants: str | None = None) -> dict[str, Any]:
+    """The planner's reading of a follow-up, as a model writes it in a FollowUpPlan."""
+    return {"kind": kind, "item": item, "wants": wants}
+
+
 # What a small model writes for "a cheaper one": the comparison word in the query.
 CHEAPER_PLAN: dict[str, Any] = {
+    "follow_up": said("cheaper", "hiking camera bag"),
     "goal": "A cheaper hiking camera bag.",
     "steps": [{"query": "cheaper camera bag"}, {"query": None, "action": "Pick the bag"}],
 }
 KIT_PLAN: dict[str, Any] = {
+    "follow_up": said("add", wants="lens cleaning kit"),
     "goal": "A lens cleaning kit to go with the bag.",
     "steps": [
         {"query": "hiking camera bag"},  # the kept item searched again: removed in code
@@ -45,6 +62,7 @@ KIT_PLAN: dict[str, Any] = {
     ],
 }
 STRAP_PLAN: dict[str, Any] = {
+    "follow_up": said("replace", "hiking camera bag", "camera strap"),
     "goal": "A camera strap instead of the bag.",
     "steps": [{"query": "camera strap"}, {"query": None, "action": "Pick the strap"}],
 }
@@ -52,8 +70,13 @@ ANY_PICK: dict[str, Any] = {"answer": "The best ranked.", "product_ids": []}
 
 
 def fake_model(*plans: dict[str, Any]) -> FakeShoppingChatModel:
+    """Plans with the planner's reading of a follow-up answer follow-up runs."""
     return FakeShoppingChatModel(
-        replies={"Plan": [dict(p) for p in plans], "ReasoningAnswer": [dict(ANY_PICK)] * 8}
+        replies={
+            "Plan": [dict(p) for p in plans if "follow_up" not in p],
+            "FollowUpPlan": [dict(p) for p in plans if "follow_up" in p],
+            "ReasoningAnswer": [dict(ANY_PICK)] * 8,
+        }
     )
 
 
@@ -101,7 +124,7 @@ def test_a_cheaper_one_after_a_hiking_bag_is_capped_below_the_first_pick() -> No
     values = result.values
     (search,) = values["plan"].search_steps
     assert search.max_price is not None and search.max_price < first_pick.price
-    assert search.query == "camera bag"  # "cheaper" is the cap, not a search word
+    assert search.query == "hiking camera bag"  # as the first run searched it: the cap is new
     assert "max_price" in search.filled_from_request
     assert values["stated_limits"].carried == ("max_price",)
     (pick,) = values["outcome"].picks
@@ -143,7 +166,8 @@ def test_an_added_item_the_plan_never_searched_for_is_searched_for_in_code() -> 
     # A small model may plan "and a rain cover for it" as the bag again: every search is
     # for the kept item, so the new item would never be looked for.
     request = "and a lens cleaning kit for it, $90 in total"
-    bag, values = follow_up_on_bag(BAG_PLAN, request, "bag-kit-again")
+    again = {**BAG_PLAN, "follow_up": said("add", wants="lens cleaning kit")}
+    bag, values = follow_up_on_bag(again, request, "bag-kit-again")
     assert values["follow_up"].added == "lens cleaning kit"
     assert [s.query for s in values["plan"].search_steps] == ["lens cleaning kit"]
     assert [s.step for s in values["plan"].steps] == [1, 2]
@@ -164,6 +188,7 @@ def test_swap_the_bag_for_a_strap_replaces_it_within_the_carried_cap() -> None:
 def test_a_swap_planned_with_the_old_item_searched_again_drops_that_search() -> None:
     # "swap the bag for a strap" planned as bags and straps: a bag would come back.
     both = {
+        "follow_up": said("replace", "hiking camera bag", "camera strap"),
         "goal": "A camera strap instead of the bag.",
         "steps": [
             {"query": "hiking bags"},
@@ -334,43 +359,64 @@ KIT = PreviousRun(
 )
 
 
+BAG_ITEM = "hiking camera bag"
+SHOP = catalog_for(Context())  # the shipped catalog: what the readings are checked against
+
+
 @pytest.mark.parametrize(
-    ("previous", "follow", "kind", "kept", "max_price", "total"),
+    ("previous", "follow", "reading", "kind", "kept", "max_price", "total"),
     [
-        (BAG, "a cheaper one", "cheaper", [], 43.98, None),
-        (BAG, "a less expensive one", "cheaper", [], 43.98, None),
-        (BAG, "something cheaper please", "cheaper", [], 43.98, None),
-        (BAG, "a cheaper one under $30", "cheaper", [], 30, None),
-        (BAG, "and a lens cleaning kit for it", "add", ["cam-096"], 16.01, 60),
-        (BAG, "add a wrist strap under $10", "add", ["cam-096"], 10, 60),
-        (BAG, "swap the bag for a backpack", "replace", [], 60, None),
-        (BAG, "a sling bag instead", "replace", [], 60, None),
-        (BAG, "under $45 instead", "refine", [], 45, None),
-        (BAG, "something lighter", "refine", [], 60, None),
-        (BAG, "a yoga mat", "new", [], None, None),
+        (BAG, "a cheaper one", said("cheaper", BAG_ITEM), "cheaper", [], 43.98, None),
+        (BAG, "anything cheaper?", said("cheaper"), "cheaper", [], 43.98, None),
+        (BAG, "a cheaper one under $30", said("cheaper", BAG_ITEM), "cheaper", [], 30, None),
+        # Cheaper wins over a looser cap the follow-up states.
+        (BAG, "a cheaper one under $80", said("cheaper", BAG_ITEM), "cheaper", [], 43.98, None),
+        (BAG, "and a lens cleaning kit for it", said("add", None, "lens cleaning kit"), "add",
+         ["cam-096"], 16.01, 60),
+        (BAG, "add a wrist strap under $10", said("add", None, "wrist strap"), "add",
+         ["cam-096"], 10, 60),
+        (BAG, "swap the bag for a backpack", said("replace", "bag", "backpack"), "replace",
+         [], 60, None),
+        (BAG, "a sling bag instead", said("replace", None, "sling bag"), "replace", [], 60, None),
+        (BAG, "under $45 instead", said("refine", BAG_ITEM), "refine", [], 45, None),
+        (BAG, "something lighter", said("refine", BAG_ITEM, "lightweight"), "refine",
+         [], 60, None),
+        # A negation is no cheaper cap: the earlier limit carries over, nothing lower.
+        (BAG, "I don't want anything cheaper, show me a better bag",
+         said("refine", BAG_ITEM, "better"), "refine", [], 60, None),
+        (BAG, "a yoga mat", said("new"), "new", [], None, None),
+        # "new", but it names the earlier item: code keeps the earlier limits.
+        (BAG, "a camera bag with a rain cover", said("new"), "refine", [], 60, None),
         # Names an item the first run did not have: nothing to be cheaper than.
-        (BAG, "a cheaper tent", "new", [], None, None),
-        (KIT, "a cheaper tripod", "cheaper", ["cam-083"], 71.94, 120),
-        (
-            KIT,
-            "instead of the memory card, a lens cleaning kit",
-            "replace",
-            ["cam-071"],
-            48.05,
-            120,
-        ),
-        (KIT, "a cheaper one", "cheaper", [], None, 88.93),
+        (BAG, "a cheaper tent", said("cheaper", "tent"), "new", [], None, None),
+        # Checked against the shop: "waterproof" is a feature of bags, no product to add;
+        # a camera strap is another kind of product, no refinement of the bag.
+        (BAG, "a waterproof one", said("add", None, "waterproof"), "refine", [], 60, None),
+        (BAG, "and a strap for it", said("refine", BAG_ITEM, "camera strap"), "add",
+         ["cam-096"], 16.01, 60),
+        # No reading at all (the plan was built in code): the earlier limits carry over.
+        (BAG, "hmm", None, "refine", [], 60, None),
+        (KIT, "a cheaper tripod", said("cheaper", "travel tripod"), "cheaper", ["cam-083"],
+         71.94, 120),
+        (KIT, "instead of the memory card, a lens cleaning kit",
+         said("replace", "memory card", "lens cleaning kit"), "replace", ["cam-071"], 48.05, 120),
+        (KIT, "a cheaper one", said("cheaper"), "cheaper", [], None, 88.93),
+        # A new cap beside the carried total keeps the total; the cap is what it leaves.
+        (KIT, "and a tripod bag for it, under $200", said("add", None, "tripod bag"), "add",
+         ["cam-071", "cam-083"], 31.06, 120),
     ],
-)
+)  # fmt: skip
 def test_what_carries_over(
     previous: PreviousRun,
     follow: str,
+    reading: dict[str, Any] | None,
     kind: str,
     kept: list[str],
     max_price: float | None,
     total: float | None,
 ) -> None:
-    follow_up, limits = carry_over(follow, read_limits(follow), previous)
+    statement = FollowUpStatement(**reading) if reading is not None else None
+    follow_up, limits = carry_over(follow, read_limits(follow), previous, statement, SHOP)
     assert follow_up.kind == kind
     assert [p.id for p in follow_up.kept] == kept
     assert limits.max_price == (pytest.approx(max_price) if max_price is not None else None)
@@ -380,11 +426,60 @@ def test_what_carries_over(
         assert value is None or value in limits.prices
     if kind == "new":
         assert not limits.carried
+    # The planner's reading is shown at approval with what code made of it.
+    assert any(n.startswith("the planner") for n in follow_up.notes)
+
+
+def test_a_cheaper_cap_beside_a_looser_stated_one_says_which_wins() -> None:
+    follow = "a cheaper one under $80"
+    follow_up, limits = carry_over(
+        follow, read_limits(follow), BAG, FollowUpStatement(kind="cheaper", item=BAG_ITEM), SHOP
+    )
+    assert limits.max_price == pytest.approx(43.98)
+    assert "the stated $80.00 cap is looser: cheaper wins" in follow_up.notes
+
+
+def test_a_dearer_one_has_a_floor_above_the_earlier_pick_that_code_keeps() -> None:
+    follow = "a more expensive one"
+    follow_up, limits = carry_over(
+        follow, read_limits(follow), BAG, FollowUpStatement(kind="dearer", item=BAG_ITEM), SHOP
+    )
+    assert follow_up.kind == "dearer" and [p.id for p in follow_up.replaced] == ["cam-096"]
+    assert limits.min_price == pytest.approx(44.0) and "min_price" in limits.carried
+    assert limits.max_price == 60  # the earlier cap still holds
+    plan = shape_plan(follow, limits, plan_of({"query": "expensive camera bag"}), follow_up).plan
+    (search,) = plan.search_steps
+    assert search.min_price == pytest.approx(44.0) and search.max_price == 60
+    assert search.query == BAG_ITEM  # the same item, searched as before
+
+
+def test_a_dearer_one_above_the_earlier_cap_drops_that_cap_and_says_so() -> None:
+    cheap = BAG.model_copy(update={"budget": 40, "limits": read_limits("a camera bag under $40")})
+    follow_up, limits = carry_over(
+        "a pricier one",
+        StatedLimits(),
+        cheap,
+        FollowUpStatement(kind="dearer", item=BAG_ITEM),
+        SHOP,
+    )
+    assert limits.min_price == pytest.approx(44.0) and limits.max_price is None
+    assert any("cap is below it: not carried" in n for n in follow_up.notes)
+
+
+def test_a_refinement_searches_the_item_with_what_it_wants() -> None:
+    follow = "a waterproof one instead"
+    follow_up, limits = carry_over(
+        follow, read_limits(follow), BAG, FollowUpStatement(kind="refine", wants="waterproof"), SHOP
+    )
+    shaped = shape_plan(follow, limits, plan_of({"query": "camera bag"}), follow_up)
+    assert [s.query for s in shaped.plan.search_steps] == ["waterproof camera bag"]
+    assert "waterproof" in shaped.plan.features
 
 
 def test_a_cheaper_one_in_another_currency_keeps_the_cap_and_names_the_foreign_limit() -> None:
+    follow = "a cheaper one, under 40 euros"
     follow_up, limits = carry_over(
-        "a cheaper one, under 40 euros", read_limits("a cheaper one, under 40 euros"), BAG
+        follow, read_limits(follow), BAG, FollowUpStatement(kind="cheaper"), SHOP
     )
     assert follow_up.kind == "cheaper" and limits.max_price == pytest.approx(43.98)
     assert [f.currency for f in limits.foreign] == ["EUR"]
@@ -392,9 +487,14 @@ def test_a_cheaper_one_in_another_currency_keeps_the_cap_and_names_the_foreign_l
 
 def test_a_stated_rating_carries_over_unless_stated_anew() -> None:
     rated = BAG.model_copy(update={"limits": read_limits("a camera bag rated 4.5 stars under $60")})
-    _, carried = carry_over("a cheaper one", read_limits("a cheaper one"), rated)
+    cheaper = FollowUpStatement(kind="cheaper")
+    _, carried = carry_over("a cheaper one", read_limits("a cheaper one"), rated, cheaper, SHOP)
     assert carried.min_rating == 4.5 and "min_rating" in carried.carried
     _, anew = carry_over(
-        "a cheaper one rated 4 stars", read_limits("a cheaper one rated 4 stars"), rated
+        "a cheaper one rated 4 stars",
+        read_limits("a cheaper one rated 4 stars"),
+        rated,
+        cheaper,
+        SHOP,
     )
     assert anew.min_rating == 4 and "min_rating" not in anew.carried
