@@ -28,8 +28,8 @@ from graph.schemas import ProductSummary
 from graph.state import plan_that_runs
 
 CHECKS = tuple(
-    "kind cap_below_pick searches_below_pick missing kept dropped new_item max_price min_rating "
-    "budget carried uncapped".split()
+    "kind cap_below_pick searches_below_pick floor_above_pick not_below_pick missing kept "
+    "dropped new_item max_price min_rating budget carried uncapped".split()
 )
 
 
@@ -92,7 +92,8 @@ def score_case(
     carried = set(limits.carried) if limits else set()
     checks: dict[str, bool] = {}
     if "kind" in expect:
-        checks["kind"] = follow_up is not None and follow_up.kind == expect["kind"]
+        kinds = expect["kind"] if isinstance(expect["kind"], list) else [expect["kind"]]
+        checks["kind"] = follow_up is not None and follow_up.kind in kinds
     if "cap_below_pick" in expect:
         referenced = _named(first_picks, expect["cap_below_pick"])
         checks["cap_below_pick"] = _cap_below(referenced, searches, new_picks)
@@ -100,6 +101,21 @@ def score_case(
         referenced = _named(first_picks, expect["searches_below_pick"])
         checks["searches_below_pick"] = len(referenced) == 1 and _searches_below(
             referenced[0].price, searches
+        )
+    if "floor_above_pick" in expect:
+        referenced = _named(first_picks, expect["floor_above_pick"])
+        price = referenced[0].price if len(referenced) == 1 else None
+        checks["floor_above_pick"] = (
+            price is not None
+            and bool(searches)
+            and all(s.min_price is not None and s.min_price > price for s in searches)
+            and bool(new_picks)
+            and all(p.price > price for p in new_picks)
+        )
+    if "not_below_pick" in expect:
+        referenced = _named(first_picks, expect["not_below_pick"])
+        checks["not_below_pick"] = len(referenced) == 1 and not any(
+            s.max_price is not None and s.max_price < referenced[0].price for s in searches
         )
     if "missing" in expect:
         wanted = _words(expect["missing"])

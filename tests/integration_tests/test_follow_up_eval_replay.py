@@ -1,0 +1,64 @@
+"""The follow-up evaluation (#35) on its dev set, replayed from a real recording of the
+embedded 1.5B model on the shipped catalog: each first request, then its follow-up in the
+shopper's own words (questions, fragments, polite forms, other languages, refinements by
+feature). The planner states each follow-up's kind and code checks it against the run it
+follows. Recording also writes the report the live run produced; the replay must
+reproduce it, and every case must pass.
+
+Record:
+    RECORD=1 python -m pytest -m replay tests/integration_tests/test_follow_up_eval_replay.py -n 0
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from recording import CASSETTES, recorded_context, recording
+
+from graph.builder import build_graph
+from graph.evals.follow_ups import load_cases, markdown_table, run_follow_ups_eval
+from graph.runs.checkpoint import open_sqlite_checkpointer
+
+DEV_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "follow_ups_dev.json"
+CASSETTE = "eval-follow-ups"
+
+
+def comparable(report: dict[str, Any]) -> dict[str, Any]:
+    """The report without wall-clock time and where the files happen to sit."""
+    data = copy.deepcopy(report)
+    data["follow_ups_file"] = Path(data["follow_ups_file"]).name
+    data["summary"].pop("latency_s", None)
+    for result in data["results"]:
+        result.pop("latency_s", None)
+    return data
+
+
+@pytest.mark.replay
+def test_the_follow_up_report_is_reproduced_and_every_case_passes(tmp_path: Path) -> None:
+    cases = load_cases(DEV_FILE)
+    graph = build_graph(checkpointer=open_sqlite_checkpointer(tmp_path / "eval.sqlite"))
+    with recorded_context(CASSETTE) as context:
+        report = run_follow_ups_eval(
+            cases,
+            context,
+            graph,
+            label="replay-1.5b",
+            follow_ups_file=str(DEV_FILE),
+            progress=False,
+        )
+    data = report.to_json()
+    recorded_path = CASSETTES / f"{CASSETTE}.report.json"
+    if recording():
+        recorded_path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    recorded = json.loads(recorded_path.read_text())
+    ours, theirs = comparable(data), comparable(recorded)
+    for mine, expected in zip(ours["results"], theirs["results"], strict=True):
+        assert mine == expected, f"case {expected['id']} differs"
+    assert ours == theirs
+    failed = {r.id: (r.checks, r.error) for r in report.results if not r.passed}
+    assert not failed, failed
+    assert f"{len(cases)}/{len(cases)} follow-ups pass" in markdown_table(data)
