@@ -62,7 +62,8 @@ class State(InputState):
     planner_latency_s: float | None = None  # planner
     approval: ApprovalStatus | None = None  # approval
     # approval: a person's edit of the plan, which runs instead of `plan` (kept as the
-    # model wrote it), and why the last edit sent was refused (the run stays paused).
+    # model wrote it), and why the last edit or answer sent was refused (the run stays
+    # paused).
     plan_edit: PlanEdit | None = None
     edit_error: str | None = None
     dispatched: SearchDispatch | None = None  # executor: the search awaiting its answer

@@ -188,7 +188,7 @@ def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
         "product_ids": [strap, kit],
     }
     # Enough replies for every test in this module, in any order.
-    fake = FakeScript(replies={"Plan": [PLAN] * 8, "ReasoningAnswer": [answer] * 8})
+    fake = FakeScript(replies={"Plan": [PLAN] * 12, "ReasoningAnswer": [answer] * 12})
     data_dir = root / "data"
     workdir = root / "work"
     workdir.mkdir()
@@ -431,6 +431,38 @@ def test_resume_with_an_edited_plan_runs_the_edit_and_an_invalid_one_stays_inter
     [pick] = values["outcome"]["picks"]
     assert pick["id"] in {p["id"] for p in [*results[0]["products"], *results[0]["pool"]]}
     assert f"in place of the model's pick {first}" in values["outcome"]["reasons"][pick["id"]]
+
+
+def test_an_unreadable_answer_keeps_the_run_at_approval_with_its_reason(studio: Studio) -> None:
+    """Issue 37: an answer that is neither a clear approve, a clear reject nor an edit is
+    refused with its reason, and the run stays at approval; no answer loses the plan."""
+    client = studio.client
+    thread_id, paused = _run_to_interrupt(studio)
+    model_plan = paused["tasks"][0]["interrupts"][0]["value"]["plan"]
+    unreadable: list[tuple[Any, str]] = [
+        ({"aproved": True}, 'unknown field "aproved"'),
+        ({"plan": model_plan}, 'a plan was sent without "approved": true'),
+        ({"approved": "false"}, '"approved" must be true or false (a JSON boolean)'),
+        ("sure", '"sure" is neither yes nor no'),
+        (1, 'an answer is true, false, "yes", "no" or an object'),
+    ]
+    for answer, reason in unreadable:
+        run = client.runs.create(
+            thread_id, GRAPH_ID, command={"resume": answer}, context=RUN_CONTEXT
+        )
+        studio.assert_run_succeeded(thread_id, run["run_id"])
+        assert client.threads.get(thread_id)["status"] == "interrupted", answer
+        state = client.threads.get_state(thread_id)
+        assert state["next"] == ["approval"], answer
+        value = state["tasks"][0]["interrupts"][0]["value"]
+        assert value["error"].startswith("the answer was refused: "), value
+        assert reason in value["error"], value["error"]
+        assert value["plan"] == model_plan  # the plan is still the one asked about
+        assert state["values"].get("approval") is None
+        assert state["values"].get("step_results", []) == []
+
+    final = _resume(studio, thread_id, {"approved": False})
+    assert final["values"]["approval"] == "rejected" and final["values"]["edit_error"] is None
 
 
 def test_a_follow_up_over_the_api_is_a_new_run_naming_its_finished_parent(
