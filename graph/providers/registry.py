@@ -188,6 +188,16 @@ def default_model_name(provider: str, model: str | None) -> str:
     return model or provider_entry(provider).default_model()
 
 
+def run_model(provider: str | None, model: str | None) -> tuple[str, str]:
+    """The provider and model a run with these settings uses: each as given, else what
+    the environment configures (resolve_provider, then the provider's default model, e.g.
+    $OPENAI_MODEL). The one resolution: the CLI's session, the chat model a node builds
+    under `langgraph dev`, and the cost estimate all read it, so the model estimated is
+    the model that runs. ProviderConfigError when the settings name none."""
+    name = resolve_provider(provider)
+    return name, default_model_name(name, model)
+
+
 def make_chat_model(
     provider: str, model: str, *, max_output_tokens: int, base_url: str | None = None
 ) -> BaseChatModel:

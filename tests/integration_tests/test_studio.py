@@ -308,6 +308,9 @@ def test_approval_interrupt_then_resume_runs_every_step(studio: Studio) -> None:
     assert payload["plan"]["steps"][0]["query"] == "camera strap"
     assert [s["step"] for s in payload["plan"]["steps"]] == [1, 2, 3]
     assert payload["estimate"]["llm_calls"] == 1  # searches are direct; one reasoning step
+    # The model that will run ($OPENAI_MODEL of the provider the environment configures),
+    # resolved as the CLI does, not "unknown" (#37).
+    assert payload["estimate"]["model"] == "fake-model"
     assert paused["values"].get("step_results", []) == []
 
     final = _resume(studio, thread_id, {"approved": True})
