@@ -287,12 +287,25 @@ def test_studio_loads_the_graph_with_its_schemas(studio: Studio) -> None:
 
     schemas = studio.client.assistants.get_schemas(assistant_id)
     assert schemas["input_schema"]["required"] == ["request"]
+    # The input form describes its fields, as the context form does (#37).
+    given = schemas["input_schema"]["properties"]
+    assert set(given) == {"request", "follow_up_of"}
+    assert all(field.get("description") for field in given.values()), given
     context = schemas["context_schema"]["properties"]
     # The form shows every JSON setting; the internal `chat_model` object is not one.
     assert set(context) == CONTEXT_FORM_FIELDS
     assert context["tool_mode"]["enum"] == ["direct", "llm"]
     assert context["auto_approve"]["type"] == "boolean"
     assert all(field.get("description") for field in context.values())
+    # The form offers the providers as choices, and bounds the search limit.
+    [choices] = [option for option in context["provider"]["anyOf"] if "enum" in option]
+    assert choices["enum"] == ["openai", "azure", "compatible", "local"]
+    assert (context["search_limit"]["minimum"], context["search_limit"]["maximum"]) == (1, 50)
+    # What a run gives back: the plan, the answer, step results, outcome and usage; not
+    # the messages or the nodes' bookkeeping (#37).
+    output = set(schemas["output_schema"]["properties"])
+    assert {"plan", "approval", "step_results", "outcome", "planner_usage"} <= output
+    assert not output & {"messages", "dispatched", "clean_request", "planner_latency_s"}
 
     drawn = studio.client.assistants.get_graph(assistant_id)
     nodes = {node["id"] for node in drawn["nodes"]}
