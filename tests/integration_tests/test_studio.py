@@ -388,6 +388,30 @@ def test_assistant_context_applies_to_its_runs(studio: Studio) -> None:
     assert values["outcome"]["picks"]
 
 
+def test_an_assistants_context_carries_the_settings_into_the_resume(studio: Studio) -> None:
+    """Settings sent with a run are that run's only: a resume that sends none runs on its
+    assistant's context. An assistant holding them keeps them across the resume (the way
+    the README gives Studio and API users); the graph's default assistant holds none."""
+    client = studio.client
+    assistant = client.assistants.create(
+        GRAPH_ID, context={"search_limit": 2, "code_decisions": False}, name="limit-2"
+    )
+    for assistant_id, sizes in ((assistant["assistant_id"], [2, 2]), (GRAPH_ID, [5, 5])):
+        thread_id = client.threads.create()["thread_id"]
+        # The first run sends its own settings, as Studio's form does.
+        run = client.runs.create(
+            thread_id, assistant_id, input={"request": REQUEST}, context={"search_limit": 2}
+        )
+        studio.assert_run_succeeded(thread_id, run["run_id"])
+        assert client.threads.get(thread_id)["status"] == "interrupted"
+        # The resume sends none: the assistant's context is the one the steps run with.
+        run = client.runs.create(thread_id, assistant_id, command={"resume": {"approved": True}})
+        studio.assert_run_succeeded(thread_id, run["run_id"])
+        values = client.threads.get_state(thread_id)["values"]
+        searches = [r for r in values["step_results"] if r["kind"] == "search"]
+        assert [len(r["products"]) for r in searches] == sizes, assistant_id
+
+
 def test_resume_with_an_edited_plan_runs_the_edit_and_an_invalid_one_stays_interrupted(
     studio: Studio,
 ) -> None:
