@@ -528,6 +528,11 @@ def read_answer(decision: object) -> ApprovalAnswer:
         word = decision.strip().lower()
         if word in APPROVE_WORDS or word in REJECT_WORDS:
             return ApprovalAnswer(word in APPROVE_WORDS)
+        if word.startswith("{"):
+            raise AnswerError(
+                "the answer is text that looks like an object: send the object itself "
+                '(JSON, not a string), e.g. {"approved": true}'
+            )
         raise AnswerError(
             f"{_quoted(decision)} is neither yes nor no; answer true to run the plan or "
             "false to reject it"

@@ -224,6 +224,7 @@ UNREADABLE_ANSWERS: dict[str, tuple[object, str]] = {
         '"approved" must be true or false (a JSON boolean), got the text "false"',
     ),
     "unclear word": ("sure", '"sure" is neither yes nor no'),
+    "object as text": ('{"approved": true}', "send the object itself (JSON, not a string)"),
     "a number": (1, 'an answer is true, false, "yes", "no" or an object'),
     "nothing": (None, 'an answer is true, false, "yes", "no" or an object'),
     "empty object": ({}, '"approved" is missing'),
