@@ -24,7 +24,7 @@ from graph.routes import (
     route_after_planner,
     route_next_step,
 )
-from graph.state import STATE_TYPES, InputState, State
+from graph.state import STATE_TYPES, InputState, OutputState, State
 from graph.tools import TOOLS, tool_error_message
 
 LLM_RETRY = llm_retry_policy()
@@ -43,7 +43,9 @@ def with_state_types(checkpointer: BaseCheckpointSaver) -> BaseCheckpointSaver:
 
 
 def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
-    builder = StateGraph(State, context_schema=Context, input_schema=InputState)
+    builder = StateGraph(
+        State, context_schema=Context, input_schema=InputState, output_schema=OutputState
+    )
     builder.add_node("planner", planner, retry_policy=LLM_RETRY)
     builder.add_node("approval", approval)
     builder.add_node("executor", executor, retry_policy=LLM_RETRY)

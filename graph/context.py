@@ -10,14 +10,20 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from dotenv import dotenv_values
+from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
 from catalog.paths import catalog_url_from_env, env
 
 ToolMode = Literal["direct", "llm"]
+# The providers of graph/providers/registry.py (which checks that its table has exactly
+# these), as a type, so Studio's form offers them as a choice.
+ProviderName = Literal["openai", "azure", "compatible", "local"]
+# Products a search shows: the catalog keeps up to 50 per search to choose from.
+MIN_SEARCH_LIMIT, MAX_SEARCH_LIMIT = 1, 50
 
 ENV_FILE = ".env"
 ENV_FILE_MAX_BYTES = 1 << 20
@@ -89,7 +95,7 @@ def _on_or_off(name: str, *, default: bool) -> bool:
 
 @dataclass(kw_only=True)
 class Context:
-    provider: str | None = field(
+    provider: ProviderName | None = field(
         default=None,
         metadata={
             "description": "LLM provider: openai, azure, compatible or local. "
@@ -113,10 +119,12 @@ class Context:
             "description": "Catalog file or index directory; empty means the shipped default."
         },
     )
-    search_limit: int = field(
+    # The bounds in the annotation are the form's (Studio refuses 500 before a run
+    # starts); __post_init__ checks the same bounds for every other caller.
+    search_limit: Annotated[int, Field(ge=MIN_SEARCH_LIMIT, le=MAX_SEARCH_LIMIT)] = field(
         default=5, metadata={"description": "Products returned per search step (1-50)."}
     )
-    max_output_tokens: int = field(
+    max_output_tokens: Annotated[int, Field(ge=1)] = field(
         default=512, metadata={"description": "Upper bound on tokens generated per LLM call."}
     )
     code_decisions: bool | None = field(
@@ -145,7 +153,9 @@ class Context:
     catalog_backend: SkipJsonSchema[Any] = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
-        self.provider = self.provider or env("SHOPPING_PROVIDER")
+        # Any name is kept: resolve_provider refuses one the registry lacks, naming the
+        # choices, for the setting and the environment alike.
+        self.provider = self.provider or cast("ProviderName | None", env("SHOPPING_PROVIDER"))
         self.model = self.model or env("SHOPPING_MODEL")
         self.catalog = self.catalog or env("SHOPPING_CATALOG")
         self.catalog_url = self.catalog_url or catalog_url_from_env()
@@ -153,7 +163,8 @@ class Context:
             self.code_decisions = _on_or_off(CODE_DECISIONS_SETTING, default=True)
         if self.tool_mode not in ("direct", "llm"):
             raise ValueError(f"tool_mode must be 'direct' or 'llm', got {self.tool_mode!r}")
-        if not 1 <= self.search_limit <= 50:
+        if not MIN_SEARCH_LIMIT <= self.search_limit <= MAX_SEARCH_LIMIT:
             raise ValueError(
-                f"search_limit (--limit) must be between 1 and 50, got {self.search_limit}"
+                f"search_limit (--limit) must be between {MIN_SEARCH_LIMIT} and "
+                f"{MAX_SEARCH_LIMIT}, got {self.search_limit}"
             )

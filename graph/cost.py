@@ -15,7 +15,8 @@ from pydantic import BaseModel
 
 from graph.context import Context
 from graph.prompts import executor_tool_messages, reasoning_messages
-from graph.providers.registry import price_per_mtok
+from graph.providers.base import ProviderConfigError
+from graph.providers.registry import price_per_mtok, run_model
 from graph.schemas import Plan, ProductSummary, ReasoningAnswer, StepResult
 from graph.tools import search_products
 
@@ -72,13 +73,24 @@ def _messages_tokens(messages: list, count: Callable[[str], int]) -> int:
     return sum(count(str(m.content)) + TOKENS_PER_MESSAGE for m in messages)
 
 
-def model_name(context: Context) -> str:
-    return context.model or "unknown"
+def estimated_model(context: Context) -> tuple[str | None, str]:
+    """The provider and model the run will call, as `run_model` resolves them for the
+    chat model: the same under the CLI (whose session resolved them already) and under
+    `langgraph dev` (whose context holds the form's settings, often none). A chat model
+    passed in is not the registry's: it is estimated as the context names it, and a model
+    no setting names is "unknown", as is one the settings cannot resolve (the run itself
+    then fails, naming the setting)."""
+    if context.chat_model is None:
+        try:
+            return run_model(context.provider, context.model)
+        except ProviderConfigError:
+            pass
+    return context.provider, context.model or "unknown"
 
 
 def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
     """Estimate the LLM calls the executor will make for this plan, before any step runs."""
-    model = model_name(context)
+    provider, model = estimated_model(context)
     count, tokenizer = token_counter(model)
 
     def placeholder(step: int) -> list[ProductSummary]:
@@ -127,7 +139,7 @@ def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
     input_tokens = sum(c.input_tokens for c in calls)
     output_tokens = sum(c.output_tokens for c in calls)
     # Prices come from the provider registry: (0, 0) self-hosted, None when unknown.
-    price = price_per_mtok(context.provider, model)
+    price = price_per_mtok(provider, model)
     usd = 0.0
     if price is not None:
         usd = (input_tokens * price[0] + output_tokens * price[1]) / 1_000_000

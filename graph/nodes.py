@@ -47,12 +47,13 @@ from graph.schemas import (
 )
 from graph.shaping import (
     HOW_TO_ANSWER,
+    AnswerError,
     PlanEditError,
     carry_over,
     checked_plan,
     edit_of,
     fallback_plan,
-    is_approval,
+    read_answer,
     shape_plan,
 )
 from graph.state import State
@@ -156,7 +157,8 @@ def _planned(
 def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Pause with the plan and its cost estimate until a person approves, rejects or
     edits it. An edit is checked like the model's plan (Plan schema, limit_warnings); one
-    that fails is refused with its reason kept in state, and the run pauses here again."""
+    that fails, or an answer that is none of the three (read_answer), is refused with its
+    reason kept in state, and the run pauses here again."""
     if runtime.context.auto_approve:
         return {"approval": "approved"}
     assert state.plan is not None and state.stated_limits is not None
@@ -174,9 +176,15 @@ def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         payload["error"] = state.edit_error
     decision = interrupt(payload)
     cleared: dict[str, Any] = {"edit_error": None} if state.edit_error else {}
-    if not is_approval(decision):
+    try:
+        answer = read_answer(decision)
+    except AnswerError as error:
+        # Neither a clear approve, a clear reject nor an edit: refused like an invalid
+        # edit (no approval written, so the routing asks here again), never a rejection.
+        return {"edit_error": f"the answer was refused: {error}"}
+    if not answer.approved:
         return {"approval": "rejected", **cleared}
-    edited = decision.get("plan") if isinstance(decision, dict) else None
+    edited = answer.plan
     if isinstance(edited, dict) and "pick" not in edited:
         # An edit sent over the API before `pick` existed keeps the plan's choice of it.
         edited = {**edited, "pick": state.plan.pick}

@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from graph import schemas
 from graph.reading.stated import read_limits, validate_request
@@ -35,16 +35,20 @@ from graph.schemas import (
 
 @dataclass(kw_only=True)
 class InputState:
-    """What a user supplies: the shopping request, and the finished run it follows up."""
+    """What a user supplies: the shopping request, and the finished run it follows up.
 
-    request: str = field(metadata={"description": "The shopping request, in your own words."})
-    follow_up_of: str | None = field(
-        default=None,
-        metadata={
-            "description": "The thread id of a finished run this request follows up "
+    Descriptions sit in the annotations (pydantic's Field): LangGraph builds the input
+    schema Studio shows from the fields' types, and a dataclass field's metadata is not
+    among them."""
+
+    request: Annotated[str, Field(description="The shopping request, in your own words.")]
+    follow_up_of: Annotated[
+        str | None,
+        Field(
+            description="The thread id of a finished run this request follows up "
             '("a cheaper one", "and a case for it"); its limits and picks carry over.'
-        },
-    )
+        ),
+    ] = None
 
 
 @dataclass(kw_only=True)
@@ -62,7 +66,8 @@ class State(InputState):
     planner_latency_s: float | None = None  # planner
     approval: ApprovalStatus | None = None  # approval
     # approval: a person's edit of the plan, which runs instead of `plan` (kept as the
-    # model wrote it), and why the last edit sent was refused (the run stays paused).
+    # model wrote it), and why the last edit or answer sent was refused (the run stays
+    # paused).
     plan_edit: PlanEdit | None = None
     edit_error: str | None = None
     dispatched: SearchDispatch | None = None  # executor: the search awaiting its answer
@@ -124,6 +129,29 @@ class State(InputState):
     def next_step(self) -> int:
         """Index of the next plan step to run: every step adds exactly one result."""
         return len(self.step_results)
+
+
+@dataclass(kw_only=True)
+class OutputState:
+    """What a run gives back (the graph's output schema, and what `invoke` and the API's
+    `runs.wait` return): the request, the plan and its checks, the answer at approval and
+    any edit, each step's result (its LLM calls and usage), the checked outcome and the
+    planner's usage. Not the messages or the bookkeeping between nodes; a thread's state
+    still holds them. Each field is a State field, typed as there (the State's channel
+    is the one LangGraph keeps)."""
+
+    request: str
+    follow_up_of: str | None = None
+    stated_limits: StatedLimits | None = None
+    follow_up: FollowUp | None = None
+    plan: Plan | None = None
+    plan_warnings: list[str] = field(default_factory=list)
+    planner_usage: Usage | None = None
+    approval: ApprovalStatus | None = None
+    plan_edit: PlanEdit | None = None
+    edit_error: str | None = None
+    step_results: Annotated[list[StepResult], operator.add] = field(default_factory=list)
+    outcome: Outcome | None = None
 
 
 _STATE_FIELDS = frozenset(f.name for f in dataclasses.fields(State))

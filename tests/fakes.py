@@ -145,7 +145,7 @@ def run_graph(
 ) -> dict[str, Any]:
     """One run of the graph in-process with `model`, approved at once, on a fresh in-memory
     checkpointer; `catalog` None is the shipped default catalog, `context` sets Context
-    fields. Returns the final state."""
+    fields. Returns the final state, whole (not only the graph's output schema)."""
     ctx = Context(
         chat_model=model,
         catalog=None if catalog is None else str(catalog),
@@ -153,7 +153,9 @@ def run_graph(
         **context,
     )
     config = {"configurable": {"thread_id": "t"}}
-    return build_graph(checkpointer=MemorySaver()).invoke({"request": request}, config, context=ctx)
+    graph = build_graph(checkpointer=MemorySaver())
+    graph.invoke({"request": request}, config, context=ctx)
+    return graph.get_state(config).values
 
 
 def plan_reply(*steps: dict[str, Any], goal: str = "g", **fields: Any) -> dict[str, Any]:

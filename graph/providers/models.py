@@ -17,10 +17,9 @@ from graph.providers.registry import (
     LLM_DEADLINE_ENV,
     LLM_TIMEOUT_ENV,
     PROVIDERS,
-    default_model_name,
     llm_deadline,
     make_chat_model,
-    resolve_provider,
+    run_model,
     structured_output_method,
 )
 from graph.providers.retry import describe_provider_error
@@ -46,8 +45,7 @@ def chat_model_for(context: Context) -> BaseChatModel:
     from the context's settings and the provider's environment."""
     if context.chat_model is not None:
         return context.chat_model
-    provider = resolve_provider(context.provider)
-    model = default_model_name(provider, context.model)
+    provider, model = run_model(context.provider, context.model)
     entry = PROVIDERS[provider]
     tuned = (LLM_TIMEOUT_ENV, LLM_DEADLINE_ENV)
     settings = tuple(env(name) for name in (*entry.env_vars, *tuned))
@@ -76,8 +74,8 @@ def resolved_context(context: Context) -> Context:
     ready chat model, else resolved from the settings and the environment."""
     if context.chat_model is not None:
         return context
-    provider = resolve_provider(context.provider)
-    return replace(context, provider=provider, model=default_model_name(provider, context.model))
+    provider, model = run_model(context.provider, context.model)
+    return replace(context, provider=provider, model=model)
 
 
 @contextmanager

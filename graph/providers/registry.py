@@ -14,8 +14,9 @@ cheap (no LangChain, no LangGraph) so `--help` is fast.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast, get_args
 
+from graph.context import ProviderName
 from graph.providers import openai_api
 from graph.providers.base import (
     ClientSettings,
@@ -56,6 +57,8 @@ PROVIDERS: dict[str, Provider] = {
     entry.name: entry
     for entry in (openai_api.OPENAI, openai_api.AZURE, openai_api.COMPATIBLE, LOCAL)
 }
+if set(PROVIDERS) != set(get_args(ProviderName)):  # the form's choices are these
+    raise AssertionError(f"graph.context.ProviderName must list {', '.join(PROVIDERS)}")
 # Without an explicit choice, the first provider the environment configures wins: a
 # named server or Azure endpoint is a more deliberate setting than a stray OpenAI key,
 # and the embedded model needs no setting at all.
@@ -186,6 +189,17 @@ def price_per_mtok(provider: str | None, model: str) -> Price | None:
 
 def default_model_name(provider: str, model: str | None) -> str:
     return model or provider_entry(provider).default_model()
+
+
+def run_model(provider: str | None, model: str | None) -> tuple[ProviderName, str]:
+    """The provider and model a run with these settings uses: each as given, else what
+    the environment configures (resolve_provider, then the provider's default model, e.g.
+    $OPENAI_MODEL). The one resolution: the CLI's session, the chat model a node builds
+    under `langgraph dev`, and the cost estimate all read it, so the model estimated is
+    the model that runs. ProviderConfigError when the settings name none."""
+    # A name of PROVIDERS, which lists exactly the ProviderName choices (checked above).
+    name = cast("ProviderName", resolve_provider(provider))
+    return name, default_model_name(name, model)
 
 
 def make_chat_model(

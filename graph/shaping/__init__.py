@@ -10,12 +10,14 @@ from dataclasses import dataclass
 from graph.schemas import FollowUp, Plan, StatedLimits
 from graph.shaping.edits import (
     HOW_TO_ANSWER,
+    AnswerError,
+    ApprovalAnswer,
     PlanEditError,
     checked_plan,
     describe_change,
     edit_of,
-    is_approval,
     plan_text,
+    read_answer,
     read_plan_text,
 )
 from graph.shaping.fallback import fallback_plan

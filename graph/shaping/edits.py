@@ -15,6 +15,7 @@ import re
 import sys
 import tomllib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -84,7 +85,8 @@ HOW_TO_ANSWER = (
     'or {"approved": true, "plan": {...}} to run your edit of "plan" instead: the same '
     "fields (goal, budget, pick, features, and steps with action, query, category, min_price, "
     "max_price, min_rating). Steps run in the order given and are numbered from it. "
-    "An invalid plan is refused and the run stays here."
+    'An invalid plan, or any other answer, is refused with its reason (in "error") '
+    "and the run stays here."
 )
 
 
@@ -485,10 +487,84 @@ def describe_change(change: PlanChange) -> str:
     return f"{where}: {change.field} {_shown(change.before)} -> {_shown(change.after)}"
 
 
-def is_approval(decision: object) -> bool:
-    """Accept the natural shapes a person or Studio sends: true, "yes", {"approved": true}."""
-    if isinstance(decision, dict):
-        decision = decision.get("approved", decision.get("approve", False))
+APPROVE_WORDS = frozenset({"y", "yes", "approve", "approved", "true", "ok"})
+REJECT_WORDS = frozenset({"n", "no", "reject", "rejected", "false"})
+# The fields of an answer sent as an object; `approve` is read as `approved`.
+ANSWER_FIELDS = ("approved", "plan")
+APPROVED_ALIAS = "approve"
+# How much of an unreadable answer its refusal quotes.
+MAX_QUOTED = 60
+
+
+class AnswerError(ValueError):
+    """An answer at approval that is neither a clear approve, a clear reject nor an edit;
+    the message says why, in one line. The run stays at approval to ask again."""
+
+
+@dataclass(frozen=True)
+class ApprovalAnswer:
+    """An answer read at approval: run the plan (`approved`), with `plan` the edit as sent
+    (to be checked with checked_plan; None: no edit), or reject it."""
+
+    approved: bool
+    plan: object = None
+
+
+def _quoted(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= MAX_QUOTED else text[:MAX_QUOTED] + "..."
+
+
+def read_answer(decision: object) -> ApprovalAnswer:
+    """The answer to the approval interrupt, in the natural shapes a person or Studio
+    sends: true or false, "yes" or "no" (and approve, reject, ok...), {"approved": true}
+    or {"approved": false}, {"approved": true, "plan": {...}} (an edit). Anything else
+    (a misspelt field, a plan without "approved": true, "false" as text, "sure") is no
+    clear answer: AnswerError says why, and the plan is neither run nor dropped.
+    A rejection that also sends a plan is a rejection: the edit is not run."""
+    if isinstance(decision, bool):
+        return ApprovalAnswer(decision)
     if isinstance(decision, str):
-        return decision.strip().lower() in {"y", "yes", "approve", "approved", "true", "ok"}
-    return decision is True
+        word = decision.strip().lower()
+        if word in APPROVE_WORDS or word in REJECT_WORDS:
+            return ApprovalAnswer(word in APPROVE_WORDS)
+        if word.startswith("{"):
+            raise AnswerError(
+                "the answer is text that looks like an object: send the object itself "
+                '(JSON, not a string), e.g. {"approved": true}'
+            )
+        raise AnswerError(
+            f"{_quoted(decision)} is neither yes nor no; answer true to run the plan or "
+            "false to reject it"
+        )
+    if not isinstance(decision, Mapping):
+        raise AnswerError(
+            f'an answer is true, false, "yes", "no" or an object with "approved", '
+            f"got {_quoted(decision)}"
+        )
+    names = list(decision)
+    unknown = [name for name in names if name not in (*ANSWER_FIELDS, APPROVED_ALIAS)]
+    if unknown:
+        shown = ", ".join(_quoted(name) for name in unknown[:MAX_PROBLEMS])
+        more = f" and {len(unknown) - MAX_PROBLEMS:,} more" if len(unknown) > MAX_PROBLEMS else ""
+        raise AnswerError(
+            f"unknown field{'s' if len(unknown) > 1 else ''} {shown}{more} "
+            '(an answer has "approved": true or false, and "plan" for an edit)'
+        )
+    if "approved" in decision and APPROVED_ALIAS in decision:
+        raise AnswerError('send "approved" once, not both "approved" and "approve"')
+    plan = decision.get("plan")
+    if "approved" not in decision and APPROVED_ALIAS not in decision:
+        if plan is not None:
+            raise AnswerError(
+                'a plan was sent without "approved": true; send {"approved": true, '
+                '"plan": {...}} to run it, or {"approved": false} to reject'
+            )
+        raise AnswerError('"approved" is missing: send {"approved": true} or {"approved": false}')
+    approved = decision.get("approved", decision.get(APPROVED_ALIAS))
+    if not isinstance(approved, bool):
+        kind = "the text " if isinstance(approved, str) else ""
+        raise AnswerError(
+            f'"approved" must be true or false (a JSON boolean), got {kind}{_quoted(approved)}'
+        )
+    return ApprovalAnswer(approved, plan if approved else None)

@@ -191,9 +191,9 @@ def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
     cheaper = {**PLAN, "follow_up": {"kind": "cheaper", "item": "camera strap", "wants": None}}
     fake = FakeScript(
         replies={
-            "Plan": [PLAN] * 8,
+            "Plan": [PLAN] * 12,
             "FollowUpPlan": [cheaper] * 2,
-            "ReasoningAnswer": [answer] * 8,
+            "ReasoningAnswer": [answer] * 12,
         }
     )
     data_dir = root / "data"
@@ -294,12 +294,25 @@ def test_studio_loads_the_graph_with_its_schemas(studio: Studio) -> None:
 
     schemas = studio.client.assistants.get_schemas(assistant_id)
     assert schemas["input_schema"]["required"] == ["request"]
+    # The input form describes its fields, as the context form does (#37).
+    given = schemas["input_schema"]["properties"]
+    assert set(given) == {"request", "follow_up_of"}
+    assert all(field.get("description") for field in given.values()), given
     context = schemas["context_schema"]["properties"]
     # The form shows every JSON setting; the internal `chat_model` object is not one.
     assert set(context) == CONTEXT_FORM_FIELDS
     assert context["tool_mode"]["enum"] == ["direct", "llm"]
     assert context["auto_approve"]["type"] == "boolean"
     assert all(field.get("description") for field in context.values())
+    # The form offers the providers as choices, and bounds the search limit.
+    [choices] = [option for option in context["provider"]["anyOf"] if "enum" in option]
+    assert choices["enum"] == ["openai", "azure", "compatible", "local"]
+    assert (context["search_limit"]["minimum"], context["search_limit"]["maximum"]) == (1, 50)
+    # What a run gives back: the plan, the answer, step results, outcome and usage; not
+    # the messages or the nodes' bookkeeping (#37).
+    output = set(schemas["output_schema"]["properties"])
+    assert {"plan", "approval", "step_results", "outcome", "planner_usage"} <= output
+    assert not output & {"messages", "dispatched", "clean_request", "planner_latency_s"}
 
     drawn = studio.client.assistants.get_graph(assistant_id)
     nodes = {node["id"] for node in drawn["nodes"]}
@@ -315,6 +328,9 @@ def test_approval_interrupt_then_resume_runs_every_step(studio: Studio) -> None:
     assert payload["plan"]["steps"][0]["query"] == "camera strap"
     assert [s["step"] for s in payload["plan"]["steps"]] == [1, 2, 3]
     assert payload["estimate"]["llm_calls"] == 1  # searches are direct; one reasoning step
+    # The model that will run ($OPENAI_MODEL of the provider the environment configures),
+    # resolved as the CLI does, not "unknown" (#37).
+    assert payload["estimate"]["model"] == "fake-model"
     assert paused["values"].get("step_results", []) == []
 
     final = _resume(studio, thread_id, {"approved": True})
@@ -379,6 +395,30 @@ def test_assistant_context_applies_to_its_runs(studio: Studio) -> None:
     assert values["outcome"]["picks"]
 
 
+def test_an_assistants_context_carries_the_settings_into_the_resume(studio: Studio) -> None:
+    """Settings sent with a run are that run's only: a resume that sends none runs on its
+    assistant's context. An assistant holding them keeps them across the resume (the way
+    the README gives Studio and API users); the graph's default assistant holds none."""
+    client = studio.client
+    assistant = client.assistants.create(
+        GRAPH_ID, context={"search_limit": 2, "code_decisions": False}, name="limit-2"
+    )
+    for assistant_id, sizes in ((assistant["assistant_id"], [2, 2]), (GRAPH_ID, [5, 5])):
+        thread_id = client.threads.create()["thread_id"]
+        # The first run sends its own settings, as Studio's form does.
+        run = client.runs.create(
+            thread_id, assistant_id, input={"request": REQUEST}, context={"search_limit": 2}
+        )
+        studio.assert_run_succeeded(thread_id, run["run_id"])
+        assert client.threads.get(thread_id)["status"] == "interrupted"
+        # The resume sends none: the assistant's context is the one the steps run with.
+        run = client.runs.create(thread_id, assistant_id, command={"resume": {"approved": True}})
+        studio.assert_run_succeeded(thread_id, run["run_id"])
+        values = client.threads.get_state(thread_id)["values"]
+        searches = [r for r in values["step_results"] if r["kind"] == "search"]
+        assert [len(r["products"]) for r in searches] == sizes, assistant_id
+
+
 def test_resume_with_an_edited_plan_runs_the_edit_and_an_invalid_one_stays_interrupted(
     studio: Studio,
 ) -> None:
@@ -438,6 +478,38 @@ def test_resume_with_an_edited_plan_runs_the_edit_and_an_invalid_one_stays_inter
     [pick] = values["outcome"]["picks"]
     assert pick["id"] in {p["id"] for p in [*results[0]["products"], *results[0]["pool"]]}
     assert f"in place of the model's pick {first}" in values["outcome"]["reasons"][pick["id"]]
+
+
+def test_an_unreadable_answer_keeps_the_run_at_approval_with_its_reason(studio: Studio) -> None:
+    """Issue 37: an answer that is neither a clear approve, a clear reject nor an edit is
+    refused with its reason, and the run stays at approval; no answer loses the plan."""
+    client = studio.client
+    thread_id, paused = _run_to_interrupt(studio)
+    model_plan = paused["tasks"][0]["interrupts"][0]["value"]["plan"]
+    unreadable: list[tuple[Any, str]] = [
+        ({"aproved": True}, 'unknown field "aproved"'),
+        ({"plan": model_plan}, 'a plan was sent without "approved": true'),
+        ({"approved": "false"}, '"approved" must be true or false (a JSON boolean)'),
+        ("sure", '"sure" is neither yes nor no'),
+        (1, 'an answer is true, false, "yes", "no" or an object'),
+    ]
+    for answer, reason in unreadable:
+        run = client.runs.create(
+            thread_id, GRAPH_ID, command={"resume": answer}, context=RUN_CONTEXT
+        )
+        studio.assert_run_succeeded(thread_id, run["run_id"])
+        assert client.threads.get(thread_id)["status"] == "interrupted", answer
+        state = client.threads.get_state(thread_id)
+        assert state["next"] == ["approval"], answer
+        value = state["tasks"][0]["interrupts"][0]["value"]
+        assert value["error"].startswith("the answer was refused: "), value
+        assert reason in value["error"], value["error"]
+        assert value["plan"] == model_plan  # the plan is still the one asked about
+        assert state["values"].get("approval") is None
+        assert state["values"].get("step_results", []) == []
+
+    final = _resume(studio, thread_id, {"approved": False})
+    assert final["values"]["approval"] == "rejected" and final["values"]["edit_error"] is None
 
 
 def test_a_follow_up_over_the_api_is_a_new_run_naming_its_finished_parent(

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+from typing import get_args
+
+from fakes import GIFT_ANSWERS, GIFT_PLAN, FakeShoppingChatModel
+from langgraph.checkpoint.memory import MemorySaver
 from langgraph.prebuilt import ToolNode
 
 from graph.builder import build_graph
-from graph.context import Context
+from graph.context import Context, ProviderName
+from graph.providers.registry import PROVIDERS
+from graph.state import OutputState, State
 
 
 def edges() -> set[tuple[str, str]]:
@@ -48,6 +56,65 @@ def test_graph_exports_without_a_checkpointer_for_studio() -> None:
 
     assert graph.checkpointer is None
     assert graph.builder.context_schema is Context
+
+
+# What a run gives back (#37): the plan, the answer at approval, the step results, the
+# outcome and usage; not the messages or the nodes' bookkeeping.
+OUTPUT_FIELDS = {
+    "request",
+    "follow_up_of",
+    "stated_limits",
+    "follow_up",
+    "plan",
+    "plan_warnings",
+    "planner_usage",
+    "approval",
+    "plan_edit",
+    "edit_error",
+    "step_results",
+    "outcome",
+}
+
+
+def test_the_schemas_studio_shows_describe_and_bound_their_fields() -> None:
+    from graph.builder import graph
+
+    given = graph.get_input_jsonschema()
+    assert given["required"] == ["request"]
+    assert set(given["properties"]) == {"request", "follow_up_of"}
+    assert all(f.get("description") for f in given["properties"].values()), given
+    form = graph.get_context_jsonschema()
+    assert form is not None
+    form = form["properties"]
+    [choices] = [option for option in form["provider"]["anyOf"] if "enum" in option]
+    assert choices["enum"] == list(PROVIDERS)
+    assert (form["search_limit"]["minimum"], form["search_limit"]["maximum"]) == (1, 50)
+    assert form["max_output_tokens"]["minimum"] == 1
+    assert set(graph.get_output_jsonschema()["properties"]) == OUTPUT_FIELDS
+
+
+def test_the_output_schema_names_state_fields_only() -> None:
+    # A field of OutputState that State lacks would be a new, never-written channel.
+    state = {f.name for f in dataclasses.fields(State)}
+    output = {f.name for f in dataclasses.fields(OutputState)}
+    assert output == OUTPUT_FIELDS and output <= state
+    assert not output & {"messages", "dispatched", "clean_request", "planner_latency_s"}
+    assert set(get_args(ProviderName)) == set(PROVIDERS)
+
+
+def test_a_run_returns_the_output_schema_and_keeps_its_whole_state(
+    small_catalog_file: Path,
+) -> None:
+    model = FakeShoppingChatModel(
+        replies={"Plan": [dict(GIFT_PLAN)], "ReasoningAnswer": list(GIFT_ANSWERS)}
+    )
+    graph = build_graph(checkpointer=MemorySaver())
+    config = {"configurable": {"thread_id": "out"}}
+    context = Context(chat_model=model, catalog=str(small_catalog_file), auto_approve=True)
+    returned = graph.invoke({"request": "a photo gift under $200"}, config, context=context)
+    assert set(returned) <= OUTPUT_FIELDS and returned["outcome"].picks
+    assert returned["approval"] == "approved" and returned["step_results"]
+    assert graph.get_state(config).values["messages"]  # the thread keeps the rest
 
 
 def test_a_refused_plan_edit_returns_to_approval_not_to_the_planner() -> None:

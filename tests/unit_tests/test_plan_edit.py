@@ -30,11 +30,14 @@ from graph.runs.threads import thread_config
 from graph.schemas import Plan
 from graph.shaping.edits import (
     HOW_TO_ANSWER,
+    AnswerError,
+    ApprovalAnswer,
     PlanEditError,
     checked_plan,
     describe_change,
     plan_changes,
     plan_text,
+    read_answer,
     read_plan_text,
 )
 from graph.shaping.limits import reconcile_limits
@@ -210,6 +213,96 @@ def test_an_edit_sent_with_a_rejection_is_ignored(small_catalog_file: Path) -> N
     values = graph.get_state(config).values
     assert values["approval"] == "rejected" and values.get("plan_edit") is None
     assert not values.get("step_results")
+
+
+# Issue 37: answers that are none of approve, reject or an edit, and why each is refused.
+UNREADABLE_ANSWERS: dict[str, tuple[object, str]] = {
+    "misspelt field": ({"aproved": True}, 'unknown field "aproved"'),
+    "plan without approved": ({"plan": EDITED}, 'a plan was sent without "approved": true'),
+    "approved as text": (
+        {"approved": "false"},
+        '"approved" must be true or false (a JSON boolean), got the text "false"',
+    ),
+    "unclear word": ("sure", '"sure" is neither yes nor no'),
+    "object as text": ('{"approved": true}', "send the object itself (JSON, not a string)"),
+    "a number": (1, 'an answer is true, false, "yes", "no" or an object'),
+    "nothing": (None, 'an answer is true, false, "yes", "no" or an object'),
+    "empty object": ({}, '"approved" is missing'),
+    "approved as a number": ({"approved": 1}, '"approved" must be true or false'),
+    "both spellings": ({"approved": True, "approve": False}, 'send "approved" once'),
+    "edit with a stray field": (
+        {"approved": True, "plan": EDITED, "budget": 10},
+        'unknown field "budget"',
+    ),
+}
+# Command(resume=...) cannot carry these two to the node (LangGraph reads None as no
+# resume and {} as a map of interrupt ids), so only read_answer is asked about them.
+NOT_RESUMABLE = {"nothing", "empty object"}
+
+
+@pytest.mark.parametrize("kind", list(UNREADABLE_ANSWERS))
+def test_an_unreadable_answer_is_refused_with_its_reason(kind: str) -> None:
+    answer, reason = UNREADABLE_ANSWERS[kind]
+    with pytest.raises(AnswerError) as refused:
+        read_answer(answer)
+    assert reason in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("answer", "read"),
+    [
+        (True, ApprovalAnswer(True)),
+        (False, ApprovalAnswer(False)),
+        ("yes", ApprovalAnswer(True)),
+        (" No ", ApprovalAnswer(False)),
+        ("approve", ApprovalAnswer(True)),
+        ("reject", ApprovalAnswer(False)),
+        ({"approved": True}, ApprovalAnswer(True)),
+        ({"approved": False}, ApprovalAnswer(False)),
+        ({"approve": True}, ApprovalAnswer(True)),
+        ({"approved": True, "plan": None}, ApprovalAnswer(True)),
+        ({"approved": True, "plan": EDITED}, ApprovalAnswer(True, EDITED)),
+        # A clear rejection: the edit sent with it is not run.
+        ({"approved": False, "plan": EDITED}, ApprovalAnswer(False)),
+    ],
+)
+def test_the_natural_answers_read_as_before(answer: object, read: ApprovalAnswer) -> None:
+    assert read_answer(answer) == read
+
+
+def test_a_refusal_quotes_a_long_answer_in_short() -> None:
+    with pytest.raises(AnswerError) as refused:
+        read_answer("x" * 100_000)
+    assert len(str(refused.value)) < 200
+    with pytest.raises(AnswerError) as refused:
+        read_answer({f"field{n}": True for n in range(10_000)})
+    assert "and 9,990 more" in str(refused.value) and len(str(refused.value)) < 400
+
+
+@pytest.mark.parametrize("kind", [k for k in UNREADABLE_ANSWERS if k not in NOT_RESUMABLE])
+def test_the_api_keeps_the_run_at_approval_after_an_unreadable_answer(
+    kind: str, small_catalog_file: Path
+) -> None:
+    graph, model, config = _graph_at_approval()
+    context = Context(chat_model=model, catalog=str(small_catalog_file))
+    graph.invoke({"request": "a photo gift under $200"}, config, context=context)
+    answer, reason = UNREADABLE_ANSWERS[kind]
+    graph.invoke(Command(resume=answer), config, context=context)
+    state = graph.get_state(config)
+    assert state.next == ("approval",)  # paused again: neither run nor rejected
+    error = state.values["edit_error"]
+    assert error.startswith("the answer was refused: ") and reason in error
+    [paused] = state.interrupts
+    assert paused.value["error"] == error and paused.value["question"] == "Run this plan?"
+    assert state.values.get("approval") is None and not state.values.get("step_results")
+
+    # The next, clear answer is taken (here an edit), and the refusal is cleared.
+    graph.invoke(Command(resume={"approved": True, "plan": EDITED}), config, context=context)
+    values = graph.get_state(config).values
+    assert values["approval"] == "approved" and values["edit_error"] is None
+    assert values["plan_edit"].plan == checked_plan(EDITED)
+    assert [r.step for r in values["step_results"]] == [1, 2, 3]
+    assert len(model.prompts) == 2  # the planner and the pick step: no call was lost
 
 
 def _search_calls(values: dict[str, Any]) -> list[dict[str, Any]]:

@@ -120,6 +120,44 @@ def test_the_estimate_is_priced_from_the_registry() -> None:
     assert self_hosted.price_known and self_hosted.usd == 0
 
 
+def test_the_estimate_prices_the_model_that_will_run_under_the_server_as_in_the_cli(
+    no_provider_env: pytest.MonkeyPatch,
+) -> None:
+    """Issue 37: Studio's context names no model (often no provider either); the estimate
+    resolves it as the chat model does, from $OPENAI_MODEL, not "unknown" at $0."""
+    no_provider_env.setenv("OPENAI_API_KEY", "sk-test")
+    no_provider_env.setenv("OPENAI_MODEL", "gpt-4o")
+    no_provider_env.delenv("SHOPPING_PROVIDER", raising=False)
+    no_provider_env.delenv("SHOPPING_MODEL", raising=False)
+    expected = estimate_plan_cost(PLAN, Context(provider="openai", model="gpt-4o"))
+    assert expected.price_known and expected.usd > 0
+    for form in (Context(provider="openai"), Context()):  # as Studio's form sends them
+        estimate = estimate_plan_cost(PLAN, form)
+        assert (estimate.model, estimate.usd, estimate.price_known) == (
+            "gpt-4o",
+            expected.usd,
+            True,
+        )
+    # The CLI's session resolves the same model through the same function.
+    assert registry.run_model("openai", None) == ("openai", "gpt-4o")
+    with chat_model_session(Context(provider="openai")) as resolved:
+        assert resolved.model == "gpt-4o"
+        assert estimate_plan_cost(PLAN, resolved) == estimate_plan_cost(PLAN, Context())
+
+
+def test_an_estimate_the_settings_cannot_resolve_names_no_model(
+    no_provider_env: pytest.MonkeyPatch,
+) -> None:
+    no_provider_env.delenv("SHOPPING_MODEL", raising=False)
+    # compatible needs OPENAI_MODEL: the run would fail naming it; the estimate says unknown.
+    estimate = estimate_plan_cost(PLAN, Context(provider="compatible"))
+    assert estimate.model == "unknown" and estimate.usd == 0
+    # A chat model passed in is not the registry's: its context names the model, or none.
+    passed = Context(provider="openai", chat_model=FakeShoppingChatModel(replies={}))
+    no_provider_env.setenv("OPENAI_MODEL", "gpt-4o")
+    assert estimate_plan_cost(PLAN, passed).model == "unknown"
+
+
 def test_built_models_are_cached_by_key_and_never_written_into_the_context(
     no_provider_env: pytest.MonkeyPatch,
 ) -> None:
