@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import MemorySaver
 from rich.console import Console
 
 from graph.builder import build_graph
-from graph.cli.render import RunView
+from graph.cli.render import RunView, budget_line
 from graph.context import Context
 from graph.evals.follow_ups import FollowUpCase, run_follow_ups_eval
 from graph.parent_run import FollowUpRefused
@@ -498,3 +498,54 @@ def test_a_stated_rating_carries_over_unless_stated_anew() -> None:
         SHOP,
     )
     assert anew.min_rating == 4 and "min_rating" not in anew.carried
+
+
+@pytest.mark.parametrize(
+    ("first", "plan", "reading"),
+    [
+        (BAG_REQUEST, BAG_PLAN, said("cheaper", "hiking camera bag")),
+        # Two picks, one of them kept: the cheaper one's item must be named missing.
+        (
+            "a camera bag for hiking and a lens cleaning kit, $90 total",
+            {
+                "goal": "A bag and a kit.",
+                "steps": [
+                    {"query": "hiking camera bag"},
+                    {"query": "lens cleaning kit"},
+                    {"query": None, "action": "Pick one of each"},
+                ],
+            },
+            said("cheaper", "lens cleaning kit"),
+        ),
+    ],
+)
+def test_cheaper_again_until_nothing_is_left_never_says_within_budget(
+    first: str, plan: dict[str, Any], reading: dict[str, Any]
+) -> None:
+    """ "a cheaper one", asked again and again: each run's pick is cheaper than the last,
+    until nothing cheaper is left; that run says so, and never "within budget"."""
+    graph = build_graph(checkpointer=MemorySaver())
+    cheaper = {"follow_up": reading, "goal": "Cheaper.", "steps": plan["steps"]}
+    model = fake_model(plan, *[cheaper] * 40)
+    result = session.start(graph, first, Context(chat_model=model), session.approve_all)
+    item = reading["item"]
+    for _ in range(40):
+        previous_pick = next(
+            p for p in result.values["outcome"].picks
+            if result.values["outcome"].items.get(p.id) == item
+        )  # fmt: skip
+        result = session.start(
+            graph, "a cheaper one", Context(chat_model=model), session.approve_all,
+            follow_up_of=result.thread_id,
+        )  # fmt: skip
+        outcome = result.values["outcome"]
+        new = [p for p in outcome.picks if outcome.items.get(p.id) == item]
+        if new:
+            assert new[0].price < previous_pick.price
+            continue
+        # Nothing cheaper is left: said, and never "within budget".
+        assert outcome.within_budget is not True
+        assert [m.query for m in outcome.missing] == [item]
+        assert "within budget" not in budget_line(outcome)
+        return
+    raise AssertionError("the catalog never ran out of cheaper picks")
