@@ -11,6 +11,7 @@ from graph.schemas import FollowUp, Plan, StatedLimits
 from graph.shaping.edits import (
     HOW_TO_ANSWER,
     PlanEditError,
+    answer_problem,
     checked_plan,
     describe_change,
     edit_of,
