@@ -18,6 +18,7 @@ from catalog import (
     SearchArgs,
     category_slug,
     open_catalog,
+    sources,
 )
 from graph.schemas import ProductSummary
 
@@ -52,7 +53,10 @@ def get_catalog(path: str | None = None, url: str | None = None) -> CatalogBacke
     serves the catalog from PostgreSQL; None means the embedded index. A postgresql://
     ``path`` opens that database's default catalog table.
     """
-    key, version = (url or None, path or None), _file_version(path)
+    # The shipped default is a file too: one changed since (an upgrade while a run waited
+    # at approval) is opened, and indexed, again, as a catalog file given is.
+    key = (url or None, path or None)
+    version = _file_version(path or str(sources.DEFAULT_CATALOG_FILE))
     with _catalogs_lock:
         opened = _catalogs.get(key)
         if opened is None or opened[0] != version:
