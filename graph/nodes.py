@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
+from catalog import money
 from graph.choosing import (
     ChoicePool,
     checked_model_picks,
@@ -57,7 +58,7 @@ from graph.shaping import (
     shape_plan,
 )
 from graph.state import State
-from graph.tools import catalog_for, search_products
+from graph.tools import catalog_for, matches_over_total, search_products
 
 
 def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -321,7 +322,27 @@ def record_search(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         result.products = [ProductSummary.model_validate(p) for p in artifact.get("products", [])]
         result.pool = [ProductSummary.model_validate(p) for p in artifact.get("pool", [])]
         result.warnings = list(artifact.get("warnings", []))
+        if not result.products:
+            over = matches_over_total(
+                catalog_for(runtime.context), _call_arguments(state), state.run_plan.budget
+            )
+            result.pool = [ProductSummary.model_validate(p) for p in over]
+            if over:
+                result.warnings.append(
+                    f"none within the {money(state.run_plan.budget or 0)} total: kept "
+                    f"{len(over)} matches above it, to show how far over the cheapest is"
+                )
     return _finish_step(result, state)
+
+
+def _call_arguments(state: State) -> dict[str, Any]:
+    """The arguments of the search call the last tool message answers."""
+    answered = getattr(state.messages[-1], "tool_call_id", None)
+    for message in reversed(state.messages):
+        for call in getattr(message, "tool_calls", None) or []:
+            if call.get("id") == answered:
+                return dict(call.get("args") or {})
+    return {}
 
 
 def verify(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -11,7 +11,15 @@ from typing import Any
 from langchain_core.tools import tool
 from langgraph.runtime import get_runtime
 
-from catalog import CatalogBackend, CatalogQueryError, SearchArgs, category_slug, open_catalog
+from catalog import (
+    CatalogBackend,
+    CatalogError,
+    CatalogQueryError,
+    SearchArgs,
+    category_slug,
+    open_catalog,
+    sources,
+)
 from graph.schemas import ProductSummary
 
 # What a search step keeps, within its filters: the products it shows (its `limit`, 5 by
@@ -45,7 +53,10 @@ def get_catalog(path: str | None = None, url: str | None = None) -> CatalogBacke
     serves the catalog from PostgreSQL; None means the embedded index. A postgresql://
     ``path`` opens that database's default catalog table.
     """
-    key, version = (url or None, path or None), _file_version(path)
+    # The shipped default is a file too: one changed since (an upgrade while a run waited
+    # at approval) is opened, and indexed, again, as a catalog file given is.
+    key = (url or None, path or None)
+    version = _file_version(path or str(sources.DEFAULT_CATALOG_FILE))
     with _catalogs_lock:
         opened = _catalogs.get(key)
         if opened is None or opened[0] != version:
@@ -103,6 +114,26 @@ def search_catalog(catalog: CatalogBackend, args: SearchArgs) -> tuple[str, dict
     ]
     content = "\n".join(lines + [f"warning: {w}" for w in warnings]) or "no products matched"
     return content, {"products": products, "pool": pool, "warnings": warnings}
+
+
+def matches_over_total(
+    catalog: CatalogBackend, arguments: dict[str, Any], total: float | None
+) -> list[dict[str, Any]]:
+    """For a search capped at the plan's total that found nothing within it: its matches
+    with no cap (up to POOL_DEPTH), so the choice can show the cheapest combination as
+    over the total ("a tent and a stove, $0.01 total"), not nothing. A cap of the item's
+    own, or a search with no cap, finds none here: nothing is over the total then."""
+    cap = arguments.get("max_price")
+    if total is None or not isinstance(cap, int | float) or abs(cap - total) >= 0.005:
+        return []
+    kept = {
+        k: v for k, v in arguments.items() if k in ("query", "category", "min_price", "min_rating")
+    }
+    try:
+        _, artifact = search_catalog(catalog, SearchArgs(**kept, limit=POOL_DEPTH))
+    except (CatalogError, TypeError):
+        return []  # the capped search was answered; this one only adds what is over
+    return [*artifact["products"], *artifact["pool"]]
 
 
 @tool(response_format="content_and_artifact")

@@ -57,7 +57,7 @@ def checked_outcome(
     # A limit in another currency was never applied: the total is not compared with it.
     outcome.unapplied_limits = [f"{f.shown} ({f.currency})" for f in stated.foreign]
     outcome.total_price = round(sum(p.price for p in outcome.picks), 2)
-    outcome.missing = missing_items(plan, results, outcome.picks, candidates)
+    outcome.missing = missing_items(plan, results, outcome.picks, candidates, pool.listed)
     if outcome.unknown_ids:
         outcome.warnings.append(f"not in the catalog: {', '.join(outcome.unknown_ids)}")
     if not outcome.picks:
@@ -86,5 +86,6 @@ def checked_outcome(
         if result.error:
             outcome.warnings.append(f"step {result.step} failed: {result.error}")
         elif result.kind == "search" and not result.products:
-            outcome.warnings.append(f"step {result.step} found no products")
+            within = " within its limits" if result.pool else ""
+            outcome.warnings.append(f"step {result.step} found no products{within}")
     return outcome

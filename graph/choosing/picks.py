@@ -4,6 +4,7 @@ by facts rather than by its arithmetic. No LLM call and no replanning happens he
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz
@@ -320,11 +321,14 @@ def missing_items(
     results: list[StepResult],
     picks: list[ProductSummary],
     candidates: list[Candidate] | None = None,
+    listed: Sequence[str] = (),
 ) -> list[MissingItem]:
     """The plan's searched-for items that no pick answers, each with its reason, named by
-    the item's first search step (searches for one item, item_of_step, are one item). A
-    pick answers one item only, though several searches found it (_answered). A plan for
-    the single best of several kinds (pick "one") misses nothing once it has a pick."""
+    the item's first search step (searches for one item, item_of_step, are one item), then
+    the items the request lists (`listed`, reading.listed_items) that no step searched
+    for (_unsearched). A pick answers one item only, though several searches found it
+    (_answered). A plan for the single best of several kinds (pick "one") misses nothing
+    once it has a pick."""
     if plan.pick == "one" and picks:
         return []
     picked = {p.id for p in picks}
@@ -351,7 +355,7 @@ def missing_items(
             reason = "its search step did not run"
         elif result.error:
             reason = f"its search failed ({result.error})"
-        elif not result.products:
+        elif not result.products and not result.pool:
             reason = "the search found no matching product"
         elif index in answered:
             continue
@@ -362,7 +366,28 @@ def missing_items(
         else:
             reason = f"none of the {len(found)} products found for it was picked"
         missing.append(MissingItem(step=step.step, query=step.query or "", reason=reason))
-    return missing
+    return missing + _unsearched(plan, results, listed, len(named))
+
+
+def _unsearched(
+    plan: Plan, results: list[StepResult], listed: Sequence[str], searched: int
+) -> list[MissingItem]:
+    """The listed items no search looks for: an item's head word (its last) is in no
+    search's query, nor in the title of a product one shows (the shop's own word for it:
+    a backpack searched as "hiking daypack" shows "... Hiking Day Backpack"). As many as
+    the list holds more items than the plan searches for, at most: a search whose words
+    are not the request's ("lens cleaning kit" for "a lens cleaner") is for one of them,
+    and is named missing by its step if nothing answers it. A plan that runs out of steps
+    leaves the last items out, so those are the ones named."""
+    texts = [s.query or "" for s in plan.search_steps]
+    texts += [p.title for r in results if r.kind == "search" for p in r.products]
+    said = {w for text in texts for w in product_words(text.replace("-", " "))}
+    unsearched = [i for i in listed if not any(same_word(i.split()[-1], w) for w in said)]
+    spare = len(listed) - searched
+    return [
+        MissingItem(step=0, query=item, reason="not searched: the plan has no step for it")
+        for item in (unsearched[-spare:] if spare > 0 else [])
+    ]
 
 
 def _answered(options: list[set[str]]) -> set[int]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from catalog import CatalogBackend, Product
 from graph.choosing.kept import budget_left, words_about
 from graph.choosing.picks import Candidate, candidates_of, is_relevant, request_words
+from graph.reading import listed_items
 from graph.schemas import FollowUp, Plan, StepResult
 
 
@@ -22,6 +23,9 @@ class ChoicePool:
     all_candidates: list[Candidate]
     found: dict[str, Product]  # each candidate's catalog record, by id
     unrelated: set[str]  # ids that match none of the request's words
+    # The items the request lists (reading.listed_items), each in the plan, picked or
+    # named missing; none for a follow-up, which names what changes, or a gift (pick one).
+    listed: tuple[str, ...] = ()
 
 
 def choice_pool(
@@ -32,6 +36,7 @@ def choice_pool(
     catalog: CatalogBackend,
 ) -> ChoicePool:
     """The pool for `plan` (the plan that runs) after `results` (the steps run so far)."""
+    listed = listed_items(request) if plan.pick == "each" and follow_up is None else []
     all_candidates = candidates_of(plan, results, catalog)
     found = catalog.get(c.summary.id for c in all_candidates)
     # An open-ended request (pick "one") names the person, not the product ("a gift for a
@@ -43,4 +48,6 @@ def choice_pool(
         c for c in all_candidates if c.summary.id in found and c.summary.id not in unrelated
     ]
     # A follow-up's kept picks count against the budget: the new items get what is left.
-    return ChoicePool(budget_left(plan, follow_up), candidates, all_candidates, found, unrelated)
+    return ChoicePool(
+        budget_left(plan, follow_up), candidates, all_candidates, found, unrelated, tuple(listed)
+    )

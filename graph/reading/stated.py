@@ -37,7 +37,7 @@ from graph.reading.phrases import (
     unreadable_amounts,
     with_digits,
 )
-from graph.reading.words import product_words
+from graph.reading.words import kind_words, opening, product_words
 from graph.schemas import (
     MAX_REQUEST_CHARS,
     ForeignLimit,
@@ -127,6 +127,20 @@ def _item_words(request: str, span: _PriceSpan, previous_end: int) -> tuple[str,
             return tuple(words)
     named_after = ITEM_AFTER.match(request[span.end :])
     return tuple(product_words(named_after.group(1))) if named_after else ()
+
+
+def listed_items(request: str) -> list[str]:
+    """The items a request lists, as it names them ("a tent, a stove, a sleeping bag and
+    a map, $300 total": tent, stove, sleeping bag, map): its clauses at the separators a
+    cap's item is read by (_item_words), limit phrases taken out, each one's product words
+    before a preposition (words.opening: "boots for hiking" is boots). What comes before a
+    colon introduces the list ("for camping: a tent, ..."). A request of fewer than two
+    such clauses lists nothing: its one product is what the plan searches for."""
+    text = without_limit_phrases(with_digits(unicodedata.normalize("NFKC", request)))
+    listed = text.split(":", 1)[-1]
+    items = [" ".join(kind_words(opening(c))) for c in _ITEM_SEPARATORS.split(listed)]
+    items = list(dict.fromkeys(i for i in items if i))
+    return items if len(items) >= 2 else []
 
 
 def _applied(kind: str, spans: list[_PriceSpan], choices: list[LimitChoice]) -> float | None:

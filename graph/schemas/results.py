@@ -74,14 +74,17 @@ class StepResult(BaseModel):
 
 
 class MissingItem(BaseModel):
-    """An item the plan searched for that the recommendation lacks, and why."""
+    """An item the plan searched for that the recommendation lacks, and why; step 0 (and
+    the request's words for it as `query`) for an item the request lists that the plan
+    never searched for."""
 
     step: int
     query: str
     reason: str
 
     def describe(self) -> str:
-        return f"missing: {self.query!r} (step {self.step}): {self.reason}"
+        where = f" (step {self.step})" if self.step else ""
+        return f"missing: {self.query!r}{where}: {self.reason}"
 
 
 class Outcome(BaseModel):

@@ -5,15 +5,20 @@ changed) stops with one line naming both, unless --other-catalog. Through the re
 
 from __future__ import annotations
 
+import io
 import json
+import sys
 from functools import partial
 from pathlib import Path
 
-from cli_runs import graph_run_output
+import pytest
+from cli_runs import graph_run_main, graph_run_output
 from conftest import SMALL_CATALOG
 from fake_openai_server import fake_openai_server
 from fakes import photo_gift_script
 
+import catalog.sources
+import catalog.store
 from graph.builder import build_graph
 from graph.runs.checkpoint import open_checkpointer
 from graph.runs.threads import thread_config
@@ -93,3 +98,62 @@ def test_a_resume_that_would_see_another_catalog_stops_unless_told(
         )
     assert code == 0, out
     assert all(i.startswith("changed-") for i in searched_ids(isolated_data_dir, "f"))
+
+
+def test_a_product_appended_while_paused_is_searched_on_a_resume_told_so(
+    tmp_path: Path, isolated_data_dir: Path
+) -> None:
+    # The run pauses at approval on shop.jsonl; a strap rated above every other, and no
+    # dearer, is appended; `--resume --other-catalog` searches the file as it is now.
+    shop = write_catalog(tmp_path / "shop.jsonl", "")
+    with fake_openai_server(photo_gift_script(2)) as url:
+        code, out = cli(
+            url, isolated_data_dir, "a photo gift", "--thread", "a", "--catalog",
+            str(shop), cwd=tmp_path,
+        )  # fmt: skip
+        assert code == 2, out
+        appended = {**SMALL_CATALOG[0], "id": "strap-new", "rating": 4.9, "price": 19.0}
+        with shop.open("a") as catalog_file:
+            catalog_file.write(json.dumps(appended) + "\n")
+        code, out = cli(
+            url, isolated_data_dir, "--resume", "a", "--yes", "--other-catalog", "--json",
+            cwd=tmp_path,
+        )  # fmt: skip
+    assert code == 0, out
+    assert "strap-new" in searched_ids(isolated_data_dir, "a"), out
+    assert [p["id"] for p in json.loads(out)["outcome"]["picks"]] == ["strap-new"], out
+
+
+def test_a_resume_in_the_same_process_searches_the_shipped_catalog_as_changed_since(
+    tmp_path: Path,
+    isolated_data_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # One process holds the shipped default open (a server, or main() called again); the
+    # file changes while a run waits at approval (an upgrade). The resume sees the change:
+    # named without --other-catalog, searched with it.
+    shipped = write_catalog(tmp_path / "products.jsonl", "")
+    for module in (catalog.sources, catalog.store):
+        monkeypatch.setattr(module, "DEFAULT_CATALOG_FILE", shipped)
+    monkeypatch.setattr(sys, "stdin", io.StringIO())  # no terminal: approval needs --yes
+    monkeypatch.setenv("OPENAI_MODEL", "fake-model")
+    db = isolated_data_dir / "checkpoints.sqlite"
+    with fake_openai_server(photo_gift_script(1)) as url:
+        code, out = graph_run_main(capsys, url, db, "a photo gift", "--thread", "s")
+        assert code == 2 and "--yes" in out, out
+        appended = {**SMALL_CATALOG[0], "id": "strap-new", "rating": 4.9, "price": 19.0}
+        with shipped.open("a") as catalog_file:
+            catalog_file.write(json.dumps(appended) + "\n")
+        code, out = graph_run_main(capsys, url, db, "--resume", "s", "--yes")
+        assert code == 2 and "--other-catalog" in out, out
+        code, out = graph_run_main(
+            capsys, url, db, "--resume", "s", "--yes", "--other-catalog", "--json"
+        )
+    assert code == 0, out
+    assert [p["id"] for p in json.loads(capsys_json(out))["outcome"]["picks"]] == ["strap-new"]
+
+
+def capsys_json(out: str) -> str:
+    """The JSON document in main()'s output (stdout, then anything on stderr)."""
+    return out[out.index("{") : out.rindex("}") + 1]
