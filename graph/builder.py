@@ -8,14 +8,12 @@ A person's edit that fails its checks brings the run back to approval, never the
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, maybe_add_typed_methods
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
-from langgraph.types import Command
 
 from graph.context import Context
 from graph.nodes import approval, executor, planner, record_search, verify
@@ -26,33 +24,10 @@ from graph.routes import (
     route_after_planner,
     route_next_step,
 )
-from graph.shaping import PlanEditError, answer_problem
 from graph.state import STATE_TYPES, InputState, OutputState, State
 from graph.tools import TOOLS, tool_error_message
 
 LLM_RETRY = llm_retry_policy()
-
-
-class ShoppingGraph(CompiledStateGraph):
-    """The compiled graph, refusing in one line an approval answer (a Command's resume
-    value) nested or sized past an edit's caps, where it enters: LangGraph writes the
-    answer before the approval node runs, and its serializer fails on one a few hundred
-    levels deep with a traceback. A server's copies of the graph keep this class."""
-
-    def stream(self, input: Any, *args: Any, **kwargs: Any) -> Any:
-        _refuse_hostile_answer(input)
-        return super().stream(input, *args, **kwargs)
-
-    def astream(self, input: Any, *args: Any, **kwargs: Any) -> Any:
-        _refuse_hostile_answer(input)
-        return super().astream(input, *args, **kwargs)
-
-
-def _refuse_hostile_answer(graph_input: object) -> None:
-    if isinstance(graph_input, Command) and graph_input.resume is not None:
-        problem = answer_problem(graph_input.resume)
-        if problem is not None:
-            raise PlanEditError([problem])
 
 
 def with_state_types(checkpointer: BaseCheckpointSaver) -> BaseCheckpointSaver:
@@ -87,11 +62,7 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
     builder.add_edge("verify", END)
     if checkpointer is not None:
         checkpointer = with_state_types(checkpointer)
-    compiled = builder.compile(checkpointer=checkpointer, name="shopping-planner")
-    # The compiled graph itself, every attribute as compile set it (the serializer's
-    # allowlist too), with the answer check: a subclass adding no state.
-    compiled.__class__ = ShoppingGraph
-    return compiled
+    return builder.compile(checkpointer=checkpointer, name="shopping-planner")
 
 
 # For `langgraph dev` / Studio: no compiled-in checkpointer, the server brings its own.

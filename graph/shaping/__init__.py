@@ -13,7 +13,6 @@ from graph.shaping.edits import (
     AnswerError,
     ApprovalAnswer,
     PlanEditError,
-    answer_problem,
     checked_plan,
     describe_change,
     edit_of,

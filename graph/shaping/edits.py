@@ -45,7 +45,6 @@ STEP_FIELDS = ("action", "query", *SEARCH_FILTERS)
 # recursion, and a quadratic dotted key, far from the recursion limit and the clock.
 MAX_EDIT_CHARS = 1_000_000
 MAX_EDIT_DEPTH = 20
-MAX_ANSWER_DEPTH = 200  # an API answer, below the 255 levels msgpack can write
 # Lines of problems an edit is refused with: 200,000 unknown fields are not 200,000 lines.
 MAX_PROBLEMS = 10
 
@@ -253,28 +252,6 @@ def _shape_problem(plan: Mapping[Any, Any]) -> str | None:
             pending += [
                 (item, depth + 1, _field_of(where, depth, i)) for i, item in enumerate(value)
             ]
-    return None
-
-
-def answer_problem(answer: object) -> str | None:
-    """Why an approval answer sent as a value (a LangGraph Command's resume value, over
-    the API) is refused before it is saved, or None. LangGraph writes the answer before
-    the approval node runs, and its msgpack serializer fails with a traceback on a value
-    256 levels deep; one nested past MAX_ANSWER_DEPTH is refused here, where it enters.
-    Anything shallower is checked by the node, as an edit (_shape_problem), and refused
-    there naming its field, the run asking again. Walked without recursion."""
-    pending: list[tuple[object, int]] = [(answer, 1)]
-    while pending:
-        value, depth = pending.pop()
-        if depth > MAX_ANSWER_DEPTH:
-            return (
-                f"the approval answer was refused: it is nested more than {MAX_ANSWER_DEPTH} "
-                f"levels deep (an edited plan may nest {MAX_EDIT_DEPTH})"
-            )
-        if isinstance(value, Mapping):
-            pending += [(item, depth + 1) for item in value.values()]
-        elif isinstance(value, list | tuple):
-            pending += [(item, depth + 1) for item in value]
     return None
 
 
