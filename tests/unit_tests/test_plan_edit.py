@@ -518,7 +518,7 @@ def test_resume_at_approval_offers_the_same_three_choices(
     args = ("a photo gift under $200", "--catalog", str(small_catalog_file), "--thread", "later")
     with fake_openai_server(fake) as url:
         paused, out = run_cli(capsys, cli_env, url, db, None, *args)
-        assert paused == 2 and "no terminal to ask" in out
+        assert paused == 3 and "no terminal to ask" in out
         code, out = run_cli(capsys, cli_env, url, db, "e\na\n", "--resume", "later")
     assert code == 0, out
     assert "Run this plan? [a]pprove, [r]eject, [e]dit:" in out
