@@ -152,6 +152,27 @@ def test_the_package_builds_with_no_deprecation_warning_and_states_its_license(
     assert b"Classifier: Operating System :: POSIX" in metadata
 
 
+@pytest.mark.parametrize(
+    ("this", "writer", "newer"),
+    [
+        ("0.4.0", "0.3.0", False),
+        ("0.4.0", "0.4.0", False),
+        ("0.4.0", "0.4.1", True),
+        ("0.4.0", "0.10.0", True),  # compared as versions, not as text
+        ("0.4.0", "not a version", False),
+        ("0+unknown", "0.1.0", True),  # a checkout never installed is older than any release
+    ],
+)
+def test_checkpoints_are_compared_by_the_version_the_metadata_states(
+    this: str, writer: str, newer: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import graph.runs.threads as threads
+
+    monkeypatch.setattr(threads, "package_version", lambda: this)
+    assert threads.this_version() == this
+    assert threads._is_newer(writer) is newer
+
+
 # ------------------------------------------------------------------ --json and exit codes
 
 
