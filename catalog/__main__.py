@@ -26,6 +26,7 @@ from catalog.terminal import (
     terminal_text,
 )
 from catalog.validation import SearchArgs
+from catalog.version import add_version_option
 
 if TYPE_CHECKING:
     from catalog.backend import CatalogBackend
@@ -39,6 +40,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="python -m catalog", description="Manage and search the product catalog."
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    add_version_option(parser)
     commands = parser.add_subparsers(dest="command", required=True)
 
     def add_source_options(sub: argparse.ArgumentParser) -> None:
@@ -55,19 +57,23 @@ def _parser() -> argparse.ArgumentParser:
         )
 
     load = commands.add_parser("load", help="index a catalog file, replacing the active index")
-    load.add_argument("file", type=Path)
-    load.add_argument("--format", choices=FORMATS, default="auto")
-    load.add_argument("--index-dir", type=Path, help=f"default: {default_index_dir()}")
+    load.add_argument("file", type=Path, help="catalog file (JSONL, JSON or CSV)")
+    load.add_argument(
+        "--format", choices=FORMATS, default="auto", help="the file's format (default: auto)"
+    )
+    load.add_argument(
+        "--index-dir", type=Path, help=f"index directory (default: {default_index_dir()})"
+    )
     load.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
     )
 
     search = commands.add_parser("search", help="search products")
     search.add_argument("query", help="words to look for (may be empty)")
-    search.add_argument("--category")
-    search.add_argument("--min-price", type=float)
-    search.add_argument("--max-price", type=float)
-    search.add_argument("--min-rating", type=float)
+    search.add_argument("--category", help="only this category slug (see `categories`)")
+    search.add_argument("--min-price", type=float, help="lowest price, in dollars")
+    search.add_argument("--max-price", type=float, help="highest price, in dollars")
+    search.add_argument("--min-rating", type=float, help="lowest rating (0-5)")
     search.add_argument("--limit", type=int, default=10, help=f"1..{MAX_LIMIT} (default 10)")
     search.add_argument("--json", action="store_true", help="print results as JSON")
     add_source_options(search)
@@ -81,14 +87,13 @@ def _parser() -> argparse.ArgumentParser:
 def _open(args: argparse.Namespace) -> CatalogBackend:
     # The index engine loads only when a command needs it, so --help stays fast.
     from catalog.index import Catalog
-    from catalog.store import open_catalog, open_default_catalog
+    from catalog.store import open_catalog
 
-    if args.catalog is not None:
-        # With CATALOG_URL set, a catalog file is served from PostgreSQL (docs/scaling.md).
-        return open_catalog(args.catalog, args.index_dir, url=catalog_url_from_env())
-    if args.index_dir is not None:
-        return Catalog.open(args.index_dir)
-    return open_default_catalog()
+    if args.catalog is None and args.index_dir is not None:
+        return Catalog.open(args.index_dir)  # an explicit index directory wins, as in open_catalog
+    # With CATALOG_URL set, the default catalog and a catalog file are served from
+    # PostgreSQL, as for a run (docs/scaling.md); unset, the embedded index.
+    return open_catalog(args.catalog, args.index_dir, url=catalog_url_from_env())
 
 
 def _run(args: argparse.Namespace, out: Console) -> None:

@@ -45,6 +45,7 @@ from catalog.models import Product, ProductHit
 from catalog.paths import CATALOG_URL_ENV, catalog_url_from_env, is_postgres_url, redact_url
 from catalog.sources import DEFAULT_CATALOG_FILE, DEFAULT_MARKER_PREFIX, SCHEMA_VERSION, file_marker
 from catalog.validation import MAX_QUERY_TOKENS, SearchArgs, check_ids, distinct_products
+from catalog.version import add_version_option
 
 try:
     import psycopg
@@ -85,6 +86,46 @@ META_TTL_SECONDS = 30.0
 def _require_driver() -> None:
     if psycopg is None:
         raise CatalogError("the PostgreSQL catalog needs psycopg: pip install -e '.[postgres]'")
+
+
+# Seconds a connection may take to be made (libpq's connect_timeout), unless the URL sets
+# its own: an unreachable server fails in seconds, not after a pool's 15 s of retries.
+CONNECT_TIMEOUT_S = 3
+
+
+def connect_settings(url: str) -> dict[str, Any]:
+    """Connection settings every PostgreSQL connection of this project adds to its URL:
+    libpq's ``connect_timeout`` (CONNECT_TIMEOUT_S), unless the URL sets one."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        given = conninfo_to_dict(url)
+    except psycopg.Error:
+        given = {}  # a malformed URL: the connection says what is wrong with it
+    return {} if "connect_timeout" in given else {"connect_timeout": CONNECT_TIMEOUT_S}
+
+
+def reason_line(error: BaseException) -> str:
+    """psycopg's reason for a failed connection or statement as one line (libpq writes its
+    "Is the server running...?" hint on lines of their own)."""
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+def check_server(url: str) -> None:
+    """Make one connection to `url` before a pool opens, and close it: a bad host, a
+    refused port or a wrong password raises psycopg's error at once (within the connect
+    timeout). A pool would instead retry in the background, log each failure through
+    psycopg_pool's logger and time out after 15 s with no reason given; that logger is
+    kept off stderr (its records still reach any handler the application configures)."""
+    _quiet_pool_logger()
+    psycopg.connect(url, autocommit=True, **connect_settings(url)).close()
+
+
+def _quiet_pool_logger() -> None:
+    pool_log = logging.getLogger("psycopg.pool")
+    if not pool_log.handlers:
+        # With a handler of its own, Python's last-resort stderr handler is never used.
+        pool_log.addHandler(logging.NullHandler())
 
 
 def _check_table(table: str) -> str:
@@ -374,18 +415,19 @@ class PostgresCatalog:
             max_size=max_size,
             # No server-side prepared statements: works behind pgbouncer, and every
             # search is planned with its actual values (stop-word-only queries fold away).
-            kwargs={"autocommit": True, "prepare_threshold": None},
+            kwargs={"autocommit": True, "prepare_threshold": None, **connect_settings(url)},
             open=False,
             name=f"catalog:{table}",
         )
         try:
+            check_server(url)
             pool.open(wait=True, timeout=15)
             meta = cls._fetch_meta(pool, url, table)
         except BaseException as exc:
             pool.close()
             # psycopg_pool's PoolTimeout (the server not answering) is a psycopg.Error.
             if isinstance(exc, psycopg.Error | TimeoutError):
-                raise CatalogError(f"cannot use {redact_url(url)}: {exc}") from exc
+                raise CatalogError(f"cannot use {redact_url(url)}: {reason_line(exc)}") from exc
             raise
         return cls(url, table, pool, meta)
 
@@ -550,15 +592,27 @@ def open_postgres_catalog(
     return catalog
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m catalog.postgres load FILE [--table T]`` (uses ``$CATALOG_URL``)."""
-    parser = argparse.ArgumentParser(prog="python -m catalog.postgres")
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m catalog.postgres", description="Load a catalog file into PostgreSQL."
+    )
+    add_version_option(parser)
     commands = parser.add_subparsers(dest="command", required=True)
     load = commands.add_parser("load", help="load a catalog file, replacing the served table")
-    load.add_argument("file", type=Path)
-    load.add_argument("--format", choices=FORMATS, default="auto")
-    load.add_argument("--table", default=DEFAULT_TABLE)
-    load.add_argument("--url", help=f"default: ${CATALOG_URL_ENV}")
+    load.add_argument("file", type=Path, help="catalog file (JSONL, JSON or CSV)")
+    load.add_argument(
+        "--format", choices=FORMATS, default="auto", help="the file's format (default: auto)"
+    )
+    load.add_argument(
+        "--table", default=DEFAULT_TABLE, help=f"table to replace (default: {DEFAULT_TABLE})"
+    )
+    load.add_argument("--url", help=f"postgresql:// URL (default: ${CATALOG_URL_ENV})")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m catalog.postgres load FILE [--table T]`` (uses ``$CATALOG_URL``)."""
+    parser = build_parser()
     args = parser.parse_args(argv)
     url = args.url or catalog_url_from_env()
     if not is_postgres_url(url):

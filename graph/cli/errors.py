@@ -64,7 +64,13 @@ def resume_advice(error: BaseException) -> str:
 
 
 def error_text(error: BaseException, db: str | None = None) -> str:
-    """The one message shown for an expected error, with any API key masked."""
+    """The one message shown for an expected error, with any API key masked, as markup."""
+    return terminal_markup(error_message(error, db), ERROR_DISPLAY_CHARS, keep_newlines=True)
+
+
+def error_message(error: BaseException, db: str | None = None) -> str:
+    """The one message for an expected error, with any API key masked, as plain text (the
+    --json document's error message; error_text shows it on a terminal)."""
     advice = resume_advice(error)
     # The checkpoint store failing: alone, or raised again as the run it stopped.
     store = error.__cause__ if isinstance(error, RunFailed) else error
@@ -79,5 +85,20 @@ def error_text(error: BaseException, db: str | None = None) -> str:
         text = str(error)
         if advice and "--resume" not in text:
             text += f" ({advice})"
-    # Shown as data: a model's output or a URL may hold "[...]" or escape sequences.
-    return terminal_markup(redact_secrets(text), ERROR_DISPLAY_CHARS, keep_newlines=True)
+    # Shown as data (error_text): a model's output or a URL may hold "[...]" or escapes.
+    return redact_secrets(text)
+
+
+def bug_message(error: BaseException) -> str:
+    """A bug's one line for the --json document (the traceback goes to stderr), masked."""
+    return redact_secrets(" ".join(f"{type(error).__name__}: {error}".split()))[
+        :ERROR_DISPLAY_CHARS
+    ]
+
+
+def run_of(error: BaseException) -> tuple[str | None, bool | None]:
+    """The thread an error stopped and whether its finished steps are saved, as far as
+    the error knows (None, None for an error outside any run)."""
+    if isinstance(error, ShoppingError | RunInterrupted):
+        return error.thread_id, error.resumable
+    return None, None

@@ -15,9 +15,18 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from catalog.version import add_version_option
 from graph.cli.arguments import conflict
+from graph.cli.exits import (
+    EXIT_CODES_HELP,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_REFUSED,
+    error_document,
+    print_json,
+)
 from graph.providers.registry import PROVIDERS
 
 
@@ -28,16 +37,31 @@ def build_parser() -> argparse.ArgumentParser:
         if sys.argv[0].endswith("shopping-planner")
         else "python -m graph.run",
         description="Plan a shopping request, approve the plan, then run it step by step.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("request", nargs="?", help="what you want to buy, in your own words")
-    parser.add_argument("--provider", choices=list(PROVIDERS))
+    parser.add_argument(
+        "--provider",
+        choices=list(PROVIDERS),
+        help="the LLM provider (default: the first configured, else local)",
+    )
     parser.add_argument("--model", help="model or deployment name (provider default if unset)")
     parser.add_argument("--catalog", help="catalog file or index directory (default: shipped)")
-    parser.add_argument("--tool-mode", choices=["direct", "llm"], default=None)
+    parser.add_argument(
+        "--tool-mode",
+        choices=["direct", "llm"],
+        default=None,
+        help="direct (default): searches run the plan's query; llm: the model picks them",
+    )
     parser.add_argument("--limit", type=int, default=None, help="products per search (1-50)")
     parser.add_argument("--thread", help="name this run's thread (default: a new id)")
     parser.add_argument("--yes", "-y", action="store_true", help="approve the plan without asking")
-    parser.add_argument("--json", action="store_true", help="print plan and results as JSON")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the run as one JSON object on stdout, also when it fails or waits",
+    )
     parser.add_argument("--list", action="store_true", help="list recent runs")
     parser.add_argument("--history", metavar="THREAD", help="show a run's checkpoints in order")
     parser.add_argument("--resume", metavar="THREAD", help="continue an unfinished run")
@@ -57,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--db", help="checkpoint database path (default: per-user data dir)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    add_version_option(parser)
     return parser
 
 
@@ -95,8 +120,9 @@ def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     problem = conflict(args)
     if problem is not None:  # before any import or work: nothing runs, nothing is saved
+        # Bad arguments, like argparse's own refusals: one line on stderr, nothing on stdout.
         sys.stderr.write(f"error: {problem}\n")
-        return 2
+        return EXIT_REFUSED
     # argv None: the real command line, so this process is the CLI (tests pass a list).
     with _collector_paused(freeze=argv is None):
         # Imported here for start-up time (bench/startup.py): --help needs only the parser,
@@ -127,18 +153,48 @@ def _main(argv: list[str] | None) -> int:
         return commands.dispatch(args, console)
     except KeyboardInterrupt as interrupt:
         console.print(errors.interrupted_text(interrupt), soft_wrap=True)
-        return 130
+        if args.json:
+            _print_error_json(args, "interrupted", interrupt, "interrupted", EXIT_INTERRUPTED)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         raise  # stdout is gone: no line can be shown (main leaves quietly)
     except Exception as error:
         if args.debug or not errors.is_expected_error(error):
             # A traceback carries the provider's error body and URLs: masked like a line.
             sys.stderr.write(errors.traceback_text(error, full=args.debug))
-            return 1
-        console.print(f"[bold red]error:[/] {errors.error_text(error, args.db)}", soft_wrap=True)
-        return 2
+            code, message = EXIT_FAILED, errors.bug_message(error)
+        else:
+            code, message = EXIT_REFUSED, errors.error_message(error, args.db)
+            shown = errors.error_text(error, args.db)
+            console.print(f"[bold red]error:[/] {shown}", soft_wrap=True)
+        if args.json:
+            _print_error_json(args, "failed", error, message, code)
+        return code
     finally:
         restore()
+
+
+def _print_error_json(
+    args: argparse.Namespace,
+    status: Literal["failed", "interrupted"],
+    error: BaseException,
+    message: str,
+    code: int,
+) -> None:
+    """The --json document of a run an error or Ctrl-C stopped, on stdout."""
+    from graph.cli.errors import run_of
+
+    thread_id, resumable = run_of(error)
+    print_json(
+        error_document(
+            status,
+            thread_id=thread_id or args.resume or args.thread,
+            error_type=type(error).__name__,
+            message=message,
+            resumable=resumable,
+            exit_code=code,
+        )
+    )
 
 
 def _stop_llm_calls_on_ctrl_c(stop_calls: Callable[[], None]) -> Callable[[], None]:

@@ -5,7 +5,6 @@ runs, a run's history, and the warm model servers.
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import asdict
 from typing import Any
 
@@ -15,6 +14,13 @@ from rich.text import Text
 
 from catalog import money
 from catalog.terminal import terminal_text
+from graph.cli.exits import (
+    EXIT_AWAITING_APPROVAL,
+    EXIT_OK,
+    JSON_SCHEMA_VERSION,
+    RunDocumentStatus,
+    print_json,
+)
 from graph.cli.render import RunView
 from graph.runs.follow_ups import ChainLink, in_chain_order
 from graph.runs.session import RunResult
@@ -26,31 +32,36 @@ from localmodel.warm import ServerRecord, StopReport
 
 def report(args: argparse.Namespace, view: RunView, result: RunResult) -> int:
     if result.status == "paused":
-        return 2
+        if args.json:  # the plan that waits, so a script can show it before --resume --yes
+            print_json(json_report(result))
+        return EXIT_AWAITING_APPROVAL
     values = result.values
     if args.json:
-        # Strict JSON: a figure that is inf or NaN is a bug to stop on, never `Infinity`.
-        print(json.dumps(json_report(result), indent=2, allow_nan=False))
+        print_json(json_report(result))
     if result.status == "rejected":
         view.rejected()
-        return 0
+        return EXIT_OK
     view.outcome(values.get("outcome"), result.totals, result.estimate)
-    return 0
-
-
-def print_json(document: Any) -> None:
-    """`document` on stdout as strict JSON (plain print: rich would wrap long lines)."""
-    print(json.dumps(document, indent=2, allow_nan=False))
+    return EXIT_OK
 
 
 def json_report(result: RunResult) -> dict[str, Any]:
+    """The --json document of a run that ran, was rejected or awaits approval
+    (docs/scripting.md); graph.cli.exits.error_document is the one of a run that failed."""
+    status: RunDocumentStatus = "awaiting approval" if result.status == "paused" else result.status
+
     def dump(value: Any) -> Any:
         return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
 
     values = result.values
     edit = values.get("plan_edit")
     return {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "status": status,
+        "exit_code": EXIT_AWAITING_APPROVAL if status == "awaiting approval" else EXIT_OK,
         "thread_id": result.thread_id,
+        # What continues a run that awaits approval (None once it ran or was rejected).
+        "resume": f"--resume {result.thread_id} --yes" if status == "awaiting approval" else None,
         "request": values.get("request"),
         "approval": values.get("approval"),
         # The plan that ran (a person's edit, if any) and the plan the model wrote.

@@ -31,6 +31,7 @@ from typing import Any
 from catalog import CatalogError, load_products
 from catalog.paths import keep_data_private
 from catalog.terminal import clean_text
+from catalog.version import add_version_option
 from graph.builder import build_graph
 from graph.context import Context, SettingsError, load_env_file
 from graph.errors import file_problem
@@ -62,24 +63,56 @@ USER_ERRORS = (
 )
 
 
-def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m graph.eval", description=__doc__)
-    parser.add_argument("goals", nargs="?", type=Path, help="goals JSON (WebShop format)")
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m graph.eval",
+        # The docstring's usage lines and modes, under a first line for the shopper.
+        description="Score the planner on a file of goals, or compare two reports.\n\n"
+        + (__doc__ or "").split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "goals",
+        nargs="?",
+        type=Path,
+        help="goals JSON (WebShop format), or the requests, bundles or follow-ups of a mode",
+    )
     parser.add_argument("--catalog", type=Path, help="catalog file the goals refer to")
-    parser.add_argument("--provider", choices=list(PROVIDERS))
-    parser.add_argument("--model")
-    parser.add_argument("--tool-mode", choices=["direct", "llm"], default="direct")
+    parser.add_argument(
+        "--provider",
+        choices=list(PROVIDERS),
+        help="the LLM provider (default: the first configured, else local)",
+    )
+    parser.add_argument("--model", help="model or deployment name (provider default if unset)")
+    parser.add_argument(
+        "--tool-mode",
+        choices=["direct", "llm"],
+        default="direct",
+        help="direct (default): searches run the plan's query; llm: the model picks them",
+    )
     parser.add_argument("--limit", type=int, help="run only the first N goals (N >= 1)")
     parser.add_argument("--label", help="run name (default: provider-model-mode)")
     parser.add_argument("--out", type=Path, help="write the JSON report here (+ .md)")
     parser.add_argument("--db", type=Path, help="checkpoint database (default: per-user)")
-    parser.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"))
+    parser.add_argument(
+        "--compare",
+        nargs=2,
+        type=Path,
+        metavar=("A", "B"),
+        help="compare two saved JSON reports, goal by goal",
+    )
     parser.add_argument(
         "--limits", type=Path, metavar="LABELS", help="score plans' filters against these labels"
     )
     parser.add_argument("--bundles", action="store_true", help="GOALS is a bundle file")
     parser.add_argument("--check", action="store_true", help="--bundles: brute force only")
     parser.add_argument("--follow-ups", action="store_true", help="GOALS is a follow-up file")
+    add_version_option(parser)
+    return parser
+
+
+def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.compare:
         return args

@@ -150,16 +150,25 @@ def open_postgres_checkpointer(url: str, *, max_size: int = 8):  # -> PostgresSa
             "pip install -e '.[postgres]'"
         ) from error
 
+    from catalog.postgres import check_server, connect_settings, reason_line
+
     pool = ConnectionPool(
         url,
         min_size=1,
         max_size=max(2, max_size),
-        # What PostgresSaver expects of its connections.
-        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+        # What PostgresSaver expects of its connections, and a connect timeout.
+        kwargs={
+            "autocommit": True,
+            "prepare_threshold": 0,
+            "row_factory": dict_row,
+            **connect_settings(url),
+        },
         open=False,
         name="checkpoints",
     )
     try:
+        # One connection first: an unreachable server is named at once (catalog.postgres).
+        check_server(url)
         pool.open(wait=True, timeout=15)
         saver = PostgresSaver(pool, serde=serializer())
         with pool.connection() as conn:
@@ -171,7 +180,7 @@ def open_postgres_checkpointer(url: str, *, max_size: int = 8):  # -> PostgresSa
     except (psycopg.Error, PoolTimeout) as error:
         pool.close()
         raise CheckpointStoreError(
-            f"cannot use checkpoint database {redact_url(url)}: {error}"
+            f"cannot use checkpoint database {redact_url(url)}: {reason_line(error)}"
         ) from error
     atexit.register(pool.close)
     return saver

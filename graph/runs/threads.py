@@ -7,8 +7,6 @@ checkpoints LangGraph wrote.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -17,6 +15,7 @@ from langgraph.types import StateSnapshot
 from packaging.version import InvalidVersion, Version
 
 from catalog import money
+from catalog.version import package_version
 from graph.errors import ShoppingError
 from graph.parent_run import run_end
 from graph.schemas import Plan, PlanEdit, PlanStep, StepResult
@@ -48,13 +47,10 @@ class ThreadFromNewerVersion(UnreadableThread):
     """A thread written by a newer shopping-planner, holding state this version cannot use."""
 
 
-@cache
 def this_version() -> str:
-    """This shopping-planner's version, as its package metadata states it."""
-    try:
-        return version("shopping-planner")
-    except PackageNotFoundError:  # run from a checkout that was never installed
-        return "0+unknown"
+    """This shopping-planner's version, as its package metadata states it (catalog.version,
+    the one place it is read)."""
+    return package_version()
 
 
 def _is_newer(written_by: Any) -> bool:

@@ -9,7 +9,6 @@ from that order, so a person who removes or adds a step never renumbers the rest
 from __future__ import annotations
 
 import difflib
-import json
 import math
 import re
 import sys
@@ -18,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import tomli_w
 from pydantic import ValidationError
 
 from catalog import CatalogQueryError
@@ -107,8 +107,9 @@ def _toml_value(value: PlanValue) -> str:
         return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     if isinstance(value, float | int) and not isinstance(value, bool):
         return exact_number(value)
-    # A JSON string is a valid TOML basic string (same escapes), on one line.
-    return json.dumps(str(value), ensure_ascii=False)
+    # A TOML basic string on one line, escaped as TOML wants (not JSON: JSON leaves U+007F
+    # bare, which TOML forbids, so an unchanged save would not read back).
+    return tomli_w.dumps({"v": str(value)}).removeprefix("v = ").removesuffix("\n")
 
 
 def plan_text(plan: Plan) -> str:

@@ -131,7 +131,7 @@ def test_ctrl_d_at_the_approval_prompt_leaves_the_run_paused(
         os.close(slave)
     output = run.stdout + run.stderr
     assert "Run this plan?" in output and "EOFError" not in output and "Traceback" not in output
-    assert run.returncode == 2, output
+    assert run.returncode == 3, output
     assert "no answer given; the run is saved (--resume eof --yes continues it)" in output
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert len(photo_gift_server.script.calls_for("Plan")) == 1  # the plan was not asked for again

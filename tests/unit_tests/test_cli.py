@@ -68,7 +68,7 @@ def test_without_a_terminal_it_refuses_and_names_yes_then_resumes(
     with fake_openai_server(fake) as url:
         args = ("gift under $200", "--catalog", str(small_catalog_file), "--thread", "gift-1")
         refused = cli(url, isolated_data_dir, *args)
-        assert refused.returncode == 2
+        assert refused.returncode == 3
         assert "--yes" in refused.stdout
         assert "✓ step 1" not in refused.stdout  # nothing ran
         listed = cli(url, isolated_data_dir, "--list")

@@ -79,7 +79,7 @@ def test_after_a_removed_plan_file_the_run_stays_paused_and_resumes(
         str(small_catalog_file),
         EDITOR=editor(tmp_path, EDITORS["removed"][0]),
     )
-    assert code == 2 and "the editor removed the plan file" in out, out
+    assert code == 3 and "the editor removed the plan file" in out, out
     assert "--resume t --yes continues it" in out, out
     assert saved(data, "t").get("approval") is None  # still pending
     code, out = graph_run_output(

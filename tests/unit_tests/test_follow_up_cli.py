@@ -97,7 +97,7 @@ def test_the_plan_shows_the_carried_cap_and_a_follow_up_resumes_like_any_run(
             COLUMNS="200",
         )  # fmt: skip
         resumed = run_json(url, isolated_data_dir, "--resume", "next")
-    assert paused.returncode == 2, paused.stdout + paused.stderr
+    assert paused.returncode == 3, paused.stdout + paused.stderr
     assert "(from the previous run)" in paused.stdout
     assert "from the previous run: cheaper than" in paused.stdout
     assert resumed["follow_up_of"] == "bag" and resumed["outcome"]["picks"]
@@ -130,7 +130,7 @@ def test_a_follow_up_on_a_run_paused_at_approval_is_refused_with_no_llm_call(
     fake = script(BAG_PLAN)
     with fake_openai_server(fake) as url:
         paused = graph_run_process(url, isolated_data_dir, BAG_REQUEST, "--thread", "bag")
-        assert paused.returncode == 2
+        assert paused.returncode == 3
         calls = len(fake.requests)
         done = graph_run_process(url, isolated_data_dir, "a cheaper one", "--follow-up", "bag")
     one_line_refusal(done, "thread 'bag' is awaiting approval: only a finished run")

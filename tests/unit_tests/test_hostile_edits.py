@@ -295,7 +295,7 @@ def test_the_cli_refuses_a_hostile_edit_file_in_one_line_and_asks_again(
     assert line == f"  - {problem}", out
     assert "Edit it again or reject the plan? [e]dit, [r]eject:" in out, out
     assert "Plan rejected" not in out, out
-    assert code == 2 and "--resume t --yes continues it" in out, out
+    assert code == 3 and "--resume t --yes continues it" in out, out
     graph = build_graph(checkpointer=open_checkpointer(str(data / "checkpoints.sqlite")))
     values = graph.get_state(thread_config("t")).values
     assert values.get("approval") is None and not values.get("step_results")  # still pending

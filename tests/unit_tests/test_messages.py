@@ -62,7 +62,7 @@ def test_no_terminal_to_approve_names_the_real_thread(
             str(small_catalog_file),
             COLUMNS="400",
         )
-    assert paused.returncode == 2
+    assert paused.returncode == 3
     assert "--resume p-1 --yes continues it" in paused.stdout and "THREAD" not in paused.stdout
 
 

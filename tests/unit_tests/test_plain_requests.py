@@ -103,7 +103,7 @@ def test_a_limit_in_euros_is_shown_as_stated_at_approval_and_never_applied(
         as_json = graph_run_process(
             url, isolated_data_dir, request, "--yes", "--json", *catalog, COLUMNS="300"
         )
-    assert paused.returncode == 2, paused.stdout + paused.stderr  # paused at approval
+    assert paused.returncode == 3, paused.stdout + paused.stderr  # paused at approval
     shown = " ".join(paused.stdout.split())  # the plan's title wraps to the table's width
     assert "(budget under €200 as stated, not applied: prices are in USD)" in shown
     assert "'under €200' in EUR, but the catalog's prices are in USD" in shown

@@ -111,6 +111,24 @@ def test_text_that_looks_like_toml_syntax_survives_the_round_trip() -> None:
     assert edited.model_dump() == {**tricky.model_dump(), "budget": 13.0}
 
 
+@pytest.mark.parametrize("character", ["\x7f", "\x00", "\x1b", "\u2028", "\U0001f600"])
+def test_a_character_toml_must_escape_survives_an_unchanged_save(character: str) -> None:
+    # JSON leaves U+007F bare, and TOML forbids it in a string: written with tomli-w, the
+    # file an unchanged save leaves reads back as the same plan (no edit).
+    plan = Plan.model_validate(
+        {
+            "goal": f"a gift{character} for a photographer",
+            "features": [f"water{character}proof"],
+            "steps": [{"step": 1, "action": f"Find{character} straps", "query": "strap"}],
+        }
+    )
+    text = plan_text(plan)
+    assert read_plan_text(text, plan) is None
+    edited = read_plan_text(text.replace('query = "strap"', 'query = "leather strap"'), plan)
+    assert edited is not None and edited.goal == plan.goal
+    assert edited.features == plan.features and edited.steps[0].action == plan.steps[0].action
+
+
 def test_an_edit_is_read_with_steps_numbered_from_their_order_and_diffed_field_by_field() -> None:
     text = plan_text(MODEL_PLAN)
     namespace = {"text": text}
@@ -593,7 +611,7 @@ def test_resume_at_approval_offers_the_same_three_choices(
     args = ("a photo gift under $200", "--catalog", str(small_catalog_file), "--thread", "later")
     with fake_openai_server(fake) as url:
         paused, out = run_cli(capsys, cli_env, url, db, None, *args)
-        assert paused == 2 and "no terminal to ask" in out
+        assert paused == 3 and "no terminal to ask" in out
         code, out = run_cli(capsys, cli_env, url, db, "e\na\n", "--resume", "later")
     assert code == 0, out
     assert "Run this plan? [a]pprove, [r]eject, [e]dit:" in out

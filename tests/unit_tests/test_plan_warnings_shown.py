@@ -39,7 +39,7 @@ def test_a_wrong_limit_is_replaced_by_the_stated_one_and_shown_at_approval(
         resumed = graph_run_process(
             url, isolated_data_dir, "--resume", "t1", "--yes", COLUMNS="300"
         )
-    assert paused.returncode == 2, paused.stdout + paused.stderr
+    assert paused.returncode == 3, paused.stdout + paused.stderr
     for note in REMOVED:
         assert f"! plan: {note}" in paused.stdout
     # What will run is shown, and where it came from.

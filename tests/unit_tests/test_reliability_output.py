@@ -34,7 +34,7 @@ def paused_runs(url: str, data: Path, catalog: Path, *thread_ids: str) -> None:
         run = graph_run_process(
             url, data, "a watch strap", "--catalog", str(catalog), "--thread", thread_id
         )
-        assert run.returncode == 2 and "--yes" in run.stdout, run.stdout + run.stderr
+        assert run.returncode == 3 and "--yes" in run.stdout, run.stdout + run.stderr
 
 
 @pytest.mark.parametrize("columns", ["80", "40"])
@@ -90,9 +90,12 @@ def test_list_and_history_json_print_strict_json(
     nodes = [entry["node"] for entry in document["history"]]
     assert "planner" in nodes and "verify" in nodes
     assert {"checkpoint_id", "superstep", "summary", "created_at"} <= set(document["history"][0])
-    # An error is still one line on stderr, and stdout holds no half document.
-    assert missing.returncode == 2 and missing.stdout == "", missing.stdout
+    # An error is still one line on stderr, and stdout holds one whole error document.
+    assert missing.returncode == 2, missing.stdout + missing.stderr
     assert "no run with thread id 'nope'" in missing.stderr
+    error = strict(missing.stdout)
+    assert error["status"] == "failed" and error["exit_code"] == 2
+    assert "no run with thread id 'nope'" in error["error"]["message"]
 
 
 def test_a_reader_that_closes_early_ends_the_run_quietly_and_it_resumes(

@@ -56,7 +56,7 @@ def test_a_relative_catalog_resumed_from_another_directory_is_the_same_file(
             "shop.jsonl",
             cwd=first,
         )
-        assert code == 2 and "--yes" in out, out  # paused at approval
+        assert code == 3 and "--yes" in out, out  # paused at approval
         code, out = cli(url, isolated_data_dir, "--resume", "t", "--yes", cwd=other)
     assert code == 0, out
     found = searched_ids(isolated_data_dir, "t")
@@ -71,7 +71,7 @@ def test_a_resume_that_would_see_another_catalog_stops_unless_told(
     with fake_openai_server(photo_gift_script(3)) as url:
         # Started on the shipped default; SHOPPING_CATALOG set before the resume.
         code, out = cli(url, isolated_data_dir, "a photo gift", "--thread", "d", cwd=tmp_path)
-        assert code == 2, out
+        assert code == 3, out  # paused at approval
         code, out = cli(
             url, isolated_data_dir, "--resume", "d", "--yes", cwd=tmp_path,
             SHOPPING_CATALOG=str(planted),
@@ -87,7 +87,7 @@ def test_a_resume_that_would_see_another_catalog_stops_unless_told(
             url, isolated_data_dir, "a photo gift", "--thread", "f", "--catalog",
             str(shop), cwd=tmp_path,
         )  # fmt: skip
-        assert code == 2, out
+        assert code == 3, out  # paused at approval
         write_catalog(shop, "changed-")
         code, out = cli(url, isolated_data_dir, "--resume", "f", "--yes", cwd=tmp_path)
         assert code == 2 and str(shop) in out and "--other-catalog" in out, out

@@ -74,7 +74,7 @@ def test_two_resumes_at_once_run_the_thread_once(
             url, isolated_data_dir, "a photo gift", "--thread", thread,
             "--catalog", str(small_catalog_file), **env,
         )  # fmt: skip
-        assert paused.returncode == 2 and "--yes" in paused.stdout, paused.stdout
+        assert paused.returncode == 3 and "--yes" in paused.stdout, paused.stdout
         racers = [
             start_graph_run(url, isolated_data_dir, "--resume", thread, "--yes", **env)
             for _ in range(2)

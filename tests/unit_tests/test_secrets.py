@@ -32,8 +32,10 @@ ENV_READS = [
     r"os\.environ\[\s*[\"']([A-Z][A-Z0-9_]+)[\"']\s*\]",
     r"os\.getenv\(\s*[\"']([A-Z][A-Z0-9_]+)[\"']",
     r"\b_?env\(\s*[\"']([A-Z][A-Z0-9_]+)[\"']",
-    # Names kept in constants, e.g. DATA_DIR_ENV = "SHOPPING_PLANNER_DATA_DIR".
+    # Names kept in constants, e.g. DATA_DIR_ENV = "SHOPPING_PLANNER_DATA_DIR", or
+    # FAST_PATHS_SETTING = "LOCAL_MODEL_FAST_PATHS" (read through localmodel.settings).
     r"\b[A-Z_]*ENV[A-Z_]*\s*=\s*[\"']([A-Z][A-Z0-9_]+)[\"']",
+    r"\b[A-Z_]*_SETTING\s*=\s*[\"']([A-Z][A-Z0-9_]+)[\"']",
 ]
 
 
@@ -60,9 +62,12 @@ def test_dot_env_is_git_ignored() -> None:
 def test_env_example_documents_every_variable_the_code_reads() -> None:
     found = variables_read_by_the_code()
     # The scan must see the variables we know about, or it proves nothing.
-    assert {"OPENAI_API_KEY", "SHOPPING_LLM_TIMEOUT", "SHOPPING_CHECKPOINT_BUSY_TIMEOUT"} <= set(
-        found
-    )
+    assert {
+        "OPENAI_API_KEY",
+        "SHOPPING_LLM_TIMEOUT",
+        "SHOPPING_CHECKPOINT_BUSY_TIMEOUT",
+        "LOCAL_MODEL_FAST_PATHS",
+    } <= set(found)
     example = (REPO_ROOT / ".env.example").read_text(encoding="utf-8")
     documented = set(re.findall(r"^#?\s*([A-Z][A-Z0-9_]+)=", example, flags=re.MULTILINE))
     missing = {

@@ -1,0 +1,57 @@
+"""How the CLI ends: its exit codes, and the JSON document `--json` prints on stdout for a
+run that ends any way but done (failed, awaiting approval, interrupted). The shape is
+documented in docs/scripting.md; JSON_SCHEMA_VERSION changes when a field changes meaning
+or goes away (a new field does not change it).
+
+Kept free of heavy imports: the argument checks use it before LangGraph is loaded.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+EXIT_OK = 0  # the run finished (or was rejected); a listing or a history was shown
+EXIT_FAILED = 1  # a bug: a traceback is printed (with --debug, every error is shown so)
+EXIT_REFUSED = 2  # bad arguments (argparse's own code), or an error named in one line
+EXIT_AWAITING_APPROVAL = 3  # the plan waits for approval: no terminal to ask, no --yes
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
+
+EXIT_CODES_HELP = """exit codes:
+  0    done (or rejected); a listing or a history shown
+  1    a bug (a traceback is printed)
+  2    bad arguments, or an error named in one line
+  3    the plan awaits approval: --resume THREAD --yes runs it
+  130  interrupted (Ctrl-C); finished steps are saved
+
+With --json, stdout holds one JSON object for a run however it ends (see its "status")."""
+
+# The version of the --json run document's shape (its "schema_version").
+JSON_SCHEMA_VERSION = 1
+
+RunDocumentStatus = Literal["done", "rejected", "awaiting approval", "failed", "interrupted"]
+
+
+def print_json(document: Any) -> None:
+    """`document` on stdout as strict JSON (plain print: rich would wrap long lines; a
+    figure that is inf or NaN is a bug to stop on, never `Infinity`)."""
+    print(json.dumps(document, indent=2, allow_nan=False), flush=True)
+
+
+def error_document(
+    status: Literal["failed", "interrupted"],
+    *,
+    thread_id: str | None,
+    error_type: str,
+    message: str,
+    resumable: bool | None,
+    exit_code: int,
+) -> dict[str, Any]:
+    """The --json document of a run that did not end: what stopped it, in one line."""
+    return {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "status": status,
+        "exit_code": exit_code,
+        "thread_id": thread_id,
+        "error": {"type": error_type, "message": message, "resumable": resumable},
+    }
