@@ -9,6 +9,7 @@ from that order, so a person who removes or adds a step never renumbers the rest
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import re
 import sys
