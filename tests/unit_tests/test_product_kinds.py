@@ -73,6 +73,34 @@ def product(title: str, tags: list[str], category: str = "", brand: str | None =
             "dumbbell",
             False,
         ),
+        # Each part of a category path is a class, though the title names another kind.
+        (
+            "Cream Blush Stick, All-in-One Natural Makeup Stick for Cheeks, Lips",
+            ["long lasting", "Beauty & Personal Care \u203a Makeup \u203a Face \u203a Blush"],
+            "beauty-personal-care",
+            None,
+            "makeup",
+            True,
+        ),
+        # The word ends a name somewhere in a run-on title: it can name the product.
+        (
+            "Sit Stand Tabletop Desk Height Adjustable Standing Desk Converter Laptop Desktop"
+            " Sit to Stand Up Desk for Home Office",
+            ["height adjustable", "home office", "Office Products \u203a Desktop & Shelves"],
+            "office-products",
+            None,
+            "desk",
+            True,
+        ),
+        # Only inside a compound: a puzzle of vintage cameras is no camera.
+        (
+            "Brightbox Games 500-Piece Jigsaw Puzzle: Vintage Camera Collection",
+            ["jigsaw puzzle", "puzzle", "gift"],
+            "toys-games",
+            "Brightbox Games",
+            "camera",
+            False,
+        ),
         # A brand among the tags is not a kind; the category names what it is.
         (
             "Apple MacBook Pro 14 Inch Space Grey",
