@@ -447,10 +447,12 @@ def test_a_dearer_one_has_a_floor_above_the_earlier_pick_that_code_keeps() -> No
     assert follow_up.kind == "dearer" and [p.id for p in follow_up.replaced] == ["cam-096"]
     assert limits.min_price == pytest.approx(44.0) and "min_price" in limits.carried
     assert limits.max_price == 60  # the earlier cap still holds
-    plan = shape_plan(follow, limits, plan_of({"query": "expensive camera bag"}), follow_up).plan
-    (search,) = plan.search_steps
-    assert search.min_price == pytest.approx(44.0) and search.max_price == 60
-    assert search.query == BAG_ITEM  # the same item, searched as before
+    for planned in ({"query": "expensive camera bag"}, {"query": "camera bag", "min_price": 44}):
+        # Whether the model left the floor out or wrote it itself, code keeps it.
+        plan = shape_plan(follow, limits, plan_of(planned), follow_up).plan
+        (search,) = plan.search_steps
+        assert search.min_price == pytest.approx(44.0) and search.max_price == 60
+        assert search.query == BAG_ITEM  # the same item, searched as before
 
 
 def test_a_dearer_one_above_the_earlier_cap_drops_that_cap_and_says_so() -> None:
