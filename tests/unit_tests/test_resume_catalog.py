@@ -20,6 +20,7 @@ from fakes import photo_gift_script
 import catalog.sources
 import catalog.store
 from graph.builder import build_graph
+from graph.cli.exits import EXIT_AWAITING_APPROVAL
 from graph.runs.checkpoint import open_checkpointer
 from graph.runs.threads import thread_config
 
@@ -111,7 +112,7 @@ def test_a_product_appended_while_paused_is_searched_on_a_resume_told_so(
             url, isolated_data_dir, "a photo gift", "--thread", "a", "--catalog",
             str(shop), cwd=tmp_path,
         )  # fmt: skip
-        assert code == 2, out
+        assert code == EXIT_AWAITING_APPROVAL, out
         appended = {**SMALL_CATALOG[0], "id": "strap-new", "rating": 4.9, "price": 19.0}
         with shop.open("a") as catalog_file:
             catalog_file.write(json.dumps(appended) + "\n")
@@ -141,7 +142,7 @@ def test_a_resume_in_the_same_process_searches_the_shipped_catalog_as_changed_si
     db = isolated_data_dir / "checkpoints.sqlite"
     with fake_openai_server(photo_gift_script(1)) as url:
         code, out = graph_run_main(capsys, url, db, "a photo gift", "--thread", "s")
-        assert code == 2 and "--yes" in out, out
+        assert code == EXIT_AWAITING_APPROVAL and "--yes" in out, out
         appended = {**SMALL_CATALOG[0], "id": "strap-new", "rating": 4.9, "price": 19.0}
         with shipped.open("a") as catalog_file:
             catalog_file.write(json.dumps(appended) + "\n")
