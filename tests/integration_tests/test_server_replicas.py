@@ -14,7 +14,9 @@ then drives them:
 - the replica running a run is killed (SIGKILL) while a step waits on the model; the
   other reclaims the run when its heartbeat lapses and finishes it from the last
   checkpoint: the steps done before the kill are not run again, the step cut off runs
-  once more, on the survivor, and the thread has one run, finished once.
+  once more, on the survivor, and the thread has one run, finished once;
+- four runs sent to both replicas, planning at the same time, run two on each replica
+  and each once.
 
 The servers share the catalog too (CATALOG_URL on the same PostgreSQL, docs/scaling.md).
 Everything it needs comes with the test extra (the `server` extra); under CI=true a
@@ -450,3 +452,45 @@ def test_a_run_on_a_killed_replica_is_finished_by_the_other(cluster: Cluster) ->
     # One run on the thread, retried in place, not a second run.
     runs = survivor.client.runs.list(thread_id)
     assert [r["run_id"] for r in runs] == [run["run_id"]]
+
+
+def test_runs_sent_to_both_replicas_at_once_each_run_once(cluster: Cluster) -> None:
+    """Both replicas take runs from the one queue on PostgreSQL at the same time: each
+    run is claimed by one of them and runs once. The fake holds the planner calls until
+    all four runs are planning at once, which takes both replicas' two workers each."""
+    fake = cluster.fake
+    runs = 4
+    with fake.gathered:
+        fake.gather["Plan"] = fake.gather_counts.get("Plan", 0) + runs
+    try:
+        started: list[tuple[Replica, str, str, str]] = []
+        for n in range(runs):
+            replica = (cluster.a, cluster.b)[n % 2]
+            tag = f"[test {uuid.uuid4().hex[:8]}]"
+            thread_id = replica.client.threads.create()["thread_id"]
+            run = replica.client.runs.create(
+                thread_id,
+                GRAPH_ID,
+                input={"request": f"A camera strap and a lens cleaning kit, $80 in total {tag}"},
+                context={**CONTEXT, "auto_approve": True},
+            )
+            started.append((replica, thread_id, run["run_id"], tag))
+        planned_by: list[str] = []
+        for replica, thread_id, run_id, tag in started:
+            status = _wait_run(cluster, replica.client, thread_id, run_id)
+            assert status == "success", cluster.logs()
+            results = replica.client.threads.get_state(thread_id)["values"]["step_results"]
+            assert [r["step"] for r in results] == [1, 2, 3], tag
+            made = [
+                cluster.calls("Plan", tag),
+                cluster.calls("search_products", f"Step 1: Find camera straps {tag}"),
+                cluster.calls("search_products", f"Step 2: Find lens cleaning kits {tag}"),
+                cluster.calls("ReasoningAnswer", f"Step 3: Pick one strap and one kit {tag}"),
+            ]
+            assert all(len(calls) == 1 for calls in made), (tag, made)
+            planned_by += made[0]
+    finally:
+        with fake.gathered:
+            fake.gather.pop("Plan", None)
+    # Four runs planning at once, two workers a replica: two runs on each.
+    assert sorted(planned_by) == sorted([cluster.a.name, cluster.b.name] * 2), planned_by
