@@ -17,6 +17,7 @@ Auth headers and cookies are never written.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -95,6 +96,15 @@ def recorded_context(
         )
         if not recording():
             assert_all_played(cassette, path.name)
+
+
+def recorded_report(cassette: str, report: dict[str, Any]) -> dict[str, Any]:
+    """The report an eval wrote when `cassette` was recorded (`cassettes/<cassette>.report.json`),
+    written from `report` first when recording: the replay must reproduce it."""
+    path = CASSETTES / f"{cassette}.report.json"
+    if recording():
+        path.write_text(json.dumps(report, indent=2) + "\n")
+    return json.loads(path.read_text())
 
 
 def assert_all_played(cassette: Any, name: str) -> None:

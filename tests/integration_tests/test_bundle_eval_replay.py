@@ -9,13 +9,12 @@ Record: RECORD=1 python -m pytest -m replay tests/integration_tests/test_bundle_
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import shared_file
-from recording import CASSETTES, recorded_context, recording
+from recording import recorded_context, recorded_report
 
 from catalog.sources import DEFAULT_CATALOG_FILE
 from graph.builder import build_graph
@@ -67,10 +66,7 @@ def test_bundle_report_is_reproduced_and_every_fitting_bundle_is_met(
             progress=False,
         )
     data = report.to_json()
-    recorded_path = CASSETTES / f"{cassette}.report.json"
-    if recording():
-        recorded_path.write_text(json.dumps(data, indent=2) + "\n")
-    recorded = json.loads(recorded_path.read_text())
+    recorded = recorded_report(cassette, data)
     ours, theirs = comparable(data), comparable(recorded)
     for mine, expected in zip(ours["results"], theirs["results"], strict=True):
         assert mine == expected, f"request {expected['id']} differs"

@@ -8,20 +8,18 @@ Record: RECORD=1 python -m pytest -m replay tests/integration_tests/test_eval_re
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import shared_file
-from recording import CASSETTES, recorded_context, recording
+from recording import recorded_context, recorded_report
 
 from graph.builder import build_graph
 from graph.evals.webshop import load_goals, markdown_table, run_eval
 from graph.runs.checkpoint import open_sqlite_checkpointer
 
 CASSETTE = "eval-webshop-dev"
-RECORDED_REPORT = CASSETTES / f"{CASSETTE}.report.json"
 
 
 def comparable(report: dict[str, Any]) -> dict[str, Any]:
@@ -47,9 +45,7 @@ def test_eval_report_is_reproduced_from_the_recording(tmp_path: Path) -> None:
     with recorded_context(CASSETTE, catalog=str(catalog_path)) as context:
         report = run_eval(goals, catalog_path, context, graph, label="replay-1.5b", progress=False)
     data = report.to_json()
-    if recording():
-        RECORDED_REPORT.write_text(json.dumps(data, indent=2) + "\n")
-    recorded = json.loads(RECORDED_REPORT.read_text())
+    recorded = recorded_report(CASSETTE, data)
     assert len(data["results"]) == len(goals) == 15
     # The recording is worth replaying only if most goals ran to a pick.
     assert sum(r["error"] is None for r in recorded["results"]) >= 12

@@ -14,12 +14,11 @@ Record:
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from recording import CASSETTES, recorded_context, recording
+from recording import recorded_context, recorded_report
 
 from graph.builder import build_graph
 from graph.evals.follow_ups import load_cases, markdown_table, run_follow_ups_eval
@@ -40,7 +39,7 @@ def comparable(report: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.replay
-def test_the_follow_up_report_is_reproduced_and_every_case_passes(tmp_path: Path) -> None:
+def test_the_follow_up_report_is_reproduced_case_by_case(tmp_path: Path) -> None:
     cases = load_cases(DEV_FILE)
     graph = build_graph(checkpointer=open_sqlite_checkpointer(tmp_path / "eval.sqlite"))
     with recorded_context(CASSETTE) as context:
@@ -53,10 +52,7 @@ def test_the_follow_up_report_is_reproduced_and_every_case_passes(tmp_path: Path
             progress=False,
         )
     data = report.to_json()
-    recorded_path = CASSETTES / f"{CASSETTE}.report.json"
-    if recording():
-        recorded_path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    recorded = json.loads(recorded_path.read_text())
+    recorded = recorded_report(CASSETTE, data)
     ours, theirs = comparable(data), comparable(recorded)
     for mine, expected in zip(ours["results"], theirs["results"], strict=True):
         assert mine == expected, f"case {expected['id']} differs"

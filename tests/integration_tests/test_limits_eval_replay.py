@@ -8,20 +8,18 @@ Record: RECORD=1 python -m pytest -m replay tests/integration_tests/test_limits_
 from __future__ import annotations
 
 import copy
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import shared_file
-from recording import CASSETTES, recorded_context, recording
+from recording import recorded_context, recorded_report
 
 from graph.builder import build_graph
 from graph.evals.limits import load_labels, load_requests, markdown_table, run_limits_eval
 from graph.runs.checkpoint import open_sqlite_checkpointer
 
 CASSETTE = "eval-deepshop-limits"
-RECORDED_REPORT = CASSETTES / f"{CASSETTE}.report.json"
 LABELS = Path(__file__).resolve().parents[1] / "fixtures" / "deepshop_limits.json"
 
 
@@ -53,9 +51,7 @@ def test_limits_report_is_reproduced_from_the_recording(tmp_path: Path) -> None:
             progress=False,
         )
     data = report.to_json()
-    if recording():
-        RECORDED_REPORT.write_text(json.dumps(data, indent=2) + "\n")
-    recorded = json.loads(RECORDED_REPORT.read_text())
+    recorded = recorded_report(CASSETTE, data)
     ours, theirs = comparable(data), comparable(recorded)
     for mine, expected in zip(ours["results"], theirs["results"], strict=True):
         assert mine == expected, f"request {expected['id']} differs"
