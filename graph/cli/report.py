@@ -121,6 +121,11 @@ def print_threads(console: Console, threads: list[ThreadSummary]) -> None:
     for item in threads:
         if item.status in ("unreadable", "newer version") and item.error:
             console.print(terminal_text(f"! {item.error}", style="yellow"))
+    if any(item.status == "stopped" for item in threads):
+        console.print(
+            "stopped: its process ended before the run did; --resume THREAD --yes continues it",
+            style="dim",
+        )
 
 
 def _steps(item: ThreadSummary) -> str:

@@ -363,6 +363,54 @@ def release_thread(saver: Any, thread_id: str) -> None:
         handle.close()  # ending the session drops its advisory lock
 
 
+def thread_is_held(saver: Any, thread_id: str) -> bool:
+    """Whether a live process holds the lease of `thread_id` now. Only looks: it never
+    takes the lease, so a resume starting at the same moment is not turned away."""
+    backend = type(saver).__name__
+    if backend == "SqliteSaver" and (database := _sqlite_file(saver)) is not None:
+        return _sqlite_lease_held(database, thread_id)
+    if backend == "PostgresSaver":
+        return _postgres_lease_held(saver, thread_id)
+    with _memory_claims_lock:
+        return thread_id in _memory_claims.get(saver, set())
+
+
+def _sqlite_lease_held(database: Path, thread_id: str) -> bool:
+    if not _OFD_LOCKS:
+        path = lease_dir(database) / (_lease_digest(thread_id).hex()[:40] + ".lock")
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # also drops the shared lock just taken
+        return False
+    fd = os.open(database, os.O_RDONLY)
+    try:
+        asked = _FLOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, _lease_byte(thread_id), 1, 0)
+        kind = _FLOCK.unpack(fcntl.fcntl(fd, fcntl.F_OFD_GETLK, asked))[0]
+    finally:
+        os.close(fd)
+    return kind != fcntl.F_UNLCK
+
+
+def _postgres_lease_held(saver: Any, thread_id: str) -> bool:
+    # pg_locks shows a bigint advisory key as two 32-bit halves (classid, objid), objsubid 1.
+    key = int.from_bytes(_lease_digest(thread_id)[:_LEASE_KEY_BYTES], "big")
+    with saver._cursor() as cur:
+        row = cur.execute(
+            "SELECT count(*) AS held FROM pg_locks WHERE locktype = 'advisory' AND granted"
+            " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            " AND classid = %s::bigint::oid AND objid = %s::bigint::oid AND objsubid = 1",
+            (key >> 32, key & 0xFFFFFFFF),
+        ).fetchone()
+    return (row["held"] if isinstance(row, dict) else row[0]) > 0
+
+
 @contextmanager
 def thread_lease(saver: Any, thread_id: str, busy: Callable[[], BaseException]) -> Iterator[None]:
     """Hold the lease of `thread_id` for the block; raise `busy()` if another holds it.

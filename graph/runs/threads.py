@@ -18,6 +18,7 @@ from catalog import money
 from catalog.version import package_version
 from graph.errors import ShoppingError
 from graph.parent_run import run_end
+from graph.runs.checkpoint import thread_is_held
 from graph.schemas import Plan, PlanEdit, PlanStep, StepResult
 from graph.shaping.edits import describe_change
 from graph.state import plan_that_runs, state_of
@@ -29,6 +30,7 @@ ThreadStatus = Literal[
     "planning",
     "awaiting approval",
     "running",
+    "stopped",  # planning or running when its process died: --resume continues it
     "done",
     "rejected",
     "failed",
@@ -212,7 +214,11 @@ def list_threads(
     summaries = []
     for thread_id in recent_thread_ids(saver, limit):
         try:
-            summaries.append(summarize(read_state(graph, thread_id), thread_id))
+            summary = summarize(read_state(graph, thread_id), thread_id)
+            # Unfinished with no process holding its lease: that process died.
+            if summary.status in ("planning", "running") and not thread_is_held(saver, thread_id):
+                summary.status = "stopped"
+            summaries.append(summary)
         except UnreadableThread as error:  # one bad thread never hides the others
             status: ThreadStatus = (
                 "newer version" if isinstance(error, ThreadFromNewerVersion) else "unreadable"

@@ -181,7 +181,8 @@ def test_sigkill_mid_run_then_resume_loses_and_repeats_nothing(
         fake.holds.clear()
         fake.replies["ReasoningAnswer"] = [dict(ANSWERS[1])]
         listed = cli(url, isolated_data_dir, "--list")
-        assert "running" in listed.stdout and "3/4" in listed.stdout
+        # Its process was killed: stopped, not running (no live process holds its lease).
+        assert "stopped" in listed.stdout and "3/4" in listed.stdout
         resumed = cli(url, isolated_data_dir, "--resume", "crash", "--json")
     assert resumed.returncode == 0, resumed.stderr
     report = json.loads(resumed.stdout)

@@ -185,3 +185,41 @@ def test_a_killed_runs_lease_does_not_block_the_thread(
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     values: Any = build_graph(open_checkpointer(db)).get_state(thread_config(thread)).values
     assert values["outcome"] is not None
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_list_tells_a_run_held_by_a_live_process_from_one_whose_process_died(
+    backend: str, small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    """#37: `--list` reads the thread's lease (without taking it): held means running in
+    a live process; unfinished and not held means its process died, and --resume works."""
+    env, _ = backend_env(backend, isolated_data_dir)
+    thread = f"lease-{uuid.uuid4().hex[:8]}"
+    fake = script(step_delay=30.0)
+
+    def listed_status() -> str:
+        listed = graph_run_process(url, isolated_data_dir, "--list", "--json", **env)
+        assert listed.returncode == 0, listed.stderr
+        (run,) = [item for item in json.loads(listed.stdout) if item["thread_id"] == thread]
+        return str(run["status"])
+
+    with fake_openai_server(fake) as url:
+        running = start_graph_run(
+            url, isolated_data_dir, "a photo gift", "--yes", "--thread", thread,
+            "--catalog", str(small_catalog_file), **env,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 60
+            while not fake.calls_for("ReasoningAnswer"):
+                assert running.poll() is None and time.monotonic() < deadline, "no step call"
+                time.sleep(0.05)
+            assert listed_status() == "running"
+            assert listed_status() == "running"  # looking did not take the lease
+        finally:
+            os.kill(running.pid, signal.SIGKILL)
+            running.communicate(timeout=30)
+        assert listed_status() == "stopped"
+        fake.delays["ReasoningAnswer"] = 0.0
+        resumed = graph_run_process(url, isolated_data_dir, "--resume", thread, "--yes", **env)
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        assert listed_status() == "done"
