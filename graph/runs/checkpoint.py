@@ -360,7 +360,11 @@ def release_thread(saver: Any, thread_id: str) -> None:
     elif isinstance(handle, int):
         os.close(handle)  # closing our only descriptor drops its lock
     else:
-        handle.close()  # ending the session drops its advisory lock
+        # Unlocked before the close: a closed session's backend drops its locks only as it
+        # exits, a moment later, so another claim (or a look) at once could still see it.
+        with contextlib.suppress(Exception):
+            handle.execute("SELECT pg_advisory_unlock_all()")
+        handle.close()
 
 
 def thread_is_held(saver: Any, thread_id: str) -> bool:

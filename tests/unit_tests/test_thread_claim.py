@@ -20,7 +20,12 @@ from fakes import photo_gift_script
 
 from graph.builder import build_graph
 from graph.runs import checkpoint
-from graph.runs.checkpoint import claim_thread, open_checkpointer, release_thread
+from graph.runs.checkpoint import (
+    claim_thread,
+    open_checkpointer,
+    release_thread,
+    thread_is_held,
+)
 from graph.runs.threads import thread_config, thread_history
 
 RACERS = 4
@@ -107,10 +112,15 @@ def test_claim_is_exclusive_until_released(backend: str, tmp_path: Path) -> None
         )
         saver = open_checkpointer(target)
     thread = f"claim-{uuid.uuid4().hex[:8]}-{time.time_ns()}"
+    assert thread_is_held(saver, thread) is False
     assert claim_thread(saver, thread) is True
+    assert thread_is_held(saver, thread) is True
+    assert thread_is_held(saver, f"{thread}-other") is False  # one thread, one lease
     assert claim_thread(saver, thread) is False
     release_thread(saver, thread)
+    assert thread_is_held(saver, thread) is False
     assert claim_thread(saver, thread) is True
+    assert thread_is_held(saver, thread) is True  # looking never took nor dropped it
 
 
 def claimed_by_another_process(db: Path, thread: str) -> bool:
@@ -158,9 +168,12 @@ def test_without_ofd_locks_a_lease_falls_back_to_a_lock_file(
     monkeypatch.setattr(checkpoint, "_OFD_LOCKS", False)
     db = tmp_path / "c.sqlite"
     saver = open_checkpointer(str(db))
+    assert thread_is_held(saver, "t") is False
     assert claim_thread(saver, "t") is True
     assert any(checkpoint.lease_dir(db).iterdir())
+    assert thread_is_held(saver, "t") is True
     assert claim_thread(saver, "t") is False
     release_thread(saver, "t")
+    assert thread_is_held(saver, "t") is False
     assert claim_thread(saver, "t") is True
     release_thread(saver, "t")
