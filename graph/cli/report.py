@@ -5,7 +5,6 @@ runs, a run's history, and the warm model servers.
 from __future__ import annotations
 
 import argparse
-from dataclasses import asdict
 from typing import Any
 
 from rich.console import Console
@@ -14,13 +13,8 @@ from rich.text import Text
 
 from catalog import money
 from catalog.terminal import terminal_text
-from graph.cli.exits import (
-    EXIT_AWAITING_APPROVAL,
-    EXIT_OK,
-    JSON_SCHEMA_VERSION,
-    RunDocumentStatus,
-    print_json,
-)
+from graph.cli.documents import ListedChange, RunDocument
+from graph.cli.exits import EXIT_AWAITING_APPROVAL, EXIT_OK, RunDocumentStatus, print_json
 from graph.cli.render import RunView
 from graph.runs.follow_ups import ChainLink, in_chain_order
 from graph.runs.session import RunResult
@@ -49,39 +43,32 @@ def json_report(result: RunResult) -> dict[str, Any]:
     """The --json document of a run that ran, was rejected or awaits approval
     (docs/scripting.md); graph.cli.exits.error_document is the one of a run that failed."""
     status: RunDocumentStatus = "awaiting approval" if result.status == "paused" else result.status
-
-    def dump(value: Any) -> Any:
-        return value.model_dump(mode="json") if hasattr(value, "model_dump") else value
-
     values = result.values
     edit = values.get("plan_edit")
-    return {
-        "schema_version": JSON_SCHEMA_VERSION,
-        "status": status,
-        "exit_code": EXIT_AWAITING_APPROVAL if status == "awaiting approval" else EXIT_OK,
-        "thread_id": result.thread_id,
-        # What continues a run that awaits approval (None once it ran or was rejected).
-        "resume": f"--resume {result.thread_id} --yes" if status == "awaiting approval" else None,
-        "request": values.get("request"),
-        "approval": values.get("approval"),
-        # The plan that ran (a person's edit, if any) and the plan the model wrote.
-        "plan": dump(plan_that_runs(values)),
-        "model_plan": dump(values.get("plan")),
-        "plan_edited": edit is not None,
-        "plan_changes": [
-            {**dump(change), "description": describe_change(change)}
+    document = RunDocument(
+        status=status,
+        exit_code=EXIT_AWAITING_APPROVAL if status == "awaiting approval" else EXIT_OK,
+        thread_id=result.thread_id,
+        resume=f"--resume {result.thread_id} --yes" if status == "awaiting approval" else None,
+        request=values.get("request"),
+        approval=values.get("approval"),
+        plan=plan_that_runs(values),
+        model_plan=values.get("plan"),
+        plan_edited=edit is not None,
+        plan_changes=[
+            ListedChange(**change.model_dump(), description=describe_change(change))
             for change in (edit.changes if edit is not None else [])
         ],
-        "plan_warnings": list(edit.warnings if edit else values.get("plan_warnings") or []),
-        "estimate": dump(result.estimate),
-        "planner_usage": dump(values.get("planner_usage")),
-        "usage": asdict(result.totals),
-        "step_results": [dump(r) for r in values.get("step_results", [])],
-        "outcome": dump(values.get("outcome")),
-        # A follow-up: the run it follows, and what carried over from it.
-        "follow_up_of": values.get("follow_up_of"),
-        "follow_up": dump(values.get("follow_up")),
-    }
+        plan_warnings=list(edit.warnings if edit else values.get("plan_warnings") or []),
+        estimate=result.estimate,
+        planner_usage=values.get("planner_usage"),
+        usage=result.totals,
+        step_results=values.get("step_results", []),
+        outcome=values.get("outcome"),
+        follow_up_of=values.get("follow_up_of"),
+        follow_up=values.get("follow_up"),
+    )
+    return document.model_dump(mode="json")
 
 
 # Room the run list's other columns need beside the thread ids (borders and padding of 5

@@ -32,6 +32,8 @@ import catalog.postgres
 import graph.cli.main
 import graph.evals.main
 from catalog.version import package_version
+from graph.cli import documents
+from graph.cli.documents import RunDocument
 from graph.cli.exits import EXIT_AWAITING_APPROVAL, EXIT_REFUSED, JSON_SCHEMA_VERSION
 
 # Every argparse CLI a user runs, with what builds its parser.
@@ -189,6 +191,7 @@ def test_json_awaiting_approval_prints_the_plan_and_exits_3(
     assert document["thread_id"] == "w" and document["resume"] == "--resume w --yes"
     assert document["plan"]["steps"] and document["estimate"]["llm_calls"] >= 0
     assert document["step_results"] == [] and document["outcome"] is None
+    is_the_published_shape(document)
 
 
 def test_json_of_a_run_that_fails_is_an_error_document(isolated_data_dir: Path) -> None:
@@ -214,6 +217,24 @@ def test_json_done_states_its_status(small_catalog_file: Path, isolated_data_dir
     document = json.loads(run.stdout)
     assert document["status"] == "done" and document["exit_code"] == 0
     assert document["schema_version"] == JSON_SCHEMA_VERSION and document["resume"] is None
+    assert document["outcome"]["picks"] and document["step_results"]
+    is_the_published_shape(document)
+
+
+def is_the_published_shape(document: dict[str, Any]) -> None:
+    """The document is RunDocument's, field for field: read back through the model, it
+    comes out the same (nothing missing, nothing extra, every value of its type)."""
+    assert RunDocument.model_validate(document).model_dump(mode="json") == document
+
+
+def test_the_published_run_document_schema_is_the_models() -> None:
+    published = (REPO_ROOT / "docs" / "run-document.schema.json").read_text()
+    assert published == documents.published_schema(), (
+        "regenerate it: python -m graph.cli.documents > docs/run-document.schema.json"
+    )
+    schema = json.loads(published)
+    assert {"schema_version", "status", "exit_code", "plan", "outcome"} <= set(schema["required"])
+    assert set(schema["properties"]["status"]["enum"]) >= {"done", "awaiting approval"}
 
 
 # ------------------------------------------------------------------ unreachable PostgreSQL

@@ -1,0 +1,63 @@
+"""The `--json` run document as a model: what `json_report` fills in, and the source of the
+JSON Schema published as docs/run-document.schema.json (docs/scripting.md). The field
+types are the graph's own models, so the schema follows them and cannot drift.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
+
+from graph.cli.exits import JSON_SCHEMA_VERSION, RunDocumentStatus
+from graph.cost import CostEstimate
+from graph.runs.session import UsageTotals
+from graph.schemas import FollowUp, Outcome, Plan, PlanChange, StepResult, Usage
+from graph.schemas.plan import ApprovalStatus
+
+
+class ListedChange(PlanChange):
+    """A person's change to the plan, with the sentence the CLI shows for it."""
+
+    description: str
+
+
+class RunDocument(BaseModel):
+    """A run that was planned: it finished, was rejected, or awaits approval."""
+
+    # Every field is in every document, defaults included: the schema says so.
+    model_config = ConfigDict(
+        title="shopping-planner run document", json_schema_serialization_defaults_required=True
+    )
+
+    schema_version: int = Field(JSON_SCHEMA_VERSION, description="goes up when a field changes")
+    status: RunDocumentStatus
+    exit_code: int = Field(description="the process's exit code, repeated")
+    thread_id: str
+    resume: str | None = Field(description="the arguments that continue a paused run")
+    request: str | None
+    approval: ApprovalStatus | None
+    # SerializeAsAny: a follow-up's plan keeps the statement the model wrote with it.
+    plan: SerializeAsAny[Plan] | None = Field(description="the plan that ran: an edit, if any")
+    model_plan: SerializeAsAny[Plan] | None = Field(description="the plan the model wrote")
+    plan_edited: bool
+    plan_changes: list[ListedChange]
+    plan_warnings: list[str]
+    estimate: CostEstimate | None
+    planner_usage: Usage | None
+    usage: UsageTotals = Field(description="usage totals, planner included")
+    step_results: list[StepResult]
+    outcome: Outcome | None
+    follow_up_of: str | None = Field(description="the thread this run follows up")
+    follow_up: FollowUp | None = Field(description="what carried over from that run")
+
+
+def published_schema() -> str:
+    """The text of docs/run-document.schema.json."""
+    schema: dict[str, Any] = RunDocument.model_json_schema(mode="serialization")
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+if __name__ == "__main__":  # python -m graph.cli.documents > docs/run-document.schema.json
+    print(published_schema(), end="")
