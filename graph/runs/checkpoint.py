@@ -99,7 +99,7 @@ def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
         hint = sqlite_error_hint(error, path)
         # A path the system refuses (an OSError naming it) or that names a folder is the
         # path's fault; SQLite's own error (locked, full, corrupt) is the store's.
-        refused = (isinstance(error, OSError) and error.filename is not None) or path.is_dir()
+        refused = (isinstance(error, OSError) and error.filename is not None) or os.path.isdir(path)
         raise (CheckpointConfigError if refused else CheckpointStoreError)(
             f"cannot use checkpoint database {path}: {error}" + (f" ({hint})" if hint else "")
         ) from error
