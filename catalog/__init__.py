@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from catalog.errors import USER_ERRORS, CatalogError, CatalogQueryError
+from catalog.errors import USER_ERRORS, CatalogError, CatalogQueryError, CatalogUnavailable
 
 if TYPE_CHECKING:
     from catalog.backend import CatalogBackend
@@ -60,6 +60,7 @@ __all__ = [
     "CatalogBackend",
     "CatalogError",
     "CatalogQueryError",
+    "CatalogUnavailable",
     "PostgresCatalog",
     "Product",
     "ProductHit",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from catalog.errors import CatalogError, CatalogQueryError
+from catalog.exits import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, exit_code_of
 from catalog.loaders import FORMATS
 from catalog.models import MAX_LIMIT, money
 from catalog.paths import catalog_url_from_env, default_index_dir, keep_data_private
@@ -32,12 +34,20 @@ if TYPE_CHECKING:
     from catalog.backend import CatalogBackend
     from catalog.models import ProductHit
 
-EXIT_USAGE = 2
+EXIT_CODES_HELP = """exit codes:
+  0    done
+  1    a runtime failure: the catalog's database or index could not be reached or read
+  2    bad arguments or input: a catalog file, index or search that cannot be used
+  70   a bug (a traceback is printed)
+  130  interrupted (Ctrl-C); nothing was changed"""
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m catalog", description="Manage and search the product catalog."
+        prog="python -m catalog",
+        description="Manage and search the product catalog.",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     add_version_option(parser)
@@ -170,14 +180,20 @@ def main(argv: list[str] | None = None) -> int:
         return stdout_closed()
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM during a build: its folder is removed
         err.print("[yellow]interrupted.[/] nothing was changed", soft_wrap=True)
-        return 130
+        return EXIT_INTERRUPTED
     except (CatalogError, CatalogQueryError) as exc:
+        # Bad input or a failure, by the error's type; --debug changes what is shown only.
         if args.debug:
-            raise
-        message = terminal_markup(exc, ERROR_DISPLAY_CHARS, keep_newlines=True)
-        err.print(f"[bold red]error:[/bold red] [red]{message}[/red]", soft_wrap=True)
-        return EXIT_USAGE
-    return 0
+            traceback.print_exc()
+        else:
+            message = terminal_markup(exc, ERROR_DISPLAY_CHARS, keep_newlines=True)
+            err.print(f"[bold red]error:[/bold red] [red]{message}[/red]", soft_wrap=True)
+        return exit_code_of(exc)
+    except Exception:
+        # A bug: its traceback, and a code of its own (Python's 1 would read as a failure).
+        traceback.print_exc()
+        return EXIT_BUG
+    return EXIT_OK
 
 
 if __name__ == "__main__":

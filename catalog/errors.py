@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from catalog.exits import EXIT_BAD_INPUT, EXIT_FAILED
+
 
 class CatalogError(Exception):
     """A catalog file or index could not be read, validated or stored.
@@ -12,6 +14,9 @@ class CatalogError(Exception):
     record inside it (when known), so callers can report precisely without
     parsing the message.
     """
+
+    # The catalog given (a file, an index, a table) cannot be used as it is.
+    exit_code = EXIT_BAD_INPUT
 
     def __init__(
         self, message: str, *, path: Path | str | None = None, location: str | None = None
@@ -25,8 +30,18 @@ class CatalogError(Exception):
         self.detail = message
 
 
+class CatalogUnavailable(CatalogError):
+    """The catalog's database cannot be reached or loaded, or its index cannot be read,
+    built or published: the catalog given may be fine, and the same command may work
+    later."""
+
+    exit_code = EXIT_FAILED
+
+
 class CatalogQueryError(ValueError):
     """Invalid search arguments; ``argument`` names the offending parameter."""
+
+    exit_code = EXIT_BAD_INPUT
 
     def __init__(self, argument: str, message: str) -> None:
         self.argument = argument

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import tantivy
 
-from catalog.errors import CatalogError
+from catalog.errors import CatalogError, CatalogUnavailable
 from catalog.models import Product, ProductHit
 from catalog.sources import SCHEMA_VERSION
 from catalog.validation import MAX_QUERY_TOKENS, SearchArgs, check_ids, distinct_products
@@ -116,7 +116,7 @@ class Manifest:
                 path=directory,
             ) from None
         except (OSError, ValueError) as exc:
-            raise CatalogError(f"unreadable {MANIFEST_NAME}: {exc}", path=directory) from None
+            raise CatalogUnavailable(f"unreadable {MANIFEST_NAME}: {exc}", path=directory) from None
         found = data.get("schema_version") if isinstance(data, dict) else None
         if found != SCHEMA_VERSION:
             raise CatalogError(
@@ -131,7 +131,9 @@ class Manifest:
                 source=data.get("source"),
             )
         except (KeyError, TypeError, ValueError) as exc:
-            raise CatalogError(f"malformed {MANIFEST_NAME}: {exc!r}", path=directory) from None
+            raise CatalogUnavailable(
+                f"malformed {MANIFEST_NAME}: {exc!r}", path=directory
+            ) from None
 
     def write(self, directory: Path) -> None:
         payload = {
@@ -312,7 +314,7 @@ def build_index(products: Iterable[Product], index_dir: Path, *, source: str | N
         if isinstance(exc, CatalogError | KeyboardInterrupt | SystemExit):
             raise
         if isinstance(exc, OSError | ValueError):
-            raise CatalogError(f"building the index failed: {exc}", path=index_dir) from exc
+            raise CatalogUnavailable(f"building the index failed: {exc}", path=index_dir) from exc
         raise
     try:
         _swap_in(version, index_dir)
@@ -321,7 +323,7 @@ def build_index(products: Iterable[Product], index_dir: Path, *, source: str | N
         raise
     except OSError as exc:
         _remove_quietly(version)
-        raise CatalogError(f"cannot publish the new index: {exc}", path=index_dir) from exc
+        raise CatalogUnavailable(f"cannot publish the new index: {exc}", path=index_dir) from exc
     _cleanup_old_versions(index_dir)
     return index_dir
 
@@ -360,9 +362,9 @@ def _open_snapshot(index_dir: Path) -> _Snapshot:
                 "a lock file there to read it; make the folder writable",
                 path=index_dir,
             ) from None
-        raise CatalogError(f"corrupt or unreadable index: {exc}", path=index_dir) from exc
+        raise CatalogUnavailable(f"corrupt or unreadable index: {exc}", path=index_dir) from exc
     if searcher.num_docs != manifest.count:
-        raise CatalogError(
+        raise CatalogUnavailable(
             f"index holds {searcher.num_docs} products but its manifest says {manifest.count}",
             path=index_dir,
         )
@@ -486,7 +488,7 @@ class Catalog:
     def _product(snap: _Snapshot, address: tantivy.DocAddress) -> Product:
         raw = snap.searcher.doc(address).get_first("product")
         if not isinstance(raw, bytes):
-            raise CatalogError(
+            raise CatalogUnavailable(
                 "corrupt index: a document has no stored product", path=snap.directory
             )
         # Validating again is cheap (pydantic-core parses in Rust) and guards against a

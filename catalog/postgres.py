@@ -39,7 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from catalog.errors import CatalogError
+from catalog.errors import CatalogError, CatalogUnavailable
+from catalog.exits import exit_code_of
 from catalog.loaders import FORMATS, load_products
 from catalog.models import Product, ProductHit
 from catalog.paths import CATALOG_URL_ENV, catalog_url_from_env, is_postgres_url, redact_url
@@ -155,7 +156,7 @@ def _scalar(conn: Any, query: Any, params: Any = None) -> Any:
     """The value of a query that always returns exactly one row (to_regclass, ...)."""
     row = conn.execute(query, params).fetchone()
     if row is None:  # pragma: no cover - such queries always return a row
-        raise CatalogError(f"no row from {query!r}")
+        raise CatalogUnavailable(f"no row from {query!r}")
     return row[0]
 
 
@@ -320,7 +321,7 @@ def load_postgres_catalog(
     try:
         conn = psycopg.connect(url, autocommit=False)
     except psycopg.Error as exc:
-        raise CatalogError(f"cannot connect to {redact_url(url)}: {exc}") from exc
+        raise CatalogUnavailable(f"cannot connect to {redact_url(url)}: {exc}") from exc
     try:
         with conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOAD_LOCK_KEY,))
@@ -367,7 +368,7 @@ def load_postgres_catalog(
     except CatalogError:
         raise
     except psycopg.Error as exc:
-        raise CatalogError(f"loading catalog table {table!r} failed: {exc}") from exc
+        raise CatalogUnavailable(f"loading catalog table {table!r} failed: {exc}") from exc
     finally:
         conn.close()
 
@@ -427,7 +428,9 @@ class PostgresCatalog:
             pool.close()
             # psycopg_pool's PoolTimeout (the server not answering) is a psycopg.Error.
             if isinstance(exc, psycopg.Error | TimeoutError):
-                raise CatalogError(f"cannot use {redact_url(url)}: {reason_line(exc)}") from exc
+                raise CatalogUnavailable(
+                    f"cannot use {redact_url(url)}: {reason_line(exc)}"
+                ) from exc
             raise
         return cls(url, table, pool, meta)
 
@@ -627,7 +630,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     except CatalogError as exc:
         print(f"error: {exc}")
-        return 1
+        return exit_code_of(exc)  # bad input, or the database failed
     print(f"Loaded {count} products into {args.table} in {time.perf_counter() - started:.1f}s")
     return 0
 

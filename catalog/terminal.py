@@ -17,7 +17,6 @@ import codecs
 import contextlib
 import io
 import os
-import signal
 import sys
 import time
 import unicodedata
@@ -28,6 +27,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 from rich.text import Text
+
+from catalog.exits import EXIT_STDOUT_CLOSED
 
 # Characters of a piece of untrusted text shown at most (a product title, an answer, a
 # request); longer text is cut with an ellipsis. Error lines, which hold the code's own
@@ -80,17 +81,13 @@ def terminal_markup(value: Any, limit: int = DISPLAY_CHARS, *, keep_newlines: bo
     return escape(clean_text(value, limit, keep_newlines=keep_newlines))
 
 
-# The exit status of a process that SIGPIPE ended (128 + 13), as `yes | head -1` gives.
-STDOUT_CLOSED_EXIT = 128 + getattr(signal, "SIGPIPE", 13)
-
-
 def stdout_closed() -> int:
     """What a CLI does when the reader of its stdout went away (`... | head -1`), after
     Python's recipe for SIGPIPE (docs: signal, "Note on SIGPIPE"): point stdout at devnull,
     so the flush at exit cannot fail again and print a traceback; returns the exit status."""
     with contextlib.suppress(OSError, ValueError):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return STDOUT_CLOSED_EXIT
+    return EXIT_STDOUT_CLOSED
 
 
 class _CliConsole(Console):

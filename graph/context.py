@@ -16,6 +16,7 @@ from dotenv import dotenv_values
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
+from catalog.exits import EXIT_BAD_INPUT
 from catalog.paths import catalog_url_from_env, env
 
 ToolMode = Literal["direct", "llm"]
@@ -34,6 +35,8 @@ KEY_OF_URL = {"OPENAI_BASE_URL": "OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT": "AZU
 
 class SettingsError(RuntimeError):
     """The settings file cannot be used; the message names it and says why."""
+
+    exit_code = EXIT_BAD_INPUT  # the code a CLI ends with (catalog.exits)
 
 
 def load_env_file(directory: Path | None = None) -> Path | None:

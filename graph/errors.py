@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Self
 
+from catalog.exits import EXIT_FAILED
+
 
 class ShoppingError(Exception):
     """An error meant for the shopper: its message says what to do. One that stopped a run
@@ -13,6 +15,9 @@ class ShoppingError(Exception):
 
     thread_id: str | None = None
     resumable: bool | None = None
+    # The code a CLI ends with (catalog.exits): a runtime failure unless a subclass says
+    # the input was bad (EXIT_BAD_INPUT).
+    exit_code: int = EXIT_FAILED
 
     def in_run(self, thread_id: str, resumable: bool | None) -> Self:
         self.thread_id, self.resumable = thread_id, resumable

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from localmodel.errors import LocalModelError
+from localmodel.errors import LocalModelSettingError
 
 # ------------------------------------------------------------------ weight repacking
 
@@ -33,7 +33,9 @@ def _choice(
     value = setting if setting is not None else os.environ.get(name, "")
     mode = value.strip().lower() or default
     if mode not in choices:
-        raise LocalModelError(f"{name}={value!r} is not {what}; use one of: {', '.join(choices)}")
+        raise LocalModelSettingError(
+            f"{name}={value!r} is not {what}; use one of: {', '.join(choices)}"
+        )
     return mode
 
 

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from localmodel import jump_forward, launcher
-from localmodel.errors import LocalModelError
+from localmodel.errors import LocalModelError, LocalModelSettingError
 from localmodel.launcher import IDENTITY_PATH
 from localmodel.server import (
     LocalModelServer,
@@ -71,7 +71,7 @@ def keep_alive_seconds(value: str | None = None) -> float:
     unit = {"s": 1, "m": 60, "h": 3600}
     seconds = float(match.group(1)) * unit[match.group(2) or "s"] if match else math.nan
     if not math.isfinite(seconds) or seconds > 7 * 24 * 3600:
-        raise LocalModelError(
+        raise LocalModelSettingError(
             f"{KEEP_ALIVE_SETTING}={raw!r} is not a keep-alive time; use seconds or a "
             "duration such as 300, 90s, 5m or 1h (0: stop the model when each run ends)"
         )

@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from localmodel.errors import LocalModelError
+from localmodel.errors import LocalModelError, LocalModelSettingError
 
 _CHUNK = 8 * 1024 * 1024
 _GGUF_MAGIC = b"GGUF"
@@ -130,14 +130,14 @@ def local_extra_installed() -> bool:
 
 def _check_gguf(path: Path, origin: str) -> Path:
     if not path.is_file():
-        raise LocalModelError(f"{origin}: {path} does not exist (or is not a file).")
+        raise LocalModelSettingError(f"{origin}: {path} does not exist (or is not a file).")
     try:
         with path.open("rb") as fh:
             magic = fh.read(4)
     except OSError as exc:
-        raise LocalModelError(f"{origin}: cannot read {path}: {exc}") from exc
+        raise LocalModelSettingError(f"{origin}: cannot read {path}: {exc}") from exc
     if magic != _GGUF_MAGIC:
-        raise LocalModelError(
+        raise LocalModelSettingError(
             f"{origin}: {path} is not a GGUF model file (it starts with {magic!r}, "
             f"expected {_GGUF_MAGIC!r}). llama.cpp needs a .gguf file."
         )
@@ -175,8 +175,8 @@ def resolve_model_file(model: str | None = None, *, cache_dir: Path, progress: b
             return _check_gguf(path, "model")
         known = ", ".join(sorted(LOCAL_MODELS))
         if _looks_like_path(model):
-            raise LocalModelError(f"Local model file {path} does not exist.")
-        raise LocalModelError(
+            raise LocalModelSettingError(f"Local model file {path} does not exist.")
+        raise LocalModelSettingError(
             f"Unknown local model {model!r}. Use one of: {known}, or the path to a .gguf file."
         )
 

@@ -13,6 +13,7 @@ import graph.providers
 import graph.runs
 import graph.schemas
 import localmodel.errors
+from catalog.exits import EXIT_BAD_INPUT, EXIT_BUG, exit_code_of
 from catalog.terminal import ERROR_DISPLAY_CHARS, clean_text, terminal_markup
 from graph.context import SettingsError
 from graph.errors import ShoppingError, file_problem
@@ -21,7 +22,7 @@ from graph.runs.checkpoint import default_checkpoint_path, sqlite_error_hint
 from graph.runs.errors import RunFailed, RunInterrupted
 
 # Errors with a message meant for the user, as each package names its own; anything else
-# is a bug (a traceback).
+# is a bug (a traceback). Each class says its exit code (catalog.exits).
 USER_ERRORS = (
     *catalog.USER_ERRORS,
     *localmodel.errors.USER_ERRORS,
@@ -46,8 +47,12 @@ def interrupted_text(error: BaseException) -> str:
     return f"[yellow]interrupted.[/] {terminal_markup(advice, ERROR_DISPLAY_CHARS)}"
 
 
-def is_expected_error(error: Exception) -> bool:
-    return isinstance(error, USER_ERRORS) or file_problem(error) is not None
+def exit_code(error: Exception) -> int:
+    """The code an error ends the CLI with, by its type: bad input or a runtime failure as
+    its class says, bad input for a path the system refused, a bug for anything else."""
+    if file_problem(error) is not None:
+        return EXIT_BAD_INPUT
+    return exit_code_of(error) if isinstance(error, USER_ERRORS) else EXIT_BUG
 
 
 def resume_advice(error: BaseException) -> str:

@@ -11,20 +11,29 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-EXIT_OK = 0  # the run finished (or was rejected); a listing or a history was shown
-EXIT_FAILED = 1  # a bug: a traceback is printed (with --debug, every error is shown so)
-EXIT_REFUSED = 2  # bad arguments (argparse's own code), or an error named in one line
+# The codes every CLI of the project shares (docs/scripting.md), and the one only runs have.
+from catalog.exits import (
+    EXIT_BAD_INPUT,
+    EXIT_BUG,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_STDOUT_CLOSED,
+)
+
 EXIT_AWAITING_APPROVAL = 3  # the plan waits for approval: no terminal to ask, no --yes
-EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
 
 EXIT_CODES_HELP = """exit codes:
   0    done (or rejected); a listing or a history shown
-  1    a bug (a traceback is printed)
-  2    bad arguments, or an error named in one line
+  1    a runtime failure: the model server, a provider or a database failed or could
+       not be reached, or a run failed (the message says whether --resume continues it)
+  2    bad arguments or input: a request, thread id, setting or path that cannot be used
   3    the plan awaits approval: --resume THREAD --yes runs it
+  70   a bug (a traceback is printed)
   130  interrupted (Ctrl-C); finished steps are saved
 
-With --json, stdout holds one JSON object for a run however it ends (see its "status")."""
+With --json, stdout holds one JSON object for a run however it ends (see its "status"
+and "exit_code")."""
 
 # The version of the --json run document's shape (its "schema_version").
 JSON_SCHEMA_VERSION = 1
@@ -55,3 +64,19 @@ def error_document(
         "thread_id": thread_id,
         "error": {"type": error_type, "message": message, "resumable": resumable},
     }
+
+
+__all__ = [
+    "EXIT_AWAITING_APPROVAL",
+    "EXIT_BAD_INPUT",
+    "EXIT_BUG",
+    "EXIT_CODES_HELP",
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_STDOUT_CLOSED",
+    "JSON_SCHEMA_VERSION",
+    "RunDocumentStatus",
+    "error_document",
+    "print_json",
+]

@@ -20,10 +20,10 @@ from typing import Any, Literal
 from catalog.version import add_version_option
 from graph.cli.arguments import conflict
 from graph.cli.exits import (
+    EXIT_BAD_INPUT,
+    EXIT_BUG,
     EXIT_CODES_HELP,
-    EXIT_FAILED,
     EXIT_INTERRUPTED,
-    EXIT_REFUSED,
     error_document,
     print_json,
 )
@@ -122,7 +122,7 @@ def _main(argv: list[str] | None) -> int:
     if problem is not None:  # before any import or work: nothing runs, nothing is saved
         # Bad arguments, like argparse's own refusals: one line on stderr, nothing on stdout.
         sys.stderr.write(f"error: {problem}\n")
-        return EXIT_REFUSED
+        return EXIT_BAD_INPUT
     # argv None: the real command line, so this process is the CLI (tests pass a list).
     with _collector_paused(freeze=argv is None):
         # Imported here for start-up time (bench/startup.py): --help needs only the parser,
@@ -159,12 +159,15 @@ def _main(argv: list[str] | None) -> int:
     except BrokenPipeError:
         raise  # stdout is gone: no line can be shown (main leaves quietly)
     except Exception as error:
-        if args.debug or not errors.is_expected_error(error):
+        # Bad input, a runtime failure or a bug, by the error's type; --debug changes what
+        # is shown, never the code.
+        code = errors.exit_code(error)
+        if args.debug or code == EXIT_BUG:
             # A traceback carries the provider's error body and URLs: masked like a line.
             sys.stderr.write(errors.traceback_text(error, full=args.debug))
-            code, message = EXIT_FAILED, errors.bug_message(error)
+            message = errors.bug_message(error)
         else:
-            code, message = EXIT_REFUSED, errors.error_message(error, args.db)
+            message = errors.error_message(error, args.db)
             shown = errors.error_text(error, args.db)
             console.print(f"[bold red]error:[/] {shown}", soft_wrap=True)
         if args.json:

@@ -17,9 +17,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from catalog.exits import EXIT_BAD_INPUT
+
 
 class EvalInputError(ValueError):
     """An eval argument or input file that cannot be used; the message names it."""
+
+    exit_code = EXIT_BAD_INPUT  # the code the eval ends with (catalog.exits)
 
 
 def read_text(path: Path, what: str) -> str:

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from catalog import CatalogError, load_products
+from catalog.exits import EXIT_BAD_INPUT, EXIT_BUG, exit_code_of
 from catalog.paths import keep_data_private
 from catalog.terminal import clean_text
 from catalog.version import add_version_option
@@ -45,22 +47,31 @@ from graph.evals.inputs import EvalInputError, check_limit, check_out, read_json
 from graph.evals.limits import load_labels, load_requests, run_limits_eval
 from graph.evals.limits import markdown_table as limits_table
 from graph.evals.webshop import load_goals, markdown_table, run_eval
-from graph.providers.base import ProviderConfigError
+from graph.providers.base import ProviderConfigError, ProviderFailed
 from graph.providers.models import chat_model_session
 from graph.providers.registry import PROVIDERS
 from graph.providers.secrets import redact_secrets
 from graph.runs.checkpoint import CheckpointStoreError, open_checkpointer
 from localmodel.errors import LocalModelError
 
-# What a user can fix from the message alone: one `error:` line, no traceback.
+# What a user can fix from the message alone: one `error:` line, no traceback, and the
+# exit code each names (bad input or a runtime failure, docs/scripting.md).
 USER_ERRORS = (
     EvalInputError,
     CatalogError,
     CheckpointStoreError,
     LocalModelError,
     ProviderConfigError,
+    ProviderFailed,
     SettingsError,
 )
+
+EXIT_CODES_HELP = """exit codes:
+  0    done (a report written or compared)
+  1    a runtime failure: the model server or a database failed or could not be reached
+  2    bad arguments or input: a goals, labels or report file, a setting, a path
+  70   a bug (a traceback is printed)
+  130  interrupted (Ctrl-C); a rerun with the same --label resumes"""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,6 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
         # The docstring's usage lines and modes, under a first line for the shopper.
         description="Score the planner on a file of goals, or compare two reports.\n\n"
         + (__doc__ or "").split("\n\n", 1)[1],
+        epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
@@ -133,9 +145,9 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_arguments(argv)
-    load_env_file()  # .env of the working directory configures providers; real variables win
-    keep_data_private()  # the eval's runs and caches are private like the CLI's
     try:
+        load_env_file()  # .env of the working directory configures providers; real ones win
+        keep_data_private()  # the eval's runs and caches are private like the CLI's
         if args.compare:
             return _compare_main(args.compare)
         check_limit(args.limit)
@@ -144,10 +156,21 @@ def main(argv: list[str] | None = None) -> int:
     except (*USER_ERRORS, OSError) as error:
         text = str(error) if isinstance(error, USER_ERRORS) else file_problem(error)
         if text is None:
-            raise  # an OSError naming no file: a bug, with its traceback
+            return _bug(error)  # an OSError naming no file
         # Masked: a provider or database message may quote a key or a URL's password.
         print(f"error: {clean_text(redact_secrets(text), 2000)}", file=sys.stderr)
-        return 2
+        # A path the system refused is the path's fault (bad input), as in the run CLI.
+        return EXIT_BAD_INPUT if isinstance(error, OSError) else exit_code_of(error)
+    except Exception as error:
+        return _bug(error)
+
+
+def _bug(error: Exception) -> int:
+    """A bug: its traceback on stderr, masked, and a code of its own (Python's 1 for an
+    uncaught error would read as a runtime failure)."""
+    text = "".join(traceback.format_exception(error))
+    sys.stderr.write(clean_text(redact_secrets(text), 200_000, keep_newlines=True) + "\n")
+    return EXIT_BUG
 
 
 def _compare_main(paths: list[Path]) -> int:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from catalog.exits import EXIT_BAD_INPUT
 from catalog.paths import env
 from graph.errors import ShoppingError
 
@@ -38,11 +39,14 @@ def is_token_count(value: object) -> bool:
 
 
 class ProviderConfigError(ShoppingError, RuntimeError):
-    """The provider cannot be used as configured (or start); the message says how to fix it."""
+    """The provider cannot be used as configured; the message says how to fix it."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 class ProviderFailed(ShoppingError, RuntimeError):
-    """A call failed for good (retried where that may help): its family's one line on it."""
+    """A call failed for good (retried where that may help), or the provider's server could
+    not start: its family's one line on it."""
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,10 @@ from graph.providers.base import (
     Fault,
     Provider,
     ProviderConfigError,
+    ProviderFailed,
     env,
 )
-from localmodel.errors import LocalModelError
+from localmodel.errors import LocalModelError, LocalModelSettingError
 from localmodel.server import LocalServer
 from localmodel.warm import open_server
 from localmodel.weights import DEFAULT_LOCAL_MODEL, local_extra_installed
@@ -41,8 +42,12 @@ def build_local(
     if base_url is None:
         try:
             server = _local_server(model)
-        except LocalModelError as error:  # in the providers' terms, as for any provider
+        # In the providers' terms, as for any provider: a setting that cannot be used, or
+        # a server that could not be made ready (not installed, no disk space, no start).
+        except LocalModelSettingError as error:
             raise ProviderConfigError(str(error)) from error
+        except LocalModelError as error:
+            raise ProviderFailed(str(error)) from error
         base_url, model, api_key = server.base_url, server.model_alias, server.api_key
     return openai_api.self_hosted(model, max_output_tokens, base_url, client, api_key)
 

@@ -25,6 +25,7 @@ from typing import Any
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from catalog.exits import EXIT_BAD_INPUT
 from catalog.paths import data_dir, env, is_postgres_url, redact_url
 from graph.errors import ShoppingError
 from graph.state import STATE_TYPES
@@ -32,6 +33,13 @@ from graph.state import STATE_TYPES
 
 class CheckpointStoreError(ShoppingError, RuntimeError):
     """The checkpoint database cannot be opened or written; the message says which and why."""
+
+
+class CheckpointConfigError(CheckpointStoreError):
+    """The checkpoint store as configured cannot be used (a setting out of range, a path
+    the system refuses, the postgres extra missing): bad input, not a failure."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 def default_checkpoint_path() -> Path:
@@ -75,7 +83,7 @@ def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
         if not (math.isfinite(busy_timeout) and 0 <= busy_timeout <= 86_400):
             raise ValueError(configured)
     except ValueError:
-        raise CheckpointStoreError(
+        raise CheckpointConfigError(
             "SHOPPING_CHECKPOINT_BUSY_TIMEOUT must be a number of seconds from 0 to 86,400 "
             f"(a day), got {configured!r}"
         ) from None
@@ -89,7 +97,10 @@ def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
         saver.setup()
     except (sqlite3.Error, OSError) as error:
         hint = sqlite_error_hint(error, path)
-        raise CheckpointStoreError(
+        # A path the system refuses (an OSError naming it) or that names a folder is the
+        # path's fault; SQLite's own error (locked, full, corrupt) is the store's.
+        refused = (isinstance(error, OSError) and error.filename is not None) or os.path.isdir(path)
+        raise (CheckpointConfigError if refused else CheckpointStoreError)(
             f"cannot use checkpoint database {path}: {error}" + (f" ({hint})" if hint else "")
         ) from error
     return saver
@@ -145,7 +156,7 @@ def open_postgres_checkpointer(url: str, *, max_size: int = 8):  # -> PostgresSa
         from psycopg.rows import dict_row
         from psycopg_pool import ConnectionPool, PoolTimeout
     except ImportError as error:
-        raise CheckpointStoreError(
+        raise CheckpointConfigError(
             f"{CHECKPOINT_URL_ENV}=postgresql://... needs the postgres extra: "
             "pip install -e '.[postgres]'"
         ) from error

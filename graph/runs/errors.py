@@ -6,12 +6,21 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from catalog.exits import EXIT_BAD_INPUT
 from graph.errors import ShoppingError
 
 
 class RunFailed(ShoppingError, RuntimeError):
     """A run cannot start or stopped on an error; its checkpoint is intact. Raised from the
     checkpoint store's own error (sqlite3.Error) when that stopped the run."""
+
+
+class RunRefused(RunFailed):
+    """A run cannot start or resume as asked (no such thread, a finished one, a thread id
+    that cannot be typed back, a setting out of range, a catalog other than the run's):
+    what was given must change, so it is bad input, not a failure."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 class RunInterrupted(KeyboardInterrupt):

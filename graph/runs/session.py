@@ -32,7 +32,7 @@ from graph.runs.catalog_tie import (
 )
 from graph.runs.checkpoint import thread_lease
 from graph.runs.draft import PlanDraft
-from graph.runs.errors import RunFailed, naming_run
+from graph.runs.errors import RunFailed, RunRefused, naming_run
 from graph.runs.threads import (
     WRITER_VERSION,
     UnreadableThread,
@@ -118,7 +118,7 @@ def run_context(settings: Mapping[str, Any], saved: Mapping[str, Any] | None = N
             **{k: v for k, v in merged.items() if k in RUN_SETTINGS and v is not None}
         )
     except ValueError as error:  # a setting out of range: one line, before any call
-        raise RunFailed(f"bad setting: {error}") from None
+        raise RunRefused(f"bad setting: {error}") from None
     return context
 
 
@@ -138,7 +138,7 @@ MAX_THREAD_ID_CHARS = 200
 def check_thread_id(thread_id: str) -> str:
     """A thread id a person can type back (--resume, --history): printable, bounded."""
     if not thread_id or len(thread_id) > MAX_THREAD_ID_CHARS or not thread_id.isprintable():
-        raise RunFailed(
+        raise RunRefused(
             f"a thread id must be 1 to {MAX_THREAD_ID_CHARS} printable characters "
             "(no control characters or line breaks)"
         )
@@ -152,7 +152,7 @@ RECENT_RUNS = 200
 
 def followable(graph: CompiledStateGraph, thread_id: str) -> str:
     """The finished run a follow-up continues: `thread_id`, or for `last` the most recent
-    finished one; RunFailed, in one line, for an unknown or unfinished one. The check
+    finished one; RunRefused, in one line, for an unknown or unfinished one. The check
     before the graph starts (the planner node checks again for Studio and the API)."""
     saver = _saver(graph)
     if saver is None:
@@ -164,16 +164,16 @@ def followable(graph: CompiledStateGraph, thread_id: str) -> str:
                     return recent
             except UnreadableThread:  # one bad thread never hides the others
                 continue
-        raise RunFailed("no finished run to follow up (--follow-up last); see --list")
+        raise RunRefused("no finished run to follow up (--follow-up last); see --list")
     status = status_of(read_state(graph, check_thread_id(thread_id)))
     if status == "unknown":
-        raise RunFailed(f"no run with thread id {thread_id!r} to follow up; see --list")
+        raise RunRefused(f"no run with thread id {thread_id!r} to follow up; see --list")
     if status != "done":
         hint = {
             "awaiting approval": f"approve or reject it first (--resume {thread_id})",
             "rejected": "a rejected plan recommended nothing; start a new request instead",
         }.get(status, f"finish it first (--resume {thread_id})")
-        raise RunFailed(
+        raise RunRefused(
             f"thread {thread_id!r} is {status}: only a finished run can be followed up; {hint}"
         )
     return thread_id
@@ -240,14 +240,15 @@ def _saver(graph: CompiledStateGraph) -> BaseCheckpointSaver | None:
     return graph.checkpointer if isinstance(graph.checkpointer, BaseCheckpointSaver) else None
 
 
-def _thread_taken(thread_id: str) -> RunFailed:
-    return RunFailed(
+def _thread_taken(thread_id: str) -> RunRefused:
+    return RunRefused(
         f"thread {thread_id!r} already holds a run (or another process is starting it); "
         f"use --resume {thread_id} to continue it, or choose another --thread"
     )
 
 
 def _thread_busy(thread_id: str) -> RunFailed:
+    # A failure, not a refusal: the same command works once that run ends or pauses.
     return RunFailed(
         f"thread {thread_id!r} is being run by another process right now; "
         f"when that run ends or pauses, --resume {thread_id} continues it"
@@ -263,13 +264,13 @@ def _saved(graph: CompiledStateGraph, thread_id: str) -> bool | None:
 
 
 def resumable_status(graph: CompiledStateGraph, thread_id: str) -> str:
-    """The status of a thread that can be resumed; RunFailed if there is nothing to resume."""
+    """The status of a thread that can be resumed; RunRefused if there is nothing to resume."""
     snapshot = read_state(graph, thread_id)
     if not snapshot.values:
-        raise RunFailed(f"no run with thread id {thread_id!r}; see --list")
+        raise RunRefused(f"no run with thread id {thread_id!r}; see --list")
     status = status_of(snapshot)
     if status in ("done", "rejected"):
-        raise RunFailed(f"thread {thread_id!r} is already {status}; nothing to resume")
+        raise RunRefused(f"thread {thread_id!r} is already {status}; nothing to resume")
     return status
 
 
@@ -284,7 +285,7 @@ def resume(
 ) -> RunResult:
     """Continue an unfinished run with its saved settings (explicit `settings` win). A
     resume that would see another catalog than the run started on (another path, or the
-    file changed) stops with RunFailed unless `other_catalog`."""
+    file changed) stops with RunRefused unless `other_catalog`."""
     # Held before the status is read: a run that another process finished meanwhile is
     # seen as done, and a step in flight elsewhere never runs a second time.
     with thread_lease(_saver(graph), thread_id, lambda: _thread_busy(thread_id)):
@@ -294,7 +295,7 @@ def resume(
         if not other_catalog:
             moved = catalog_change(thread_id, metadata.get(CATALOG_IDENTITY), context)
             if moved is not None:
-                raise RunFailed(moved)
+                raise RunRefused(moved)
         # A resumed run was saved before.
         with naming_run(thread_id, lambda: True), chat_model_session(context) as resolved:
             return drive(graph, thread_id, None, resolved, approve, observer)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from catalog.exits import EXIT_BAD_INPUT
 from graph.errors import ShoppingError
 
 
 class RequestError(ShoppingError, ValueError):
     """The shopper's request cannot be planned (empty, too long, ...)."""
+
+    exit_code = EXIT_BAD_INPUT
 
 
 class PlanningError(ShoppingError, RuntimeError):

@@ -28,13 +28,21 @@ from fake_openai_server import fake_openai_server
 from fakes import photo_gift_script
 
 import catalog.__main__
+import catalog.exits
 import catalog.postgres
 import graph.cli.main
 import graph.evals.main
+import localmodel.errors
 from catalog.version import package_version
 from graph.cli import documents
 from graph.cli.documents import RunDocument
-from graph.cli.exits import EXIT_AWAITING_APPROVAL, EXIT_REFUSED, JSON_SCHEMA_VERSION
+from graph.cli.exits import (
+    EXIT_AWAITING_APPROVAL,
+    EXIT_BAD_INPUT,
+    EXIT_BUG,
+    EXIT_FAILED,
+    JSON_SCHEMA_VERSION,
+)
 
 # Every argparse CLI a user runs, with what builds its parser.
 CLIS = {
@@ -103,6 +111,10 @@ def test_the_eval_help_keeps_its_usage_lines_and_the_run_help_names_the_exit_cod
     assert "\nThe --limits mode plans requests" in shown
     shown = CLIS["graph.run"]().format_help()
     assert "exit codes:" in shown and "\n  3    the plan awaits approval" in shown
+    for module in ("graph.run", "graph.eval", "catalog"):
+        shown = CLIS[module]().format_help()
+        assert "\n  1    a runtime failure" in shown and "\n  2    bad arguments" in shown, module
+        assert "\n  70   a bug" in shown, module
 
 
 # ------------------------------------------------------------------ the package's files
@@ -200,13 +212,71 @@ def test_json_of_a_run_that_fails_is_an_error_document(isolated_data_dir: Path) 
     run = graph_run_process(
         NO_SERVER, isolated_data_dir, "a tent", "--catalog", str(missing), "--yes", "--json"
     )
-    assert run.returncode == EXIT_REFUSED, run.stdout + run.stderr
+    assert run.returncode == EXIT_BAD_INPUT, run.stdout + run.stderr
     document = json.loads(run.stdout)
     assert document["schema_version"] == JSON_SCHEMA_VERSION
-    assert document["status"] == "failed" and document["exit_code"] == 2
+    assert document["status"] == "failed" and document["exit_code"] == EXIT_BAD_INPUT
     assert set(document["error"]) == {"type", "message", "resumable"}
     assert "no-such-catalog.jsonl" in document["error"]["message"]
     assert "Traceback" not in run.stderr
+
+
+def test_bad_arguments_a_runtime_failure_and_awaiting_approval_exit_distinctly(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    """Issue #37: a script tells "fix the command" from "try again later" from "approve
+    it" by the code alone, and --json's exit_code says the same."""
+    catalog = ("--catalog", str(small_catalog_file))
+    # An argument out of range: refused before any model is asked.
+    bad = graph_run_process(
+        NO_SERVER, isolated_data_dir, "a photo gift", *catalog, "--limit", "0", "--yes", "--json"
+    )
+    # The model server is not there (nothing listens on the port).
+    down = graph_run_process(
+        f"http://127.0.0.1:{refused_port()}/v1", isolated_data_dir, "a photo gift under $200",
+        *catalog, "--yes", "--json",
+    )  # fmt: skip
+    with fake_openai_server(photo_gift_script()) as url:
+        paused = graph_run_process(
+            url, isolated_data_dir, "a photo gift under $200", *catalog, "--json"
+        )
+    codes = {}
+    for name, run, code in (
+        ("bad", bad, EXIT_BAD_INPUT),
+        ("down", down, EXIT_FAILED),
+        ("paused", paused, EXIT_AWAITING_APPROVAL),
+    ):
+        assert run.returncode == code, f"{name}: {run.stdout}{run.stderr}"
+        document = json.loads(run.stdout)
+        assert document["exit_code"] == code, document
+        codes[name] = code
+        assert "Traceback" not in run.stderr, run.stderr
+    assert len(set(codes.values())) == 3
+    assert json.loads(bad.stdout)["error"]["type"] == "RunRefused"
+    assert json.loads(down.stdout)["error"]["type"] == "ProviderFailed"
+    assert json.loads(paused.stdout)["status"] == "awaiting approval"
+
+
+def test_a_bug_exits_with_a_code_of_its_own_and_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], isolated_data_dir: Path
+) -> None:
+    import graph.cli.commands
+
+    def broken(*_: Any) -> int:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(graph.cli.commands, "dispatch", broken)
+    assert graph.cli.main.main(["--list", "--json"]) == EXIT_BUG == 70
+    captured = capsys.readouterr()
+    assert "Traceback" in captured.err and "ZeroDivisionError" in captured.err
+    document = json.loads(captured.out)
+    assert document["exit_code"] == EXIT_BUG and document["error"]["type"] == "ZeroDivisionError"
+
+
+def test_the_exit_codes_localmodel_repeats_are_the_shared_ones() -> None:
+    # localmodel may import nothing of catalog, so it writes its two codes as numbers.
+    assert localmodel.errors.LocalModelError.exit_code == catalog.exits.EXIT_FAILED
+    assert localmodel.errors.LocalModelSettingError.exit_code == catalog.exits.EXIT_BAD_INPUT
 
 
 def test_json_done_states_its_status(small_catalog_file: Path, isolated_data_dir: Path) -> None:
@@ -244,7 +314,7 @@ def _one_quick_line(run: subprocess.CompletedProcess[str], took: float, start_up
     """The one error line of a process that failed within seconds: under 5 s, or, on a
     machine so loaded that starting the CLI alone takes most of that, within 2 s of it."""
     assert took < 5 or took < start_up + 2, f"took {took:.1f} s (start-up {start_up:.1f} s)"
-    assert run.returncode == EXIT_REFUSED, run.stdout + run.stderr
+    assert run.returncode == EXIT_FAILED, run.stdout + run.stderr  # a database unreachable
     # --json keeps stdout for the document; the line goes to stderr.
     shown = run.stderr if run.stdout.startswith("{") else run.stdout + run.stderr
     (line,) = shown.strip().splitlines()
@@ -276,6 +346,7 @@ def test_an_unreachable_checkpoint_database_is_one_line_within_seconds(
         assert (
             document["status"] == "failed" and document["error"]["type"] == "CheckpointStoreError"
         )
+        assert document["exit_code"] == EXIT_FAILED
         assert "refused" in document["error"]["message"].lower()
 
 

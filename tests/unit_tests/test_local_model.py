@@ -544,7 +544,7 @@ def test_server_dying_mid_call_is_named_in_one_line_and_not_retried(
     code = main(["a photo gift under $200", "--provider", "local", "-y", "--thread", "t1", *common])
     out = capsys.readouterr()
     text = out.out + out.err
-    assert code == 2, text
+    assert code == 1, text
     errors = [line for line in text.splitlines() if line.startswith("error:")]
     assert len(errors) == 1, text
     line = errors[0]

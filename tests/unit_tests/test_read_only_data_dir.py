@@ -103,7 +103,7 @@ def test_a_read_only_data_dir_stops_a_run_before_the_planner_call(
         assert "not running (a stale record" in out, out
 
         code, out = cli(url, data, "--stop-server")
-        assert code == 2 and "Stopped" not in out, out
+        assert code == 1 and "Stopped" not in out, out
         one_error_line(out, "Read-only file system", str(data / "servers"))
         assert stale.exists()  # nothing removed, nothing half-removed
 

@@ -163,7 +163,7 @@ def test_planner_fault_every_time_fails_after_three_attempts_with_one_clear_line
             "f",
         )
         code, out = run_cli(capsys, url, tmp_path / "c.sqlite", *args)
-    assert code == 2, out
+    assert code == 1, out
     assert "Traceback" not in out
     errors = [line for line in out.splitlines() if line.startswith("error:")]
     assert len(errors) == 1, out
@@ -197,7 +197,7 @@ def test_checkpoint_survives_a_failed_step_and_resume_runs_every_step_once(
             "mid",
         )
         code, out = run_cli(capsys, url, db, *args)
-        assert code == 2 and "HTTP 500" in out and "Traceback" not in out, out
+        assert code == 1 and "HTTP 500" in out and "Traceback" not in out, out
         code, out = run_cli(capsys, url, db, "--list")
         assert code == 0 and "failed" in out and "1/4" in out, out
         # The provider has recovered.

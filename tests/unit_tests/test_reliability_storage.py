@@ -102,10 +102,10 @@ def test_garbage_db_file_is_a_clear_error_for_list_and_run(
     db = tmp_path / "garbage.sqlite"
     db.write_bytes(random.Random(7).randbytes(16384))
     code, out = cli(capsys, db, "--list")
-    assert code == 2
+    assert code == 1
     one_error_line(out, str(db), "not a database", "corrupted")
     code, out = cli(capsys, db, *run_args(small_catalog_file))
-    assert code == 2 and "[requests: 0]" in out  # no LLM call is spent on a dead store
+    assert code == 1 and "[requests: 0]" in out  # no LLM call is spent on a dead store
     one_error_line(out, "not a database")
     with pytest.raises(CheckpointStoreError, match="not a database"):
         open_sqlite_checkpointer(db)
@@ -122,7 +122,7 @@ def test_garbage_db_file_in_a_real_cli_process(tmp_path: Path) -> None:
         text=True,
         timeout=60,
     )
-    assert run.returncode == 2
+    assert run.returncode == 1
     assert "Traceback" not in run.stdout + run.stderr
     assert run.stdout.strip().startswith("error: cannot use checkpoint database")
     assert len(run.stdout.strip().splitlines()) == 1, run.stdout
@@ -139,7 +139,7 @@ def test_db_with_damaged_pages_is_a_clear_error(
     data[4096:] = random.Random(3).randbytes(len(data) - 4096)
     db.write_bytes(bytes(data))
     code, out = cli(capsys, db, "--list")
-    assert code == 2
+    assert code == 1
     one_error_line(out, str(db), "malformed")
 
 
@@ -173,7 +173,7 @@ def test_db_locked_by_another_writer(
         code, out = cli(capsys, db, "--list")
         assert code == 0 and "saved" in out and "done" in out, out
         code, out = cli(capsys, db, *run_args(small_catalog_file))
-        assert code == 2
+        assert code == 1
         one_error_line(out, str(db), "database is locked", "another process")
         assert "[requests: 0]" in out
     assert saved_run_is_intact(db)
@@ -189,7 +189,7 @@ def test_db_locked_exclusively_also_for_readers(
     with locked(db, exclusive_mode=True):
         for args in (("--list",), run_args(small_catalog_file)):
             code, out = cli(capsys, db, *args)
-            assert code == 2
+            assert code == 1
             one_error_line(out, str(db), "locked", "another process")
     assert saved_run_is_intact(db)
 
@@ -229,7 +229,7 @@ def test_read_only_directory(
         _mount("-o", "remount,ro", str(mount))
         for args in (("--list",), run_args(small_catalog_file)):
             code, out = cli(capsys, db, *args)
-            assert code == 2
+            assert code == 1
             one_error_line(out, str(db), "read-only")
         _mount("-o", "remount,rw", str(mount))
         assert saved_run_is_intact(db)
@@ -247,7 +247,7 @@ def test_read_only_file_in_a_writable_directory(
             code, out = cli(capsys, db, "--list")  # reading a read-only file is fine
             assert code == 0 and "saved" in out, out
             code, out = cli(capsys, db, *run_args(small_catalog_file))
-            assert code == 2 and "[requests: 0]" in out
+            assert code == 1 and "[requests: 0]" in out
             one_error_line(out, str(db), "readonly", "read-only")
         finally:
             subprocess.run(["umount", "-l", str(db)], capture_output=True)
@@ -291,7 +291,7 @@ def test_full_disk_mid_run_is_clear_and_keeps_earlier_runs(
                 text=True,
                 timeout=60,
             )
-        assert run.returncode == 2, run.stdout + run.stderr
+        assert run.returncode == 1, run.stdout + run.stderr
         assert "Traceback" not in run.stdout + run.stderr
         one_error_line(run.stdout, str(db), "disk is full")
         # Completely full: reading the runs back either works, or fails and says why
@@ -300,7 +300,7 @@ def test_full_disk_mid_run_is_clear_and_keeps_earlier_runs(
         filler_2 = fill(mount, 0, "filler-2")
         code, out = cli(capsys, db, "--list")
         assert "Traceback" not in out
-        if code == 2:
+        if code == 1:
             one_error_line(out, str(db), "disk is full")
         else:
             assert code == 0 and "saved" in out, out

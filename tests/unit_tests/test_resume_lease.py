@@ -58,7 +58,7 @@ def step_calls_once(fake: FakeScript, db: str, thread: str) -> None:
 
 
 def one_line_refusal(code: int, output: str) -> None:
-    assert code == 2, output
+    assert code == 1, output
     assert "Traceback" not in output and BUSY in output, output
 
 

@@ -95,7 +95,7 @@ def test_http_500_every_time_real_cli_backs_off_fails_clearly_and_shows_no_key(
             url, isolated_data_dir, "a photo gift under $200", "--catalog", str(small_catalog_file)
         )
     output = run.stdout + run.stderr
-    assert run.returncode == 2, output
+    assert run.returncode == 1, output
     assert KEY not in output and "SECRET" not in output
     assert "Traceback" not in output
     errors = [line for line in run.stdout.splitlines() if line.startswith("error:")]
@@ -114,7 +114,7 @@ def test_http_401_echoing_the_key_is_not_retried_and_the_key_is_masked(
             url, isolated_data_dir, "a photo gift under $200", "--catalog", str(small_catalog_file)
         )
     output = run.stdout + run.stderr
-    assert run.returncode == 2, output
+    assert run.returncode == 1, output
     assert "HTTP 401" in output and "Incorrect API key provided: ***" in output
     assert KEY not in output and "SECRET" not in output
     assert "Traceback" not in output
@@ -139,7 +139,7 @@ def test_planning_error_holding_the_key_is_printed_masked_and_not_checkpointed(
         # A request naming no product: no plan can be built in code either.
         code = main(["🎁 🎁", "--catalog", str(small_catalog_file), "-y", "--db", str(db)])
     out = capsys.readouterr()
-    assert code == 2
+    assert code == 1
     assert "no valid plan" in out.out and "model output:" in out.out
     assert KEY not in out.out + out.err and "***" in out.out
     for stored in db.parent.glob("c.sqlite*"):

@@ -135,12 +135,12 @@ def test_list_and_stop_server_name_a_broken_record_in_one_line(
     path = servers(isolated_data_dir) / f"{STEM}.json"
     NOT_RECORDS[case](path)
     code, out = cli(isolated_data_dir, "--list")
-    assert code == 2 and "No runs yet." in out, out  # the runs are still listed
+    assert code == 1 and "No runs yet." in out, out  # the runs are still listed
     one_error_line(out, "cannot tell whether a local model server is running", str(path))
     assert " up (" not in out
 
     code, out = cli(isolated_data_dir, "--stop-server")
-    assert code == 2 and "Stopped" not in out, out
+    assert code == 1 and "Stopped" not in out, out
     one_error_line(out, str(path))
     if case == "a folder":  # not ours to delete: named, and left
         assert "move it away" in out and path.is_dir()
@@ -163,7 +163,7 @@ def test_a_file_where_the_servers_folder_should_be_is_named_and_left(
     else:
         folder.symlink_to(isolated_data_dir / "nowhere")
     code, out = cli(isolated_data_dir, command)
-    assert code == 2, out
+    assert code == 1, out
     one_error_line(out, str(folder), "should be the local model servers' folder")
     assert os.path.lexists(folder) and not (isolated_data_dir / "nowhere").exists()
     if kind == "a file":
