@@ -1,16 +1,17 @@
-"""The `--json` run document as a model: what `json_report` fills in, and the source of the
-JSON Schema published as docs/run-document.schema.json (docs/scripting.md). The field
-types are the graph's own models, so the schema follows them and cannot drift.
+"""The documents `--json` prints, as models: a run that was planned (RunDocument, filled in
+by graph.cli.report.json_report) and a run an error or Ctrl-C stopped (ErrorDocument).
+They are the source of the JSON Schema published as docs/run-document.schema.json
+(docs/scripting.md); the field types are the graph's own models, so it cannot drift.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, TypeAdapter
 
-from graph.cli.exits import JSON_SCHEMA_VERSION, RunDocumentStatus
+from graph.cli.exits import JSON_SCHEMA_VERSION
 from graph.cost import CostEstimate
 from graph.runs.session import UsageTotals
 from graph.schemas import FollowUp, Outcome, Plan, PlanChange, StepResult, Usage
@@ -23,6 +24,9 @@ class ListedChange(PlanChange):
     description: str
 
 
+RunEnd = Literal["done", "rejected", "awaiting approval"]
+
+
 class RunDocument(BaseModel):
     """A run that was planned: it finished, was rejected, or awaits approval."""
 
@@ -32,7 +36,7 @@ class RunDocument(BaseModel):
     )
 
     schema_version: int = Field(JSON_SCHEMA_VERSION, description="goes up when a field changes")
-    status: RunDocumentStatus
+    status: RunEnd
     exit_code: int = Field(description="the process's exit code, repeated")
     thread_id: str
     resume: str | None = Field(description="the arguments that continue a paused run")
@@ -53,9 +57,37 @@ class RunDocument(BaseModel):
     follow_up: FollowUp | None = Field(description="what carried over from that run")
 
 
+class StoppingError(BaseModel):
+    type: str = Field(description="the error's class name")
+    message: str = Field(description="the line shown on stderr, secrets masked")
+    resumable: bool | None = Field(
+        description="true: finished steps are saved; false: nothing is; null: cannot tell"
+    )
+
+
+class ErrorDocument(BaseModel):
+    """A run (or any --json command) an error or Ctrl-C stopped."""
+
+    model_config = ConfigDict(
+        title="shopping-planner error document", json_schema_serialization_defaults_required=True
+    )
+
+    schema_version: int = Field(JSON_SCHEMA_VERSION, description="goes up when a field changes")
+    status: Literal["failed", "interrupted"]
+    exit_code: int = Field(description="the process's exit code, repeated")
+    thread_id: str | None = Field(description="the run it stopped (null before one started)")
+    error: StoppingError
+
+
+# What stdout holds under --json, told apart by its status.
+Document = Annotated[RunDocument | ErrorDocument, Field(discriminator="status")]
+DOCUMENT = TypeAdapter(Document)
+
+
 def published_schema() -> str:
     """The text of docs/run-document.schema.json."""
-    schema: dict[str, Any] = RunDocument.model_json_schema(mode="serialization")
+    schema: dict[str, Any] = DOCUMENT.json_schema(mode="serialization")
+    schema["title"] = "shopping-planner --json document"
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 
 

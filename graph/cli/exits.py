@@ -1,7 +1,6 @@
-"""How the CLI ends: its exit codes, and the JSON document `--json` prints on stdout for a
-run that ends any way but done (failed, awaiting approval, interrupted). The shape is
-documented in docs/scripting.md; JSON_SCHEMA_VERSION changes when a field changes meaning
-or goes away (a new field does not change it).
+"""How the CLI ends: its exit codes, and how `--json` prints its one document on stdout
+(the documents' shapes: graph/cli/documents.py, docs/scripting.md). JSON_SCHEMA_VERSION
+changes when a field changes meaning or goes away (a new field does not change it).
 
 Kept free of heavy imports: the argument checks use it before LangGraph is loaded.
 """
@@ -9,7 +8,7 @@ Kept free of heavy imports: the argument checks use it before LangGraph is loade
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 
 # The codes every CLI of the project shares (docs/scripting.md), and the one only runs have.
 from catalog.exits import (
@@ -38,32 +37,11 @@ and "exit_code")."""
 # The version of the --json run document's shape (its "schema_version").
 JSON_SCHEMA_VERSION = 1
 
-RunDocumentStatus = Literal["done", "rejected", "awaiting approval", "failed", "interrupted"]
-
 
 def print_json(document: Any) -> None:
     """`document` on stdout as strict JSON (plain print: rich would wrap long lines; a
     figure that is inf or NaN is a bug to stop on, never `Infinity`)."""
     print(json.dumps(document, indent=2, allow_nan=False), flush=True)
-
-
-def error_document(
-    status: Literal["failed", "interrupted"],
-    *,
-    thread_id: str | None,
-    error_type: str,
-    message: str,
-    resumable: bool | None,
-    exit_code: int,
-) -> dict[str, Any]:
-    """The --json document of a run that did not end: what stopped it, in one line."""
-    return {
-        "schema_version": JSON_SCHEMA_VERSION,
-        "status": status,
-        "exit_code": exit_code,
-        "thread_id": thread_id,
-        "error": {"type": error_type, "message": message, "resumable": resumable},
-    }
 
 
 __all__ = [
@@ -76,7 +54,5 @@ __all__ = [
     "EXIT_OK",
     "EXIT_STDOUT_CLOSED",
     "JSON_SCHEMA_VERSION",
-    "RunDocumentStatus",
-    "error_document",
     "print_json",
 ]

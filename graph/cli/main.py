@@ -24,7 +24,6 @@ from graph.cli.exits import (
     EXIT_BUG,
     EXIT_CODES_HELP,
     EXIT_INTERRUPTED,
-    error_document,
     print_json,
 )
 from graph.providers.registry import PROVIDERS
@@ -185,19 +184,14 @@ def _print_error_json(
     code: int,
 ) -> None:
     """The --json document of a run an error or Ctrl-C stopped, on stdout."""
+    from graph.cli.documents import ErrorDocument, StoppingError
     from graph.cli.errors import run_of
 
     thread_id, resumable = run_of(error)
-    print_json(
-        error_document(
-            status,
-            thread_id=thread_id or args.resume or args.thread,
-            error_type=type(error).__name__,
-            message=message,
-            resumable=resumable,
-            exit_code=code,
-        )
-    )
+    stopped = StoppingError(type=type(error).__name__, message=message, resumable=resumable)
+    thread_id = thread_id or args.resume or args.thread
+    document = ErrorDocument(status=status, exit_code=code, thread_id=thread_id, error=stopped)
+    print_json(document.model_dump(mode="json"))
 
 
 def _stop_llm_calls_on_ctrl_c(stop_calls: Callable[[], None]) -> Callable[[], None]:

@@ -13,8 +13,8 @@ from rich.text import Text
 
 from catalog import money
 from catalog.terminal import terminal_text
-from graph.cli.documents import ListedChange, RunDocument
-from graph.cli.exits import EXIT_AWAITING_APPROVAL, EXIT_OK, RunDocumentStatus, print_json
+from graph.cli.documents import ListedChange, RunDocument, RunEnd
+from graph.cli.exits import EXIT_AWAITING_APPROVAL, EXIT_OK, print_json
 from graph.cli.render import RunView
 from graph.runs.follow_ups import ChainLink, in_chain_order
 from graph.runs.session import RunResult
@@ -41,8 +41,8 @@ def report(args: argparse.Namespace, view: RunView, result: RunResult) -> int:
 
 def json_report(result: RunResult) -> dict[str, Any]:
     """The --json document of a run that ran, was rejected or awaits approval
-    (docs/scripting.md); graph.cli.exits.error_document is the one of a run that failed."""
-    status: RunDocumentStatus = "awaiting approval" if result.status == "paused" else result.status
+    (docs/scripting.md); graph.cli.documents.ErrorDocument is the one of a run that failed."""
+    status: RunEnd = "awaiting approval" if result.status == "paused" else result.status
     values = result.values
     edit = values.get("plan_edit")
     document = RunDocument(

@@ -35,7 +35,7 @@ import graph.evals.main
 import localmodel.errors
 from catalog.version import package_version
 from graph.cli import documents
-from graph.cli.documents import RunDocument
+from graph.cli.documents import DOCUMENT
 from graph.cli.exits import (
     EXIT_AWAITING_APPROVAL,
     EXIT_BAD_INPUT,
@@ -219,6 +219,7 @@ def test_json_of_a_run_that_fails_is_an_error_document(isolated_data_dir: Path) 
     assert set(document["error"]) == {"type", "message", "resumable"}
     assert "no-such-catalog.jsonl" in document["error"]["message"]
     assert "Traceback" not in run.stderr
+    is_the_published_shape(document)
 
 
 def test_bad_arguments_a_runtime_failure_and_awaiting_approval_exit_distinctly(
@@ -249,6 +250,7 @@ def test_bad_arguments_a_runtime_failure_and_awaiting_approval_exit_distinctly(
         assert run.returncode == code, f"{name}: {run.stdout}{run.stderr}"
         document = json.loads(run.stdout)
         assert document["exit_code"] == code, document
+        is_the_published_shape(document)
         codes[name] = code
         assert "Traceback" not in run.stderr, run.stderr
     assert len(set(codes.values())) == 3
@@ -292,9 +294,10 @@ def test_json_done_states_its_status(small_catalog_file: Path, isolated_data_dir
 
 
 def is_the_published_shape(document: dict[str, Any]) -> None:
-    """The document is RunDocument's, field for field: read back through the model, it
-    comes out the same (nothing missing, nothing extra, every value of its type)."""
-    assert RunDocument.model_validate(document).model_dump(mode="json") == document
+    """The document is one of the published models', field for field: read back through
+    it (chosen by its status), it comes out the same: nothing missing, nothing extra,
+    every value of its type."""
+    assert DOCUMENT.dump_python(DOCUMENT.validate_python(document), mode="json") == document
 
 
 def test_the_published_run_document_schema_is_the_models() -> None:
@@ -302,9 +305,12 @@ def test_the_published_run_document_schema_is_the_models() -> None:
     assert published == documents.published_schema(), (
         "regenerate it: python -m graph.cli.documents > docs/run-document.schema.json"
     )
-    schema = json.loads(published)
-    assert {"schema_version", "status", "exit_code", "plan", "outcome"} <= set(schema["required"])
-    assert set(schema["properties"]["status"]["enum"]) >= {"done", "awaiting approval"}
+    models = json.loads(published)["$defs"]
+    run, error = models["RunDocument"], models["ErrorDocument"]
+    assert {"schema_version", "status", "exit_code", "plan", "outcome"} <= set(run["required"])
+    assert set(run["properties"]["status"]["enum"]) == {"done", "rejected", "awaiting approval"}
+    assert set(error["properties"]["status"]["enum"]) == {"failed", "interrupted"}
+    assert {"schema_version", "status", "exit_code", "thread_id", "error"} == set(error["required"])
 
 
 # ------------------------------------------------------------------ unreachable PostgreSQL
