@@ -9,7 +9,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -145,15 +145,16 @@ def print_hits(out: Console, query: str, hits: list[ProductHit]) -> None:
     through catalog.terminal, never read as markup."""
     title = Text(f"{len(hits)} result(s) for ") + terminal_text(repr(query))
     table = Table(title=title)
-    for column, justify in (
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("id", "left"),
         ("title", "left"),
         ("category", "left"),
         ("price", "right"),
         ("rating", "right"),
         ("score", "right"),
-    ):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    )
+    for column, justify in columns:
+        table.add_column(column, justify=justify)
     for hit in hits:
         p = hit.product
         table.add_row(

@@ -54,12 +54,15 @@ def _parse_number(value: Any) -> float | None:
     price is), or None when it is not a number; numeric strings count, booleans never."""
     if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
+    if isinstance(value, str):
+        try:
+            return float(value.strip())  # a numeral too large gives inf, never OverflowError
+        except ValueError:
+            return None
     try:
-        return float(value.strip() if isinstance(value, str) else value)
-    except OverflowError:
+        return float(value)
+    except OverflowError:  # only an int raises it
         return math.inf if value > 0 else -math.inf
-    except ValueError:
-        return None
 
 
 def _as_number(value: Any, what: str) -> float:

@@ -53,6 +53,7 @@ try:
     from psycopg import sql
     from psycopg_pool import ConnectionPool
 except ImportError:  # pragma: no cover - exercised only without the extra
+    # mypy has no type for a module that may be missing: None here, _require_driver says so.
     psycopg = None  # type: ignore[assignment]
     sql = None  # type: ignore[assignment]
     ConnectionPool = None  # type: ignore[assignment,misc]
@@ -129,7 +130,8 @@ def _quiet_pool_logger() -> None:
         pool_log.addHandler(logging.NullHandler())
 
 
-def _check_table(table: str) -> str:
+# `object`: a caller without a type checker may pass anything, and this is where it is refused.
+def _check_table(table: object) -> str:
     if not isinstance(table, str) or not _TABLE_NAME.fullmatch(table):
         raise CatalogError(
             f"invalid catalog table name {table!r}: lowercase letters, digits and _ "

@@ -29,7 +29,7 @@ from catalog.terminal import load_progress
 try:  # POSIX only; elsewhere concurrent first builds just race harmlessly.
     import fcntl
 except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # a module that may be missing: None, checked below
 
 
 @contextlib.contextmanager

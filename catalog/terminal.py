@@ -25,7 +25,14 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    TaskID,
+    TaskProgressColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.text import Text
 
 from catalog.exits import EXIT_STDOUT_CLOSED
@@ -149,7 +156,7 @@ def load_progress(
     console = console or terminal_console(stderr=True)
     started = time.monotonic()
     bar: Progress | None = None
-    task = None
+    task: TaskID | None = None
     logged_at = started
 
     def advance(done: int, total: int) -> None:
@@ -158,7 +165,7 @@ def load_progress(
         if now - started < LONG_LOAD_S:
             return
         if console.is_terminal:
-            if bar is None:
+            if bar is None or task is None:  # both are set together
                 bar = Progress(
                     TextColumn(escape(label)),
                     BarColumn(),
@@ -169,7 +176,7 @@ def load_progress(
                 )
                 bar.start()
                 task = bar.add_task(label, total=total)
-            bar.update(task, completed=done, total=total)  # type: ignore[arg-type]
+            bar.update(task, completed=done, total=total)
         elif now - logged_at >= LOG_EVERY_S or (done >= total and logged_at != started):
             logged_at = now
             share = done / total if total else 1.0

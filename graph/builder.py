@@ -42,7 +42,9 @@ def with_state_types(checkpointer: BaseCheckpointSaver) -> BaseCheckpointSaver:
     return clone
 
 
-def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+def build_graph(
+    checkpointer: BaseCheckpointSaver | None = None,
+) -> CompiledStateGraph[State, Context, InputState, OutputState]:
     builder = StateGraph(
         State, context_schema=Context, input_schema=InputState, output_schema=OutputState
     )

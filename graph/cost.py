@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from functools import lru_cache
 
+from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from graph.context import Context
@@ -88,6 +89,16 @@ def estimated_model(context: Context) -> tuple[str | None, str]:
     return context.provider, context.model or "unknown"
 
 
+def _arguments_schema_text(tool: BaseTool) -> str:
+    """The JSON schema of `tool`'s arguments, as the model is shown it."""
+    schema = tool.tool_call_schema
+    if isinstance(schema, dict):
+        return json.dumps(schema)
+    if issubclass(schema, BaseModel):  # what @tool builds from a function's signature
+        return json.dumps(schema.model_json_schema())
+    return json.dumps(schema.schema())  # a pydantic.v1 model
+
+
 def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
     """Estimate the LLM calls the executor will make for this plan, before any step runs."""
     provider, model = estimated_model(context)
@@ -105,7 +116,7 @@ def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
     for step in plan.steps:
         if step.is_search:
             if context.tool_mode == "llm":
-                tool_schema = json.dumps(search_products.tool_call_schema.model_json_schema())
+                tool_schema = _arguments_schema_text(search_products)
                 calls.append(
                     CallEstimate(
                         step=step.step,

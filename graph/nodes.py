@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, cast
 
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
+from pydantic import BaseModel
 
 from catalog import money
 from graph.choosing import (
@@ -27,6 +30,7 @@ from graph.prompts import (
     planner_messages,
     reasoning_messages,
 )
+from graph.providers.base import StructuredOutputMethod
 from graph.providers.models import chat_model_for, plain_chat_model
 from graph.providers.registry import structured_output_method
 from graph.providers.retry import is_streaming_refused
@@ -61,6 +65,15 @@ from graph.state import State
 from graph.tools import catalog_for, matches_over_total, search_products
 
 
+def _answering_as(
+    model: BaseChatModel, schema: type[BaseModel], method: StructuredOutputMethod
+) -> Runnable[LanguageModelInput, dict[str, Any]]:
+    """`model` asked for `schema`, each reply a dict of "raw", "parsed" and "parsing_error"
+    (include_raw=True, which LangChain's return type does not tell apart)."""
+    structured = model.with_structured_output(schema, method=method, include_raw=True)
+    return cast("Runnable[LanguageModelInput, dict[str, Any]]", structured)
+
+
 def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Turn the request into a Plan with structured output. No tools are bound here.
 
@@ -78,19 +91,18 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     schema = FollowUpPlan if previous else Plan
     context = runtime.context
     method = structured_output_method(context.provider)
-    model = chat_model_for(context).with_structured_output(schema, method=method, include_raw=True)
+    model = _answering_as(chat_model_for(context), schema, method)
     messages = planner_messages(request, previous)
     started = time.perf_counter()
     usage = Usage()
     for attempt in (1, 2):
         try:
             result = model.invoke(messages)
-        except Exception as error:
-            if not is_streaming_refused(error):
+        except Exception as refusal:
+            if not is_streaming_refused(refusal):
                 raise
             # The server cannot stream the plan as it is written: ask it plainly instead.
-            plain = plain_chat_model(context)
-            model = plain.with_structured_output(schema, method=method, include_raw=True)
+            model = _answering_as(plain_chat_model(context), schema, method)
             result = model.invoke(messages)
         raw = result.get("raw")
         usage = usage + usage_of(raw)
@@ -218,12 +230,12 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 "id": f"step-{step.step}",
                 "type": "tool_call",
             }
-            message = AIMessage(content="", tool_calls=[call])
+            message: BaseMessage = AIMessage(content="", tool_calls=[call])
         else:
-            model = plain_chat_model(context).bind_tools(
+            searcher = plain_chat_model(context).bind_tools(
                 [search_products], tool_choice=search_products.name
             )
-            message = masked_reply(model.invoke(executor_tool_messages(step)))
+            message = masked_reply(searcher.invoke(executor_tool_messages(step)))
             if not getattr(message, "tool_calls", None):
                 return _finish_step(
                     StepResult(
@@ -247,7 +259,9 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return {"messages": [message], "dispatched": dispatch}
 
     earlier = list(state.step_results)
-    pick = decide_pick_step(_pool(state, earlier, context), step, in_code=context.code_decisions)
+    # Context settles code_decisions on creation; unset reads as on, its default.
+    in_code = context.code_decisions is not False
+    pick = decide_pick_step(_pool(state, earlier, context), step, in_code=in_code)
     if pick.decision is not None:
         # The checks alone determine the picks (graph/choosing/decided.py): no model call.
         return _finish_step(
@@ -262,8 +276,8 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             ),
             state,
         )
-    model = plain_chat_model(context).with_structured_output(
-        ReasoningAnswer, method=structured_output_method(context.provider), include_raw=True
+    model = _answering_as(
+        plain_chat_model(context), ReasoningAnswer, structured_output_method(context.provider)
     )
     reply = model.invoke(reasoning_messages(state.run_plan, step, earlier, pick.candidates))
     parsed = reply.get("parsed")

@@ -73,7 +73,7 @@ class GrammarForcedDraft:
 
         # The launcher's GrammarLastGreedySampler exposes these; any other sampler (another
         # temperature, no grammar) gets no proposal, so generation stays the library's own.
-        sampler = getattr(self._llama, "_sampler", None)
+        sampler: Any = getattr(self._llama, "_sampler", None)
         proposal: list[int] = []
         if hasattr(sampler, "grammar_sampler") and getattr(sampler, "written", None):
             proposal = self.propose(sampler)
@@ -191,7 +191,7 @@ def jump_forward() -> None:
         stop = kwargs.pop("stopping_criteria", None)
         seen = list(tokens)
         draft = GrammarForcedDraft(self)
-        self.draft_model = draft  # type: ignore[assignment]  # set after __init__: no logits_all
+        self.draft_model = draft  # set after __init__: no logits_all
         inner = generate(self, tokens, *args, stopping_criteria=None, **kwargs)
         started = False
         try:
@@ -233,5 +233,5 @@ def jump_forward() -> None:
         self._requires_eval = False
         return None
 
-    Llama.generate = generate_jumping_forward  # type: ignore[method-assign]
-    Llama.eval = eval_with_proposal_rows  # type: ignore[method-assign]
+    Llama.generate = generate_jumping_forward
+    Llama.eval = eval_with_proposal_rows

@@ -124,7 +124,7 @@ def keep_one_logits_row() -> None:
         if not self._logits_all:
             self.scores = np.zeros((1, self._n_vocab), dtype=np.single)
 
-    Llama.__init__ = init_with_one_row  # type: ignore[method-assign]
+    Llama.__init__ = init_with_one_row
 
 
 def install_prompt_cache(kind: str, directory: Path | None) -> None:
@@ -167,12 +167,12 @@ def install_prompt_cache(kind: str, directory: Path | None) -> None:
         def __setitem__(self, key: Sequence[int], value: LlamaState) -> None:
             super().__setitem__(key, lean(value))
 
-    llama_cpp.LlamaRAMCache = LeanRAMCache  # type: ignore[misc]
+    llama_cpp.LlamaRAMCache = LeanRAMCache
     if kind == "disk":
         if directory is None:
             raise ValueError("a disk prompt cache needs --prompt-cache-dir")
         directory.mkdir(parents=True, exist_ok=True)
-        llama_cpp.LlamaDiskCache = KeepingDiskCache  # type: ignore[misc]
+        llama_cpp.LlamaDiskCache = KeepingDiskCache
 
 
 def stream_as_openai_does() -> None:
@@ -189,7 +189,7 @@ def stream_as_openai_does() -> None:
     create_chat_completion = Llama.create_chat_completion
 
     def generate_counting_prompt(self: Llama, tokens: Sequence[int], *args: Any, **kwargs: Any):
-        self._streamed_prompt_tokens = len(tokens)  # type: ignore[attr-defined]
+        self._streamed_prompt_tokens = len(tokens)
         return generate(self, tokens, *args, **kwargs)
 
     def compliant(self: Llama, *args: Any, **kwargs: Any) -> Any:
@@ -231,8 +231,8 @@ def stream_as_openai_does() -> None:
 
         return chunks()
 
-    Llama.generate = generate_counting_prompt  # type: ignore[method-assign]
-    Llama.create_chat_completion = compliant  # type: ignore[method-assign]
+    Llama.generate = generate_counting_prompt
+    Llama.create_chat_completion = compliant
 
 
 class GrammarLastGreedySampler:
@@ -328,7 +328,7 @@ def sample_grammar_last() -> None:
         }
         return GrammarLastGreedySampler(self, grammar, penalties)
 
-    Llama._init_sampler = init_sampler_grammar_last  # type: ignore[method-assign]
+    Llama._init_sampler = init_sampler_grammar_last
 
 
 def nobody_holds(users_file: Path) -> bool:

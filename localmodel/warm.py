@@ -29,6 +29,7 @@ import contextlib
 import errno
 import fcntl
 import hashlib
+import inspect
 import json
 import math
 import os
@@ -139,7 +140,7 @@ def fingerprint(server: LocalModelServer) -> str:
         "shopping-planner": _version("shopping-planner"),
         "llama-cpp-python": _version("llama-cpp-python"),
         "launcher": hashlib.sha256(
-            b"".join(Path(code.__file__).read_bytes() for code in (launcher, jump_forward))
+            b"".join(Path(inspect.getfile(code)).read_bytes() for code in (launcher, jump_forward))
         ).hexdigest(),
         "model": [str(model), stat.st_size, stat.st_mtime_ns],
         "repack": server.repack,

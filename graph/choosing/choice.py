@@ -223,7 +223,7 @@ def best_combination(
     price within `budget`; None when no such choice exists. Exact: partial choices are
     extended pool by pool, and one is dropped only when another costs no more, scores at
     least as much and can meet the same later pools (it holds none of their products)."""
-    later_ids = [set() for _ in pools]
+    later_ids: list[set[str]] = [set() for _ in pools]
     for index in range(len(pools) - 2, -1, -1):
         later_ids[index] = later_ids[index + 1] | {c.summary.id for c in pools[index + 1]}
     limit = float("inf") if budget is None else budget + CENT

@@ -18,6 +18,9 @@ from graph.schemas import FollowUp, Outcome, Plan, PlanChange, StepResult, Usage
 from graph.schemas.plan import ApprovalStatus
 
 
+SCHEMA_VERSION_TEXT = "goes up when a field changes meaning or goes away"
+
+
 class ListedChange(PlanChange):
     """A person's change to the plan, with the sentence the CLI shows for it."""
 
@@ -35,7 +38,7 @@ class RunDocument(BaseModel):
         title="shopping-planner run document", json_schema_serialization_defaults_required=True
     )
 
-    schema_version: int = Field(JSON_SCHEMA_VERSION, description="goes up when a field changes")
+    schema_version: int = Field(default=JSON_SCHEMA_VERSION, description=SCHEMA_VERSION_TEXT)
     status: RunEnd
     exit_code: int = Field(description="the process's exit code, repeated")
     thread_id: str
@@ -72,7 +75,7 @@ class ErrorDocument(BaseModel):
         title="shopping-planner error document", json_schema_serialization_defaults_required=True
     )
 
-    schema_version: int = Field(JSON_SCHEMA_VERSION, description="goes up when a field changes")
+    schema_version: int = Field(default=JSON_SCHEMA_VERSION, description=SCHEMA_VERSION_TEXT)
     status: Literal["failed", "interrupted"]
     exit_code: int = Field(description="the process's exit code, repeated")
     thread_id: str | None = Field(description="the run it stopped (null before one started)")

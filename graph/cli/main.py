@@ -209,8 +209,11 @@ def _stop_llm_calls_on_ctrl_c(stop_calls: Callable[[], None]) -> Callable[[], No
         stop_calls()
         raise KeyboardInterrupt
 
+    def restore() -> None:
+        signal.signal(signal.SIGINT, previous)
+
     signal.signal(signal.SIGINT, interrupted)
-    return lambda: signal.signal(signal.SIGINT, previous)
+    return restore
 
 
 if __name__ == "__main__":

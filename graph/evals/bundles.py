@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from langgraph.graph.state import CompiledStateGraph
-
 from catalog import Product, SearchArgs, load_products, money
 from catalog.terminal import clean_text, terminal_markup
 from graph.context import Context
@@ -38,6 +36,7 @@ from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_
 from graph.evals.inputs import check_limit
 from graph.evals.reruns import run_on_goal_thread
 from graph.runs.session import approve_all
+from graph.runs.threads import ShoppingGraph
 from graph.tools import get_catalog
 
 
@@ -162,7 +161,7 @@ def run_bundles_eval(
     requests: Sequence[BundleRequest],
     catalog_file: Path,
     context: Context,
-    graph: CompiledStateGraph,
+    graph: ShoppingGraph,
     *,
     label: str,
     bundles_file: str = "",

@@ -91,8 +91,8 @@ def run_cases(
                     result.latency_s = round(time.perf_counter() - started, 3)
             results.append(result)
             # The error quotes model and server text: shown as data, not markup.
-            error = f" error: {terminal_markup(result.error, 80)}" if result.error else ""
-            bar.console.print(f"{shown}: {line(result)}{error}")
+            failure = f" error: {terminal_markup(result.error, 80)}" if result.error else ""
+            bar.console.print(f"{shown}: {line(result)}{failure}")
             bar.advance(task)
     return results
 

@@ -16,14 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from langgraph.graph.state import CompiledStateGraph
-
 from catalog.terminal import terminal_markup
 from graph.context import Context
 from graph.evals.driver import EvalReport, Note, run_cases
 from graph.evals.inputs import EvalInputError
 from graph.reading.words import product_words, stem
 from graph.runs.session import approve_all, run_thread
+from graph.runs.threads import ShoppingGraph
 from graph.schemas import ProductSummary
 from graph.state import plan_that_runs
 
@@ -188,7 +187,7 @@ class CaseResult:
 class FollowUpReport(EvalReport):
     label: str
     follow_ups_file: str
-    provider: str
+    provider: str | None
     model: str | None
     results: list[CaseResult]
 
@@ -199,7 +198,7 @@ class FollowUpReport(EvalReport):
 def run_follow_ups_eval(
     cases: Sequence[FollowUpCase],
     context: Context,
-    graph: CompiledStateGraph,
+    graph: ShoppingGraph,
     *,
     label: str,
     follow_ups_file: str = "",

@@ -19,13 +19,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from langgraph.graph.state import CompiledStateGraph
-
 from graph.context import Context
 from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side
 from graph.evals.inputs import EvalInputError, check_limit, is_number, read_json, read_jsonl
 from graph.evals.reruns import run_on_goal_thread
 from graph.runs.session import stay_paused
+from graph.runs.threads import ShoppingGraph
 from graph.schemas import Plan
 from graph.shaping.limits import LIMIT_LABELS, same_amount
 
@@ -152,7 +151,7 @@ def run_limits_eval(
     requests: list[dict[str, Any]],
     labels: dict[str, dict[str, float | None]],
     context: Context,
-    graph: CompiledStateGraph,
+    graph: ShoppingGraph,
     *,
     label: str,
     requests_file: str = "",

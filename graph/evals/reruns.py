@@ -19,14 +19,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
 from graph.context import Context
 from graph.reading.stated import checked_request
 from graph.runs.catalog_tie import CATALOG_IDENTITY, catalog_identity
 from graph.runs.session import Approver, run_thread
-from graph.runs.threads import read_state
+from graph.runs.threads import ShoppingGraph, read_state
 from graph.schemas import RequestError
 
 
@@ -113,7 +112,7 @@ class OnGoalThread(Protocol):
 
 
 def run_on_goal_thread(
-    graph: CompiledStateGraph,
+    graph: ShoppingGraph,
     context: Context,
     result: OnGoalThread,
     request: str,

@@ -15,8 +15,6 @@ from operator import methodcaller
 from pathlib import Path
 from typing import Any
 
-from langgraph.graph.state import CompiledStateGraph
-
 from catalog import load_products
 from graph.context import Context
 from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side, take_usage
@@ -24,6 +22,7 @@ from graph.evals.inputs import EvalInputError, check_limit, is_number, read_json
 from graph.evals.reruns import run_on_goal_thread
 from graph.evals.webshop_reward import webshop_reward
 from graph.runs.session import approve_all
+from graph.runs.threads import ShoppingGraph
 
 
 @dataclass
@@ -202,7 +201,7 @@ def run_eval(
     goals: list[dict[str, Any]],
     catalog_path: Path,
     context: Context,
-    graph: CompiledStateGraph,
+    graph: ShoppingGraph,
     *,
     label: str,
     goals_file: str = "",
@@ -230,13 +229,12 @@ def run_eval(
     return Report(label, goals_file, str(catalog_path), *settings, results)
 
 
-def _cell(value: Any) -> str:
+def _cell(key: str, summary: dict[str, Any]) -> str:
+    value = summary.get(key, "")
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
-ROWS: list[Row] = [
-    (title, lambda s, k=key: _cell(s.get(k, ""))) for key, title, _ in FIGURES if title
-]
+ROWS: list[Row] = [(title, partial(_cell, key)) for key, title, _ in FIGURES if title]
 
 
 def markdown_table(reports: list[dict[str, Any]]) -> str:

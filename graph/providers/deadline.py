@@ -93,7 +93,7 @@ class _Call:
         try:
             response = inner.handle_request(self.request)
             self.items.put(("response", response))
-            for chunk in response.stream:  # type: ignore[union-attr]
+            for chunk in response.stream:
                 if self.abandoned.is_set():
                     return
                 self.items.put(("chunk", chunk))

@@ -89,6 +89,7 @@ def chat_model_session(context: Context) -> Iterator[Context]:
         return
     resolved = resolved_context(context)
     provider = resolved.provider
+    assert provider is not None  # resolved: no chat model was passed in
     entry = PROVIDERS[provider]
     llm_deadline(provider)  # a bad setting fails here, before a local server starts
     structured_output_method(provider)

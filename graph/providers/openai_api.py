@@ -83,7 +83,7 @@ def usage_checked(chat_class: type) -> type:
     marked USAGE_UNREADABLE, so the run reports its usage as unknown instead of failing."""
     from langchain_core.outputs import ChatGenerationChunk, ChatResult
 
-    class UsageChecked(chat_class):  # type: ignore[misc, valid-type]
+    class UsageChecked(chat_class):
         def _create_chat_result(self, response: Any, generation_info: Any = None) -> ChatResult:
             block = response.get("usage") if isinstance(response, dict) else None
             if not isinstance(response, dict):
@@ -174,7 +174,7 @@ def self_hosted(
         model=model,
         base_url=base_url,
         # Most self-hosted servers need no key, but the SDK insists on one being set.
-        api_key=api_key or env("OPENAI_API_KEY") or "not-needed",  # type: ignore[arg-type]
+        api_key=api_key or env("OPENAI_API_KEY") or "not-needed",
         # llama.cpp ignores max_completion_tokens (what max_tokens= sends), so the
         # limit goes in the body under its old name.
         extra_body={"max_tokens": max_output_tokens},

@@ -233,8 +233,9 @@ def read_limits(request: str) -> StatedLimits:
     ratings: set[float] = set()
     for match in RATING.finditer(text):
         value = numbers_of(match.groups()[:1] + match.groups()[3:])
-        if value and 0 < value[0] <= 5:
-            ratings.add(value[0])
+        rating = value[0] if value else None
+        if rating is not None and 0 < rating <= 5:
+            ratings.add(rating)
     return StatedLimits(
         max_price=max_price,
         min_price=_single(lowers),

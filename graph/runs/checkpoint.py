@@ -153,7 +153,7 @@ def open_postgres_checkpointer(url: str, *, max_size: int = 8):  # -> PostgresSa
     try:
         import psycopg
         from langgraph.checkpoint.postgres import PostgresSaver
-        from psycopg.rows import dict_row
+        from psycopg.rows import DictRow, dict_row
         from psycopg_pool import ConnectionPool, PoolTimeout
     except ImportError as error:
         raise CheckpointConfigError(
@@ -163,7 +163,8 @@ def open_postgres_checkpointer(url: str, *, max_size: int = 8):  # -> PostgresSa
 
     from catalog.postgres import check_server, connect_settings, reason_line
 
-    pool = ConnectionPool(
+    # Typed here: the row factory below is set through kwargs, which the pool cannot see.
+    pool: ConnectionPool[psycopg.Connection[DictRow]] = ConnectionPool(
         url,
         min_size=1,
         max_size=max(2, max_size),
@@ -322,7 +323,8 @@ def _claim_postgres(saver: Any, thread_id: str) -> Any | None:
     conn = psycopg.connect(saver.conn.conninfo, autocommit=True)
     key = int.from_bytes(_lease_digest(thread_id)[:_LEASE_KEY_BYTES], "big", signed=True)
     try:
-        taken = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()[0]
+        row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+        taken = row is not None and row[0]  # a SELECT of one call returns one row
     except BaseException:
         conn.close()
         raise

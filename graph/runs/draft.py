@@ -46,7 +46,8 @@ class PlanDraft:
         keys = list(partial)
         # The goal's text is complete once a later key has begun.
         goal = partial["goal"] if "goal" in keys[:-1] else None
-        steps = partial.get("steps") if isinstance(partial.get("steps"), list) else []
+        listed = partial.get("steps")
+        steps: list[Any] = listed if isinstance(listed, list) else []
         finished = [s for s in steps[:-1] if isinstance(s, dict)]
         if steps and isinstance(steps[-1], dict) and _closes_the_last_step(self._text):
             finished.append(steps[-1])  # shown now, not a few tokens later with the next

@@ -13,10 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from langgraph.graph.state import CompiledStateGraph
-
 from catalog import money
-from graph.runs.threads import ThreadSummary, UnreadableThread, read_state, status_of
+from graph.runs.threads import (
+    ShoppingGraph,
+    ThreadSummary,
+    UnreadableThread,
+    read_state,
+    status_of,
+)
 from graph.schemas import FOLLOW_UP_OF
 from graph.state import plan_that_runs
 
@@ -32,7 +36,7 @@ def in_chain_order(threads: list[ThreadSummary]) -> list[tuple[int, ThreadSummar
     children: dict[str, list[ThreadSummary]] = {}
     for thread in threads:
         if thread.follow_up_of in listed and thread.follow_up_of != thread.thread_id:
-            children.setdefault(thread.follow_up_of, []).append(thread)  # type: ignore[arg-type]
+            children.setdefault(thread.follow_up_of, []).append(thread)
     ordered: list[tuple[int, ThreadSummary]] = []
     seen: set[str] = set()
 
@@ -86,7 +90,7 @@ def _link(thread_id: str, status: str, values: Mapping[str, Any]) -> ChainLink:
     )
 
 
-def chain_of(graph: CompiledStateGraph, thread_id: str) -> list[ChainLink]:
+def chain_of(graph: ShoppingGraph, thread_id: str) -> list[ChainLink]:
     """The chain of runs that ends at `thread_id`: the first request, then each follow-up
     in turn, each with its plan and outcome. A parent that no longer reads back ends it."""
     chain: list[ChainLink] = []

@@ -12,10 +12,10 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, Durability
 
 from graph.context import Context
@@ -35,6 +35,7 @@ from graph.runs.draft import PlanDraft
 from graph.runs.errors import RunFailed, RunRefused, naming_run
 from graph.runs.threads import (
     WRITER_VERSION,
+    ShoppingGraph,
     UnreadableThread,
     error_of,
     read_state,
@@ -122,7 +123,7 @@ def run_context(settings: Mapping[str, Any], saved: Mapping[str, Any] | None = N
     return context
 
 
-def saved_settings(graph: CompiledStateGraph, thread_id: str) -> dict[str, Any]:
+def saved_settings(graph: ShoppingGraph, thread_id: str) -> dict[str, Any]:
     """The run settings a thread's latest checkpoint carries."""
     metadata = read_state(graph, thread_id).metadata or {}
     return {k: v for k, v in metadata.items() if k in RUN_SETTINGS}
@@ -150,7 +151,7 @@ LAST = "last"
 RECENT_RUNS = 200
 
 
-def followable(graph: CompiledStateGraph, thread_id: str) -> str:
+def followable(graph: ShoppingGraph, thread_id: str) -> str:
     """The finished run a follow-up continues: `thread_id`, or for `last` the most recent
     finished one; RunRefused, in one line, for an unknown or unfinished one. The check
     before the graph starts (the planner node checks again for Studio and the API)."""
@@ -179,7 +180,7 @@ def followable(graph: CompiledStateGraph, thread_id: str) -> str:
     return thread_id
 
 
-def _run_input(graph: CompiledStateGraph, request: str, follow_up_of: str | None) -> dict[str, Any]:
+def _run_input(graph: ShoppingGraph, request: str, follow_up_of: str | None) -> dict[str, Any]:
     """A new run's input, checked before any model starts, a catalog opens or anything is
     saved: the request, and for a follow-up the finished run it follows."""
     run_input: dict[str, Any] = {"request": checked_request(request)[0]}
@@ -203,7 +204,7 @@ def open_run_catalog(context: Context) -> Context:
 
 
 def start(
-    graph: CompiledStateGraph,
+    graph: ShoppingGraph,
     request: str,
     context: Context | Mapping[str, Any],
     approve: Approver,
@@ -236,7 +237,7 @@ def start(
             return drive(graph, thread_id, graph_input, resolved, approve, observer)
 
 
-def _saver(graph: CompiledStateGraph) -> BaseCheckpointSaver | None:
+def _saver(graph: ShoppingGraph) -> BaseCheckpointSaver | None:
     return graph.checkpointer if isinstance(graph.checkpointer, BaseCheckpointSaver) else None
 
 
@@ -255,7 +256,7 @@ def _thread_busy(thread_id: str) -> RunFailed:
     )
 
 
-def _saved(graph: CompiledStateGraph, thread_id: str) -> bool | None:
+def _saved(graph: ShoppingGraph, thread_id: str) -> bool | None:
     """Whether the thread holds a saved run; None if the store cannot say (locked)."""
     try:
         return bool(read_state(graph, thread_id).values)
@@ -263,7 +264,7 @@ def _saved(graph: CompiledStateGraph, thread_id: str) -> bool | None:
         return None  # cannot tell: keep the claim
 
 
-def resumable_status(graph: CompiledStateGraph, thread_id: str) -> str:
+def resumable_status(graph: ShoppingGraph, thread_id: str) -> str:
     """The status of a thread that can be resumed; RunRefused if there is nothing to resume."""
     snapshot = read_state(graph, thread_id)
     if not snapshot.values:
@@ -275,7 +276,7 @@ def resumable_status(graph: CompiledStateGraph, thread_id: str) -> str:
 
 
 def resume(
-    graph: CompiledStateGraph,
+    graph: ShoppingGraph,
     thread_id: str,
     approve: Approver,
     *,
@@ -302,7 +303,7 @@ def resume(
 
 
 def run_thread(
-    graph: CompiledStateGraph,
+    graph: ShoppingGraph,
     thread_id: str,
     request: str,
     context: Context,
@@ -325,7 +326,7 @@ def run_thread(
 
 
 def drive(
-    graph: CompiledStateGraph,
+    graph: ShoppingGraph,
     thread_id: str,
     graph_input: dict[str, Any] | None,
     context: Context,
@@ -336,7 +337,7 @@ def drive(
 ) -> RunResult:
     """Stream the run until it ends or stays paused, answering approval pauses with
     `approve`. Every checkpoint carries the run settings, so a resume reuses them."""
-    config: dict[str, Any] = thread_config(thread_id)
+    config = thread_config(thread_id)
     config["metadata"] = {name: getattr(context, name) for name in RUN_SETTINGS}
     config["metadata"][CATALOG_IDENTITY] = identity_metadata(context)
     # So an older version that finds the run can say which version to upgrade to.
@@ -381,9 +382,9 @@ def drive(
 
 
 def _stream(
-    graph: CompiledStateGraph,
+    graph: ShoppingGraph,
     pending: Any,
-    config: dict[str, Any],
+    config: RunnableConfig,
     context: Context,
     observer: RunObserver | None,
     durability: Durability,
@@ -402,11 +403,13 @@ def _stream(
             stream_mode=["updates", "messages"] if drafting else "updates",
             durability=durability,
         ):
-            mode, payload = item if drafting else ("updates", item)
+            # A list of modes yields (mode, payload) pairs, which LangGraph's types do not say.
+            mode, payload = cast("tuple[str, Any]", item if drafting else ("updates", item))
             if mode == "messages":
                 chunk, metadata = payload
-                if metadata.get("langgraph_node") == "planner" and draft.feed(chunk):
-                    observer.plan_drafted(draft)  # type: ignore[union-attr]
+                planner_wrote = metadata.get("langgraph_node") == "planner" and draft.feed(chunk)
+                if planner_wrote and observer is not None:
+                    observer.plan_drafted(draft)
                 continue
             for node, change in payload.items():
                 if node == "__interrupt__":

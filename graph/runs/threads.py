@@ -7,8 +7,9 @@ checkpoints LangGraph wrote.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
@@ -16,12 +17,21 @@ from packaging.version import InvalidVersion, Version
 
 from catalog import money
 from catalog.version import package_version
+from graph.context import Context
 from graph.errors import ShoppingError
 from graph.parent_run import run_end
 from graph.runs.checkpoint import thread_is_held
 from graph.schemas import Plan, PlanEdit, PlanStep, StepResult
 from graph.shaping.edits import describe_change
-from graph.state import plan_that_runs, state_of
+from graph.state import InputState, OutputState, State, plan_that_runs, state_of
+
+if TYPE_CHECKING:  # for the casts in recent_thread_ids; the postgres extra is optional
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+# The compiled graph that runs are driven through and read back from (graph/builder.py:
+# build_graph); its context schema is what lets `stream(..., context=)` take a Context.
+ShoppingGraph: TypeAlias = CompiledStateGraph[State, Context, InputState, OutputState]
 
 # Checkpoint metadata key: the version of shopping-planner that wrote the checkpoint.
 WRITER_VERSION = "shopping_planner_version"
@@ -62,10 +72,12 @@ def _is_newer(written_by: Any) -> bool:
         return False
 
 
-def _state_is_usable(graph: CompiledStateGraph, thread_id: str, values: dict[str, Any]) -> bool:
+def _state_is_usable(graph: ShoppingGraph, thread_id: str, values: dict[str, Any]) -> bool:
     """Whether this version knows every channel the checkpoint stores and its values
     validate as this version's State (a newer field would be dropped on the next save)."""
-    saved = graph.checkpointer.get_tuple(thread_config(thread_id))  # type: ignore[union-attr]
+    saver = graph.checkpointer
+    assert isinstance(saver, BaseCheckpointSaver)  # the snapshot read came from one
+    saved = saver.get_tuple(thread_config(thread_id))
     stored = saved.checkpoint["channel_values"] if saved is not None else {}
     if not set(stored) <= set(graph.channels):
         return False
@@ -77,7 +89,7 @@ def _state_is_usable(graph: CompiledStateGraph, thread_id: str, values: dict[str
 
 
 def _newer_writer(
-    graph: CompiledStateGraph, thread_id: str, snapshot: StateSnapshot
+    graph: ShoppingGraph, thread_id: str, snapshot: StateSnapshot
 ) -> ThreadFromNewerVersion | None:
     """The error for a thread a newer version wrote in a shape this one cannot use."""
     written_by = (snapshot.metadata or {}).get(WRITER_VERSION)
@@ -91,7 +103,7 @@ def _newer_writer(
     )
 
 
-def thread_config(thread_id: str) -> dict[str, Any]:
+def thread_config(thread_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id}}
 
 
@@ -108,7 +120,7 @@ def unreadable(thread_id: str, error: BaseException) -> UnreadableThread:
     )
 
 
-def read_state(graph: CompiledStateGraph, thread_id: str) -> StateSnapshot:
+def read_state(graph: ShoppingGraph, thread_id: str) -> StateSnapshot:
     """The thread's latest state; UnreadableThread if its checkpoint does not decode, or
     (ThreadFromNewerVersion) holds state that only the newer version that wrote it knows."""
     try:
@@ -188,17 +200,20 @@ _LATEST_THREADS_SQL = (
 
 def recent_thread_ids(saver: BaseCheckpointSaver, limit: int = 20) -> list[str]:
     """Thread ids, most recently updated first."""
-    backend = type(saver).__name__
+    backend = type(saver).__name__  # by name: the postgres extra may not be installed
     if backend == "SqliteSaver":
-        rows = saver.conn.execute(  # type: ignore[attr-defined]
-            _LATEST_THREADS_SQL.format(placeholder="?"), (limit,)
-        ).fetchall()
+        rows = (
+            cast("SqliteSaver", saver)
+            .conn.execute(_LATEST_THREADS_SQL.format(placeholder="?"), (limit,))
+            .fetchall()
+        )
         return [row[0] for row in rows]
     if backend == "PostgresSaver":
-        with saver._cursor() as cur:  # type: ignore[attr-defined]
-            rows = cur.execute(_LATEST_THREADS_SQL.format(placeholder="%s"), (limit,)).fetchall()
-        # Rows are dicts with the saver's dict_row factory, tuples otherwise.
-        return [row["thread_id"] if isinstance(row, dict) else row[0] for row in rows]
+        with cast("PostgresSaver", saver)._cursor() as cur:
+            sql = _LATEST_THREADS_SQL.format(placeholder="%s")
+            # Rows are dicts with the saver's dict_row factory, tuples otherwise.
+            found: list[Any] = cur.execute(sql, (limit,)).fetchall()
+        return [row["thread_id"] if isinstance(row, dict) else row[0] for row in found]
     seen: dict[str, str] = {}
     for item in saver.list(None):
         thread_id = item.config["configurable"]["thread_id"]
@@ -209,7 +224,7 @@ def recent_thread_ids(saver: BaseCheckpointSaver, limit: int = 20) -> list[str]:
 
 
 def list_threads(
-    graph: CompiledStateGraph, saver: BaseCheckpointSaver, limit: int = 20
+    graph: ShoppingGraph, saver: BaseCheckpointSaver, limit: int = 20
 ) -> list[ThreadSummary]:
     summaries = []
     for thread_id in recent_thread_ids(saver, limit):
@@ -263,7 +278,7 @@ def _search_of(step: PlanStep) -> str:
     return f": search {step.query!r}{category}" + (f", {filters}" if filters else "")
 
 
-def thread_history(graph: CompiledStateGraph, thread_id: str) -> list[HistoryEntry]:
+def thread_history(graph: ShoppingGraph, thread_id: str) -> list[HistoryEntry]:
     """Checkpoints in order, each with the node that produced it and a short result."""
     read_state(graph, thread_id)  # a thread only a newer version can read says so first
     try:

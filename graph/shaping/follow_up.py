@@ -212,7 +212,12 @@ def _merged(
             notes.append(f"the stated {money(stated.max_price)} cap is looser: cheaper wins")
         max_price = cap
         carried.append("max_price")
-    if cap is not None and None not in (min_price, max_price) and min_price >= max_price:
+    if (
+        cap is not None
+        and min_price is not None
+        and max_price is not None
+        and min_price >= max_price
+    ):
         min_price = None  # an earlier floor at or above the cheaper cap fits nothing
     if floor is not None and (min_price is None or floor > min_price):
         min_price = floor
