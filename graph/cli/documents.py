@@ -17,7 +17,6 @@ from graph.runs.session import UsageTotals
 from graph.schemas import FollowUp, Outcome, Plan, PlanChange, StepResult, Usage
 from graph.schemas.plan import ApprovalStatus
 
-
 SCHEMA_VERSION_TEXT = "goes up when a field changes meaning or goes away"
 
 
