@@ -18,7 +18,10 @@ then drives them:
 - four runs sent to both replicas, planning at the same time, run two on each replica
   and each once.
 
-The servers share the catalog too (CATALOG_URL on the same PostgreSQL, docs/scaling.md).
+Each test starts its two replicas at the same moment on a new, empty database, so each
+also shows them setting it up one at a time (scripts/serve_replica.py's lock; without it
+the runtime's unlocked migrations fail one of them). The servers share the catalog too
+(CATALOG_URL on the same PostgreSQL, docs/scaling.md).
 Everything it needs comes with the test extra (the `server` extra); under CI=true a
 missing piece fails the test instead of skipping it.
 """
@@ -79,14 +82,6 @@ def _server_runtime_installed() -> None:
 
 # One replica: the stock entry of `langgraph dev`, on the pg runtime edition.
 SERVE_REPLICA = REPO_ROOT / "scripts" / "serve_replica.py"
-
-# The runtime's schema job (its `langgraph-runtime-pg-migrate upgrade`), run once before
-# the replicas start, as its README asks of a rollout: the replicas' own migration at
-# start-up takes no lock, so two of them migrating a fresh database at once collide (a
-# UniqueViolation on the alembic_version table: tried, docs/scaling.md).
-SCHEMA_JOB = (
-    "import sys; from langgraph_runtime_pg.migrate import main; sys.exit(main(['upgrade']))"
-)
 
 CONTEXT = {"tool_mode": "llm", "code_decisions": False}  # every step asks the model
 
@@ -159,7 +154,6 @@ class Replica:
 
 @dataclass
 class Backends:
-    database: str  # postgresql:// URL of a database of this module's own
     redis: str  # unix:// URL
     fake_url: str
     fake: FakeScript
@@ -236,38 +230,21 @@ def _redis_server(sock_dir: Path) -> Iterator[str]:
         yield f"unix://{sock}"
 
 
-def _create_schema(database: str, log: Path) -> None:
-    env = {**os.environ, "DATABASE_URI": database}
-    with log.open("wb") as out:
-        done = subprocess.run(
-            [sys.executable, "-c", SCHEMA_JOB],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            timeout=STARTUP_TIMEOUT_S,
-            check=False,
-        )
-    assert done.returncode == 0, f"the schema job failed:\n{_tail(log)}"
-
-
 @pytest.fixture(scope="module")
 def backends(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backends]:
     root = tmp_path_factory.mktemp("replicas")
-    database = PRIVATE_POSTGRES.new_database(f"replicas_{uuid.uuid4().hex[:8]}")
     # The socket path must stay short (a Unix socket's limit is ~107 bytes).
     sock_dir = Path(tempfile.mkdtemp(prefix="sp-valkey-"))
     answers = Answers()
     fake = FakeScript(replies={}, reply_for=answers)
     try:
         with _redis_server(sock_dir) as redis_url, fake_openai_server(fake) as fake_url:
-            _create_schema(database, root / "schema.log")
-            yield Backends(database, redis_url, fake_url, fake, answers, root)
+            yield Backends(redis_url, fake_url, fake, answers, root)
     finally:
         shutil.rmtree(sock_dir, ignore_errors=True)
 
 
-def _start_replica(backends: Backends, name: str) -> Replica:
+def _start_replica(backends: Backends, database: str, name: str) -> Replica:
     port = _free_port()
     log = backends.root / f"{name}.log"
     workdir = backends.root / name
@@ -280,9 +257,8 @@ def _start_replica(backends: Backends, name: str) -> Replica:
         "SHOPPING_LLM_TIMEOUT": "30",
         # Each replica has a disk of its own; the catalog is shared, on the PostgreSQL.
         "SHOPPING_PLANNER_DATA_DIR": str(workdir / "data"),
-        "CATALOG_URL": backends.database,
+        "CATALOG_URL": database,
         "LG_BG_JOB_HEARTBEAT": HEARTBEAT_S,
-        "LG_RUNTIME_PG_AUTO_MIGRATE": "false",  # the schema job did it, once
         # Offline and quiet: no analytics, no version check, no LangSmith tracing.
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGGRAPH_NO_VERSION_CHECK": "true",
@@ -290,9 +266,14 @@ def _start_replica(backends: Backends, name: str) -> Replica:
         "LANGCHAIN_TRACING_V2": "false",
         "PYTHONUNBUFFERED": "1",
     }
-    for variable in ("SHOPPING_MODEL", "SHOPPING_CATALOG", "SHOPPING_CHECKPOINT_DB"):
+    for variable in (
+        "SHOPPING_MODEL",
+        "SHOPPING_CATALOG",
+        "SHOPPING_CHECKPOINT_DB",
+        "LG_RUNTIME_PG_AUTO_MIGRATE",  # the script's default: migrate, one replica at a time
+    ):
         env.pop(variable, None)
-    env["DATABASE_URI"], env["REDIS_URI"] = backends.database, backends.redis
+    env["DATABASE_URI"], env["REDIS_URI"] = database, backends.redis
     command = [sys.executable, str(SERVE_REPLICA), "--port", str(port), "--jobs", "2"]
     with log.open("wb") as out:
         proc = subprocess.Popen(
@@ -328,14 +309,16 @@ def _wait_ready(replica: Replica) -> None:
 
 @pytest.fixture
 def cluster(backends: Backends) -> Iterator[Cluster]:
-    """Two fresh replicas on the module's PostgreSQL and Redis. B starts once A is up: at
-    start-up each also sets up the checkpointer's and the store's tables, which takes no
-    lock either, so the first start on a fresh database is not made twice at once."""
+    """Two replicas started at the same moment on a new, empty database (and the module's
+    Redis): both find no schema, and scripts/serve_replica.py lets one migrate at a time
+    (without its lock the runtime's unlocked migration fails one of them, docs/scaling.md)."""
+    database = PRIVATE_POSTGRES.new_database(f"replicas_{uuid.uuid4().hex[:8]}")
     replicas: list[Replica] = []
     try:
         for name in ("replica-a", "replica-b"):
-            replicas.append(_start_replica(backends, f"{name}-{uuid.uuid4().hex[:6]}"))
-            _wait_ready(replicas[-1])
+            replicas.append(_start_replica(backends, database, f"{name}-{uuid.uuid4().hex[:6]}"))
+        for replica in replicas:
+            _wait_ready(replica)
         yield Cluster(backends, *replicas)
     finally:
         for replica in replicas:
