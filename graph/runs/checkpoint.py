@@ -128,11 +128,16 @@ CHECKPOINT_URL_ENV = "CHECKPOINT_URL"
 _POSTGRES_SETUP_LOCK = 0x5EA7C4EC  # pg_advisory_lock key: one replica migrates at a time
 
 
-def _take_setup_lock(conn: Any, timeout_s: float = 120.0) -> None:
-    """Take the migration lock by polling, not by waiting inside a statement: a session
-    blocked in pg_advisory_lock holds a snapshot, and the holder's CREATE INDEX
-    CONCURRENTLY waits for every snapshot to end, so several processes opening a fresh
-    database at once would wait on each other for good."""
+@contextmanager
+def postgres_setup_lock(conn: Any, timeout_s: float = 120.0) -> Iterator[None]:
+    """Hold the database's setup lock on `conn` (an autocommit psycopg connection with
+    dict rows, as PostgresSaver expects): one process at a time creates or migrates
+    tables, here and in scripts/serve_replica.py.
+
+    Taken by polling, not by waiting inside a statement: a session blocked in
+    pg_advisory_lock holds a snapshot, and the holder's CREATE INDEX CONCURRENTLY waits
+    for every snapshot to end, so several processes opening a fresh database at once
+    would wait on each other for good."""
     deadline = time.monotonic() + timeout_s
     while not conn.execute(
         "SELECT pg_try_advisory_lock(%s) AS taken", (_POSTGRES_SETUP_LOCK,)
@@ -143,6 +148,10 @@ def _take_setup_lock(conn: Any, timeout_s: float = 120.0) -> None:
                 f"{timeout_s:.0f} s"
             )
         time.sleep(0.1)
+    try:
+        yield
+    finally:
+        conn.execute("SELECT pg_advisory_unlock(%s)", (_POSTGRES_SETUP_LOCK,))
 
 
 def open_postgres_checkpointer(url: str, *, max_size: int = 8):  # -> PostgresSaver
@@ -183,12 +192,8 @@ def open_postgres_checkpointer(url: str, *, max_size: int = 8):  # -> PostgresSa
         check_server(url)
         pool.open(wait=True, timeout=15)
         saver = PostgresSaver(pool, serde=serializer())
-        with pool.connection() as conn:
-            _take_setup_lock(conn)
-            try:
-                saver.setup()
-            finally:
-                conn.execute("SELECT pg_advisory_unlock(%s)", (_POSTGRES_SETUP_LOCK,))
+        with pool.connection() as conn, postgres_setup_lock(conn):
+            saver.setup()
     except (psycopg.Error, PoolTimeout) as error:
         pool.close()
         raise CheckpointStoreError(
