@@ -27,8 +27,7 @@ from graph.prompts import (
     planner_messages,
     reasoning_messages,
 )
-from graph.providers.models import chat_model_for, plain_chat_model
-from graph.providers.registry import structured_output_method
+from graph.providers.models import structured_model, tool_model
 from graph.providers.retry import is_streaming_refused
 from graph.providers.secrets import redact_tree
 from graph.reading import checked_request, shopping_reason
@@ -77,8 +76,7 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     previous = parent_in_graph(state.follow_up_of) if state.follow_up_of else None
     schema = FollowUpPlan if previous else Plan
     context = runtime.context
-    method = structured_output_method(context.provider)
-    model = chat_model_for(context).with_structured_output(schema, method=method, include_raw=True)
+    model = structured_model(context, schema)
     messages = planner_messages(request, previous)
     started = time.perf_counter()
     usage = Usage()
@@ -89,8 +87,7 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             if not is_streaming_refused(error):
                 raise
             # The server cannot stream the plan as it is written: ask it plainly instead.
-            plain = plain_chat_model(context)
-            model = plain.with_structured_output(schema, method=method, include_raw=True)
+            model = structured_model(context, schema, plain=True)
             result = model.invoke(messages)
         raw = result.get("raw")
         usage = usage + usage_of(raw)
@@ -220,9 +217,7 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             }
             message = AIMessage(content="", tool_calls=[call])
         else:
-            model = plain_chat_model(context).bind_tools(
-                [search_products], tool_choice=search_products.name
-            )
+            model = tool_model(context, search_products)
             message = masked_reply(model.invoke(executor_tool_messages(step)))
             if not getattr(message, "tool_calls", None):
                 return _finish_step(
@@ -262,9 +257,7 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             ),
             state,
         )
-    model = plain_chat_model(context).with_structured_output(
-        ReasoningAnswer, method=structured_output_method(context.provider), include_raw=True
-    )
+    model = structured_model(context, ReasoningAnswer, plain=True)
     reply = model.invoke(reasoning_messages(state.run_plan, step, earlier, pick.candidates))
     parsed = reply.get("parsed")
     result = StepResult(
