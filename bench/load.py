@@ -49,6 +49,7 @@ import itertools
 import json
 import os
 import queue
+import resource
 import shutil
 import sys
 import tempfile
@@ -250,9 +251,9 @@ async def server_run(index: int, urls: list[str], timeout: float) -> Run:
 @contextmanager
 def server_replicas(
     database: str, fake_url: str, fake: FakeScript, answers: replicas.Answers, root: Path
-) -> Iterator[list[str]]:
+) -> Iterator[list[replicas.Replica]]:
     """The replica test's two replicas (its Backends, Valkey and schema job) on the
-    bench's database; yields their URLs."""
+    bench's database."""
     sock_dir = Path(tempfile.mkdtemp(prefix="sp-valkey-"))  # a socket path stays short
     started: list[replicas.Replica] = []
     try:
@@ -262,7 +263,7 @@ def server_replicas(
             for name in ("replica-a", "replica-b"):  # one at a time, as the test does
                 started.append(replicas._start_replica(backends, name))
                 replicas._wait_ready(started[-1])
-            yield [replica.url for replica in started]
+            yield started
     finally:
         for replica in started:
             replicas._stop(replica.proc)
@@ -270,16 +271,20 @@ def server_replicas(
 
 
 def run_server_path(
-    runs: int, warmup: int, urls: list[str], timeout: float
-) -> tuple[list[Run], float]:
-    """The measured runs, and the seconds from sending them to the last one's end."""
+    runs: int, warmup: int, servers: list[replicas.Replica], timeout: float
+) -> tuple[list[Run], float, float]:
+    """The measured runs, the seconds from sending them to the last one's end, and the
+    CPU seconds the replicas spent meanwhile."""
+    urls = [replica.url for replica in servers]
+    groups = {replica.proc.pid for replica in servers}  # each replica leads its group
 
-    async def all_runs() -> tuple[list[Run], float]:
+    async def all_runs() -> tuple[list[Run], float, float]:
         for index in range(warmup):  # the first run loads the catalog: not measured
             await server_run(runs + index, urls, timeout)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), group_cpu_seconds(groups)
         ended = await asyncio.gather(*(server_run(index, urls, timeout) for index in range(runs)))
-        return list(ended), time.perf_counter() - started
+        cpu = group_cpu_seconds(groups) - cpu
+        return list(ended), time.perf_counter() - started, cpu
 
     return asyncio.run(all_runs())
 
@@ -364,8 +369,9 @@ def cli_checkpoints(url: str, cli_runs: list[Run]) -> None:
 
 def run_cli_path(
     runs: int, warmup: int, workers: int, checkpoint_url: str, **kw: Any
-) -> tuple[list[Run], float]:
-    """The measured runs, and the seconds from the first process to the last one's end."""
+) -> tuple[list[Run], float, float]:
+    """The measured runs, the seconds from the first process to the last one's end, and
+    the CPU seconds of those processes (their start-up included)."""
 
     def batch(jobs_list: list[CliJob], threads: int) -> None:
         jobs: queue.Queue[CliJob] = queue.Queue()
@@ -383,11 +389,33 @@ def run_cli_path(
 
     batch([cli_job(runs + index) for index in range(warmup)], 1)  # tables, catalog: unmeasured
     measured = [cli_job(index) for index in range(runs)]
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), children_cpu_seconds()
     batch(measured, workers)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, children_cpu_seconds() - cpu
     cli_checkpoints(checkpoint_url, [job.run for job in measured])
-    return [job.run for job in measured], seconds
+    return [job.run for job in measured], seconds, cpu
+
+
+# --- CPU time: what the machine's load does not inflate ------------------------------
+
+
+def group_cpu_seconds(groups: set[int]) -> float:
+    """User + system CPU of the live processes in these process groups (Linux /proc),
+    their reaped children's included."""
+    ticks = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        if int(fields[2]) in groups:  # pgrp; then utime, stime, cutime, cstime
+            ticks += sum(int(f) for f in fields[11:15])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 # --- the report ------------------------------------------------------------------------
@@ -415,7 +443,12 @@ class PathFigures:
     name: str
     runs: list[Run]
     seconds: float
+    cpu_seconds: float  # of the replicas, or of the CLI processes
     calls: list[Call]
+
+    @property
+    def steps(self) -> int:
+        return sum(steps_of(r.tag) for r in self.runs)
 
     def counts(self, run: Run) -> dict[str, int]:
         return call_counts(self.calls, run.tag)
@@ -475,6 +508,7 @@ def build_report(paths: list[PathFigures], args: argparse.Namespace) -> Report:
         ("overhead ms/step p50", lambda p: median(p.overheads_ms)),
         ("overhead ms/step p95", lambda p: percentile(p.overheads_ms, 95)),
         ("overhead ms/step max", lambda p: max(p.overheads_ms, default=float("nan"))),
+        ("CPU ms/step, all of it", lambda p: p.cpu_seconds * 1000 / p.steps if p.steps else 0),
     ):
         rows.append([label, *(value(p) for p in paths)])
     report.table("Per path", ["figure", *(p.name for p in paths)], rows)
@@ -499,6 +533,12 @@ def build_report(paths: list[PathFigures], args: argparse.Namespace) -> Report:
         "no decisions in code, so 4 model calls a run"
     )
     report.note(
+        "CPU ms/step, all of it: the CPU time of the replica processes (the API server's "
+        "own work too: HTTP, its queue, Redis) or of the CLI processes (their start-up "
+        "too: imports, connections) over the measured runs, / their plan steps; unlike "
+        "the wall-clock overhead, the machine's other load does not inflate it"
+    )
+    report.note(
         "overhead per step = (first to last checkpoint, less the approval wait) - the "
         "fake's time on the run's calls, / plan steps; process start-up and queueing are "
         "not in it (bench/load.py)"
@@ -510,6 +550,7 @@ def build_report(paths: list[PathFigures], args: argparse.Namespace) -> Report:
             "lost": len(path.lost),
             "run_twice": len(path.doubled),
             "seconds": path.seconds,
+            "cpu_ms_per_step": path.cpu_seconds * 1000 / path.steps if path.steps else None,
             "overhead_ms_per_step": path.overheads_ms,
             "errors": [r.error for r in path.lost],
             # Each run's timeline from its first checkpoint (s): checkpoints (paused or not)
@@ -545,9 +586,11 @@ def main(argv: list[str] | None = None) -> int:
         fake_url = stack.enter_context(fake_openai_server(fake))
         server_db = postgres.new_database("load_server")  # the runtime's and the catalog
         if "server" in args.paths:
-            with server_replicas(server_db, fake_url, fake, answers.answers, root) as urls:
-                server, seconds = run_server_path(args.runs, args.warmup, urls, args.timeout)
-                figures.append(PathFigures("server", server, seconds, answers.calls))
+            with server_replicas(server_db, fake_url, fake, answers.answers, root) as servers:
+                server, seconds, cpu = run_server_path(
+                    args.runs, args.warmup, servers, args.timeout
+                )
+                figures.append(PathFigures("server", server, seconds, cpu, answers.calls))
         if "cli" in args.paths:
             checkpoint_url = postgres.new_database("load_cli")
             env = {
@@ -557,7 +600,7 @@ def main(argv: list[str] | None = None) -> int:
                 "CATALOG_URL": server_db,  # the one shared catalog
                 "CHECKPOINT_URL": checkpoint_url,
             }
-            cli, seconds = run_cli_path(
+            cli, seconds, cpu = run_cli_path(
                 args.runs,
                 args.warmup,
                 args.workers,
@@ -566,7 +609,7 @@ def main(argv: list[str] | None = None) -> int:
                 root=root,
                 env=env,
             )
-            figures.append(PathFigures("cli", cli, seconds, answers.calls))
+            figures.append(PathFigures("cli", cli, seconds, cpu, answers.calls))
     report = build_report(figures, args)
     report.finish(args.json)
     return 0 if report.all_passed else 1
