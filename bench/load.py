@@ -51,6 +51,7 @@ import os
 import queue
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -307,12 +308,19 @@ def cli_job(index: int) -> CliJob:
     return CliJob(run, args if paused else [*args, "--yes"], approve_next=paused)
 
 
-def cli_process(job: CliJob, worker: int, fake_url: str, root: Path, env: dict[str, str]) -> Any:
+def cli_process(
+    job: CliJob, worker: int, fake_url: str, root: Path, env: dict[str, str], timeout: float
+) -> Any:
     """One `python -m graph.run` process of a job; returns its JSON document."""
     proc = start_graph_run(
         fake_url, root / f"worker-{worker}", *job.args, OPENAI_MODEL=f"cli-worker-{worker}", **env
     )
-    out, err = proc.communicate(timeout=float(env["SHOPPING_LLM_TIMEOUT"]) * 4)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()  # its run is lost; the process must not outlive the bench
+        proc.communicate()
+        raise
     try:
         return json.loads(out)
     except json.JSONDecodeError as error:
@@ -572,7 +580,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delay-ms", type=int, default=200, help="per model call (200)")
     parser.add_argument("--paths", nargs="+", choices=("server", "cli"), default=["server", "cli"])
     parser.add_argument("--warmup", type=int, default=1, help="unmeasured runs a path (1)")
-    parser.add_argument("--timeout", type=float, default=300.0, help="seconds a run (300)")
+    parser.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds a run, or a CLI process, may take"
+    )
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = parser.parse_args(argv)
 
@@ -608,6 +618,7 @@ def main(argv: list[str] | None = None) -> int:
                 fake_url=fake_url,
                 root=root,
                 env=env,
+                timeout=args.timeout,
             )
             figures.append(PathFigures("cli", cli, seconds, cpu, answers.calls))
     report = build_report(figures, args)
