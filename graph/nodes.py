@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import time
-from typing import Any, cast
+from typing import Any
 
-from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
-from pydantic import BaseModel
 
 from catalog import money
 from graph.choosing import (
@@ -30,9 +27,7 @@ from graph.prompts import (
     planner_messages,
     reasoning_messages,
 )
-from graph.providers.base import StructuredOutputMethod
-from graph.providers.models import chat_model_for, plain_chat_model
-from graph.providers.registry import structured_output_method
+from graph.providers.models import structured_model, tool_model
 from graph.providers.retry import is_streaming_refused
 from graph.providers.secrets import redact_tree
 from graph.reading import checked_request, shopping_reason
@@ -65,15 +60,6 @@ from graph.state import State
 from graph.tools import catalog_for, matches_over_total, search_products
 
 
-def _answering_as(
-    model: BaseChatModel, schema: type[BaseModel], method: StructuredOutputMethod
-) -> Runnable[LanguageModelInput, dict[str, Any]]:
-    """`model` asked for `schema`, each reply a dict of "raw", "parsed" and "parsing_error"
-    (include_raw=True, which LangChain's return type does not tell apart)."""
-    structured = model.with_structured_output(schema, method=method, include_raw=True)
-    return cast("Runnable[LanguageModelInput, dict[str, Any]]", structured)
-
-
 def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Turn the request into a Plan with structured output. No tools are bound here.
 
@@ -90,8 +76,7 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     previous = parent_in_graph(state.follow_up_of) if state.follow_up_of else None
     schema = FollowUpPlan if previous else Plan
     context = runtime.context
-    method = structured_output_method(context.provider)
-    model = _answering_as(chat_model_for(context), schema, method)
+    model = structured_model(context, schema)
     messages = planner_messages(request, previous)
     started = time.perf_counter()
     usage = Usage()
@@ -102,7 +87,7 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             if not is_streaming_refused(refusal):
                 raise
             # The server cannot stream the plan as it is written: ask it plainly instead.
-            model = _answering_as(plain_chat_model(context), schema, method)
+            model = structured_model(context, schema, plain=True)
             result = model.invoke(messages)
         raw = result.get("raw")
         usage = usage + usage_of(raw)
@@ -232,10 +217,8 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             }
             message: BaseMessage = AIMessage(content="", tool_calls=[call])
         else:
-            searcher = plain_chat_model(context).bind_tools(
-                [search_products], tool_choice=search_products.name
-            )
-            message = masked_reply(searcher.invoke(executor_tool_messages(step)))
+            model = tool_model(context, search_products)
+            message = masked_reply(model.invoke(executor_tool_messages(step)))
             if not getattr(message, "tool_calls", None):
                 return _finish_step(
                     StepResult(
@@ -276,9 +259,7 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             ),
             state,
         )
-    model = _answering_as(
-        plain_chat_model(context), ReasoningAnswer, structured_output_method(context.provider)
-    )
+    model = structured_model(context, ReasoningAnswer, plain=True)
     reply = model.invoke(reasoning_messages(state.run_plan, step, earlier, pick.candidates))
     parsed = reply.get("parsed")
     result = StepResult(

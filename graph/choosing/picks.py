@@ -20,6 +20,7 @@ from graph.reading.words import (
     same_word,
     stem,
     title_heads,
+    word_stems,
     words_found,
 )
 from graph.schemas import MissingItem, Plan, PlanStep, ProductSummary, StatedLimits, StepResult
@@ -50,7 +51,7 @@ def is_relevant(product: Product, words: set[str]) -> bool:
     """Whether a product's title, tags, category or description has any of the words: a
     product that matches none of them is not a pick, however it was found."""
     text = " ".join([product.title, product.category or "", *product.tags, product.description])
-    found = {stem(w) for w in product_words(text.replace("-", " "))}
+    found = word_stems(text)
     return not words.isdisjoint(found) or any(
         _same_root(a, b) for a in words for b in found if a[:3] == b[:3]
     )

@@ -25,7 +25,8 @@ from graph.providers.registry import (
 from graph.providers.retry import describe_provider_error
 
 if TYPE_CHECKING:
-    from langchain_core.language_models import BaseChatModel
+    from langchain_core.language_models import BaseChatModel, LanguageModelInput
+    from langchain_core.runnables import Runnable
 
 
 # Built chat models, keyed by everything that shapes one, so Studio and batch runs reuse
@@ -34,10 +35,61 @@ _chat_models: dict[tuple[Any, ...], BaseChatModel] = {}
 _chat_models_lock = threading.Lock()
 
 
+# What the nodes make of a built model at every step: its non-streaming copy, its
+# structured-output and tool-bound forms. Building one converts a schema to a tool
+# schema, milliseconds of CPU a step (bench/load.py, #37), so each is made once per
+# model: (the model it was made of, what was made), by the model's id and the shape.
+_shaped_models: dict[tuple[Any, ...], tuple[BaseChatModel, Any]] = {}
+
+
 def forget_chat_models(provider: str) -> None:
     with _chat_models_lock:
         for key in [key for key in _chat_models if key[0] == provider]:
             del _chat_models[key]
+        _shaped_models.clear()  # made of models that may be gone; cheap to make again
+
+
+def _shaped(context: Context, base: BaseChatModel, shape: tuple[Any, ...], make: Any) -> Any:
+    """`make(base)`, made once per model built here; a model the context passes in (a
+    test's) is shaped anew every time, as it was given."""
+    if context.chat_model is not None:
+        return make(base)
+    key = (id(base), *shape)
+    with _chat_models_lock:
+        made = _shaped_models.get(key)
+    if made is not None and made[0] is base:
+        return made[1]
+    shaped = make(base)
+    with _chat_models_lock:
+        _shaped_models[key] = (base, shaped)
+    return shaped
+
+
+def structured_model(
+    context: Context, schema: type, *, plain: bool = False
+) -> Runnable[LanguageModelInput, dict[str, Any]]:
+    """The run's model answering with `schema` (structured output, the raw reply kept):
+    the streaming model, or with `plain` the one with streaming off (plain_chat_model).
+    Each reply is a dict of "raw", "parsed" and "parsing_error" (include_raw=True, which
+    LangChain's return type does not tell apart)."""
+    method = structured_output_method(context.provider)
+    base = plain_chat_model(context) if plain else chat_model_for(context)
+    return _shaped(
+        context,
+        base,
+        ("structured", schema, method),
+        lambda model: model.with_structured_output(schema, method=method, include_raw=True),
+    )
+
+
+def tool_model(context: Context, tool: Any) -> Any:
+    """The run's model with streaming off, made to call `tool`."""
+    return _shaped(
+        context,
+        plain_chat_model(context),
+        ("tool", tool.name),
+        lambda model: model.bind_tools([tool], tool_choice=tool.name),
+    )
 
 
 def chat_model_for(context: Context) -> BaseChatModel:
@@ -66,7 +118,12 @@ def plain_chat_model(context: Context) -> BaseChatModel:
     chat_model = chat_model_for(context)
     if chat_model.disable_streaming is True:
         return chat_model
-    return chat_model.model_copy(update={"disable_streaming": True})
+    return _shaped(
+        context,
+        chat_model,
+        ("plain",),
+        lambda model: model.model_copy(update={"disable_streaming": True}),
+    )
 
 
 def resolved_context(context: Context) -> Context:

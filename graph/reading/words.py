@@ -3,6 +3,7 @@ name a product, without fillers, shop names or the words of limits."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 # Words that carry no product meaning in a request: requests' verbs and fillers, shops,
@@ -30,9 +31,16 @@ WORD = re.compile(r"[^\W\d_][\w'-]*")  # a word of a plan's text as written (a q
 
 def product_words(request: str) -> list[str]:
     """The request's words that can name a product, in order, each once."""
-    words = [w.lower().strip("'-") for w in _REQUEST_WORD.findall(request)]
+    return list(_product_words(request))
+
+
+# The same product texts are read again at every pick step and at verify, for each of
+# an item's queries: worked out once per text (bench/load.py, #37).
+@functools.lru_cache(maxsize=8192)
+def _product_words(text: str) -> tuple[str, ...]:
+    words = [w.lower().strip("'-") for w in _REQUEST_WORD.findall(text)]
     kept = [w for w in words if len(w) > 1 and w not in _FILLER]
-    return list(dict.fromkeys(kept))
+    return tuple(dict.fromkeys(kept))
 
 
 def stem(word: str) -> str:
@@ -93,6 +101,32 @@ def same_word(a: str, b: str) -> bool:
 
 
 def words_found(words: list[str], text: str) -> list[str]:
-    """The `words` (product words of a query, say) that `text` mentions, in their order."""
-    found = product_words(text.replace("-", " "))
-    return [w for w in words if any(same_word(w, f) for f in found)]
+    """The `words` (product words of a query, say) that `text` mentions, in their order:
+    those that are the same word (same_word) as one of its words."""
+    stems, shorter = _stems_of(text)
+    found = []
+    for word in words:
+        # same_word's cases as set look-ups, not a pass over the text's words: equal
+        # stems, or one stem the other's first letters (3 at least) and 1 or 2 more.
+        own = stem(word)
+        if (
+            own in stems
+            or own in shorter
+            or any(len(own) - cut >= 3 and own[:-cut] in stems for cut in (1, 2))
+        ):
+            found.append(word)
+    return found
+
+
+def word_stems(text: str) -> frozenset[str]:
+    """The stems of `text`'s product words, its hyphenated words split."""
+    return _stems_of(text)[0]
+
+
+@functools.lru_cache(maxsize=8192)
+def _stems_of(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The stems of `text`'s product words, and each of them cut by one or two letters
+    where at least three are left."""
+    stems = frozenset(stem(w) for w in product_words(text.replace("-", " ")))
+    shorter = frozenset(s[:-cut] for s in stems for cut in (1, 2) if len(s) - cut >= 3)
+    return stems, shorter
