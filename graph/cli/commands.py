@@ -54,7 +54,7 @@ def dispatch(args: argparse.Namespace, console: Console) -> int:
     if args.history:
         entries = thread_history(graph, args.history)
         if not entries:
-            raise session.RunFailed(f"no run with thread id {args.history!r}; see --list")
+            raise session.RunRefused(f"no run with thread id {args.history!r}; see --list")
         chain = follow_ups.chain_of(graph, args.history)
         if args.json:
             print_json(
