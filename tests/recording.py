@@ -2,7 +2,7 @@
 
 Record once against the embedded local model, then replay offline with no key:
 
-    RECORD=1 python -m pytest -m replay -n 0   # needs pip install -e '.[local,test]'
+    RECORD=1 python -m pytest -m replay -n 0   # needs pip install -e '.[local,test-tools]'
 
 RECORD_BASE_URL=http://127.0.0.1:PORT/v1 records from an already running llama.cpp server
 (started with --model_alias qwen2.5-coder-1.5b) instead of starting one per cassette.
