@@ -298,14 +298,22 @@ def lease_dir(database: Path) -> Path:
     return database.with_name(f".{database.name}.leases")
 
 
+def _lock_file(database: Path, thread_id: str) -> Path:
+    return lease_dir(database) / (_lease_digest(thread_id).hex()[:40] + ".lock")
+
+
+def _advisory_key(thread_id: str) -> int:
+    """The lease's key for pg_try_advisory_lock (one signed bigint)."""
+    return int.from_bytes(_lease_digest(thread_id)[:_LEASE_KEY_BYTES], "big", signed=True)
+
+
 def _claim_lock_file(database: Path, thread_id: str) -> int | None:
     """The fallback without OFD locks (macOS, the BSDs): an flock on a file of its own in
     lease_dir. Weaker: deleting that folder while a thread is held lets another process
     take the thread. Classic POSIX locks on the database would be weaker still: SQLite
     closing any of its descriptors of the file drops them all."""
-    folder = lease_dir(database)
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    path = folder / (_lease_digest(thread_id).hex()[:40] + ".lock")
+    path = _lock_file(database, thread_id)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -326,7 +334,7 @@ def _claim_postgres(saver: Any, thread_id: str) -> Any | None:
     # A connection of its own, not the pool's: a session lock is re-entrant within its
     # session, and the pool would hand the session (and the lock) to another caller.
     conn = psycopg.connect(saver.conn.conninfo, autocommit=True)
-    key = int.from_bytes(_lease_digest(thread_id)[:_LEASE_KEY_BYTES], "big", signed=True)
+    key = _advisory_key(thread_id)
     try:
         row = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
         taken = row is not None and row[0]  # a SELECT of one call returns one row
@@ -399,9 +407,8 @@ def thread_is_held(saver: Any, thread_id: str) -> bool:
 
 def _sqlite_lease_held(database: Path, thread_id: str) -> bool:
     if not _OFD_LOCKS:
-        path = lease_dir(database) / (_lease_digest(thread_id).hex()[:40] + ".lock")
         try:
-            fd = os.open(path, os.O_RDONLY)
+            fd = os.open(_lock_file(database, thread_id), os.O_RDONLY)
         except FileNotFoundError:
             return False
         try:
@@ -422,7 +429,7 @@ def _sqlite_lease_held(database: Path, thread_id: str) -> bool:
 
 def _postgres_lease_held(saver: Any, thread_id: str) -> bool:
     # pg_locks shows a bigint advisory key as two 32-bit halves (classid, objid), objsubid 1.
-    key = int.from_bytes(_lease_digest(thread_id)[:_LEASE_KEY_BYTES], "big")
+    key = _advisory_key(thread_id) & 0xFFFF_FFFF_FFFF_FFFF  # as its two unsigned halves
     with saver._cursor() as cur:
         row = cur.execute(
             "SELECT count(*) AS held FROM pg_locks WHERE locktype = 'advisory' AND granted"
