@@ -337,6 +337,16 @@ def _wait_run(cluster: Cluster, client: Any, thread_id: str, run_id: str) -> str
     pytest.fail(f"run {run_id} still {status} after {RUN_TIMEOUT_S:.0f}s:\n{cluster.logs()}")
 
 
+def ran_every_step(results: list[dict[str, Any]]) -> None:
+    """The three-step plan's results: each step once, in order, none failed."""
+    assert [(r["step"], r["kind"]) for r in results] == [
+        (1, "search"),
+        (2, "search"),
+        (3, "reasoning"),
+    ]
+    assert all(r["error"] is None for r in results), results
+
+
 def test_a_run_paused_on_one_replica_is_approved_through_the_other(cluster: Cluster) -> None:
     a, b = cluster.a, cluster.b
     tag = f"[test {uuid.uuid4().hex[:8]}]"
@@ -364,12 +374,7 @@ def test_a_run_paused_on_one_replica_is_approved_through_the_other(cluster: Clus
     values = a.client.threads.get_state(thread_id)["values"]
     assert values["approval"] == "approved"
     results = values["step_results"]
-    assert [(r["step"], r["kind"]) for r in results] == [
-        (1, "search"),
-        (2, "search"),
-        (3, "reasoning"),
-    ]
-    assert all(r["error"] is None for r in results), results
+    ran_every_step(results)
     assert [p["id"] for p in results[0]["products"]], "the shared catalog found no strap"
     assert values["outcome"]["picks"]
 
@@ -415,12 +420,7 @@ def test_a_run_on_a_killed_replica_is_finished_by_the_other(cluster: Cluster) ->
     assert survivor.client.threads.get(thread_id)["status"] == "idle"
     values = survivor.client.threads.get_state(thread_id)["values"]
     results = values["step_results"]
-    assert [(r["step"], r["kind"]) for r in results] == [
-        (1, "search"),
-        (2, "search"),
-        (3, "reasoning"),
-    ]
-    assert all(r["error"] is None for r in results), results
+    ran_every_step(results)
     assert values["outcome"]["picks"]
 
     # The plan and step 1, finished before the kill, ran once; step 2, cut off, ran once
