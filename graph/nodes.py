@@ -12,6 +12,7 @@ from langgraph.types import interrupt
 from catalog import money
 from graph.choosing import (
     ChoicePool,
+    checked_answer,
     checked_model_picks,
     checked_outcome,
     choice_pool,
@@ -244,7 +245,8 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     earlier = list(state.step_results)
     # Context settles code_decisions on creation; unset reads as on, its default.
     in_code = context.code_decisions is not False
-    pick = decide_pick_step(_pool(state, earlier, context), step, in_code=in_code)
+    pool = _pool(state, earlier, context)
+    pick = decide_pick_step(pool, step, in_code=in_code)
     if pick.decision is not None:
         # The checks alone determine the picks (graph/choosing/decided.py): no model call.
         return _finish_step(
@@ -274,10 +276,14 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         result.error = f"the model gave no usable answer: {why}"
         result.answer = raw_text_of(reply.get("raw"))[:300]
     else:
-        result.answer = parsed.answer
         result.products, result.warnings = checked_model_picks(
             parsed.product_ids, earlier, pick.candidates
         )
+        # Its sentence may name only products the steps found (graph/choosing/said.py).
+        result.answer, replaced = checked_answer(
+            parsed.answer, [p.id for p in result.products], pool
+        )
+        result.warnings += replaced
     result.latency_s = time.perf_counter() - started
     return _finish_step(result, state)
 

@@ -4,6 +4,7 @@ by facts rather than by its arithmetic. No LLM call and no replanning happens he
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -20,6 +21,7 @@ from graph.reading.words import (
     same_word,
     stem,
     title_heads,
+    title_parts,
     word_stems,
     words_found,
 )
@@ -174,7 +176,7 @@ def candidates_of(
     searches = [r for r in results if r.kind == "search"]
     records = catalog.get(p.id for r in searches for p in [*r.products, *r.pool])
     terms, _ = wanted_terms(plan)
-    candidates, texts, titles = [], [], []
+    candidates, texts, titles, kinds = [], [], [], []
     for result in searches:
         step = plan.steps[result.step - 1]
         shown = len(result.products)
@@ -183,6 +185,7 @@ def candidates_of(
             text = " ".join([record.title, record.category or "", *record.tags]) if record else ""
             texts.append(text)
             titles.append(record.title if record else "")
+            kinds.append(kinds_of(record) if record else ProductKinds([], []))
             candidates.append(
                 Candidate(
                     summary=product,
@@ -197,10 +200,125 @@ def candidates_of(
     for candidate in candidates:
         candidate.item = item.get(candidate.source_step, candidate.source_step)
     queries = _kind_queries(plan, candidates)
-    for candidate, text, title in zip(candidates, texts, titles, strict=True):
-        _check_kind(candidate, text, queries[candidate.source_step])
+    for candidate, text, title, said in zip(candidates, texts, titles, kinds, strict=True):
+        _check_kind(candidate, text, queries[candidate.source_step], said)
         _check_title(candidate, title, queries[candidate.source_step])
     return candidates
+
+
+@dataclass(frozen=True)
+class ProductKinds:
+    """What a product's record says it is. `title`: the head of each part of its title
+    (words.title_heads; English names are right-headed, so "Wrist Camera *Strap*" is a
+    strap). `classes`: the classes its labels put it in, each the head of a tag or of its
+    category ("clothing", "kitchen tools"; _class_of). `known`: the kinds its title and its own
+    labels agree on: a title head that a tag or the category also names, and the head
+    of each tag that the title mentions, brand aside. `known` is empty when they agree
+    on none (the "Corefit Kettlebell 16 kg Cast Iron" tagged "home gym", "strength"):
+    the title has no clear head, and the kind check falls back to what the text says.
+    `words`: the words of each part of the title, in order (a word's neighbour there
+    says whether it names the product or only modifies what does)."""
+
+    title: list[str]
+    known: list[str]
+    classes: list[str] = field(default_factory=list)
+    words: list[list[str]] = field(default_factory=list)
+    labels: list[list[str]] = field(default_factory=list)  # each tag's (or its parts') words
+
+    def in_title(self, word: str) -> bool:
+        return any(same_word(w, word) for part in self.words for w in part)
+
+    def labelled(self, word: str) -> bool:
+        """Whether a tag names `word` as more than what the product is
+        for: a tag whose other words the title mentions ("*instant* camera" on a film
+        pack) is about what it goes with; one the title says nothing of ("assembly
+        required" on a bed frame) is about the product."""
+        return any(
+            any(same_word(w, word) for w in label)
+            and not any(self.in_title(w) for w in label if not same_word(w, word))
+            for label in self.labels
+        )
+
+    def ends_a_name(self, word: str) -> bool:
+        """Whether the title mentions `word` where it ends a name, so it can name the
+        product: last in a part of the title, or before a word that names nothing (a
+        preposition: "Sit to Stand Up *Desk* for Home Office"), never only inside a
+        compound ("Wrist *Camera* Strap", "Vintage *Camera* Collection")."""
+        return any(
+            same_word(w, word) and (i + 1 == len(part) or not product_words(part[i + 1]))
+            for part in self.words
+            for i, w in enumerate(part)
+        )
+
+
+_PATH = re.compile(r"\s*[\u203a>/|]\s*")
+
+
+def kinds_of(product: Product) -> ProductKinds:
+    """The kinds `product`'s record names (ProductKinds)."""
+    heads = title_heads(product.title)
+    category = (product.category or "").replace("-", " ")
+    # A label may be a path of classes (WebShop's "Beauty / Makeup / Blush"): each is one.
+    paths = [_PATH.split(label) for label in [*product.tags, category]]
+    labels = [part for path in paths for part in path]
+    label_words = [w for label in labels for w in kind_words(label)]
+    brand = set(kind_words(product.brand or ""))
+    in_title = [w for w in kind_words(product.title) if w not in brand]
+    known = [h for h in heads if any(same_word(h, w) for w in label_words)]
+    for label in product.tags:
+        head = head_word(label)
+        if head and head not in brand and any(same_word(head, w) for w in in_title):
+            known.append(head)
+    # A part of a path is a class as it stands ("Hair Clippers & *Accessories*"), a
+    # label of its own only when its title does not say what it is for (_class_of).
+    parts = [
+        head_word(part) if len(path) > 1 else _class_of(part, in_title)
+        for path in paths
+        for part in path
+    ]
+    classes = [head for head in parts if head]
+    classes = [w for w in classes if w not in brand]
+    words = [_WORD.findall(part.lower().replace("-", " ")) for part in title_parts(product.title)]
+    # The category's words join departments ("cameras-photography"): only its head (a
+    # class) speaks of the product, so only the tags are read by ProductKinds.labelled.
+    label_parts = [kind_words(part) for path in paths[: len(product.tags)] for part in path]
+    return ProductKinds(
+        heads,
+        list(dict.fromkeys(known)),
+        list(dict.fromkeys(classes)),
+        [w for w in words if w],
+        [w for w in label_parts if w],
+    )
+
+
+def _class_of(label: str, in_title: list[str]) -> str | None:
+    """The class a tag (or the category) puts a product in: its head ("kitchen *tools*"
+    on tongs, "sports *equipment*" on a basketball), unless the title mentions the tag's
+    other words and not its head: then the tag says what the product is for ("*instant*
+    camera" on an instant film pack), not what it is."""
+    words = kind_words(label)
+    if not words:
+        return None
+    *others, head = words
+    said = [w for w in words if any(same_word(w, t) for t in in_title)]
+    if head not in said and any(w in said for w in others):
+        return None
+    return head
+
+
+def is_of_kind(head: str, said: ProductKinds, mentioned: bool) -> bool:
+    """Whether a product is of the kind `head` names (a query's head word): its title is
+    headed by it, or its labels class it so (a shirt tagged "clothing"); else, when its
+    title and labels agree on what it is (said.known), when its title mentions the word
+    where it ends a name ("Wrist Camera Strap", tagged "camera strap", is a strap, not
+    a camera), or, its title silent on it, a label names it as more than what the
+    product goes with (a film pack tagged "instant camera" is film: ProductKinds.labelled);
+    else, with no clear head, when its text mentions the word (`mentioned`)."""
+    if any(same_word(head, h) for h in [*said.title, *said.classes]):
+        return True
+    if said.known:
+        return said.ends_a_name(head) if said.in_title(head) else said.labelled(head)
+    return mentioned
 
 
 def _kind_queries(plan: Plan, candidates: list[Candidate]) -> dict[int, list[str]]:
@@ -218,9 +336,12 @@ def _kind_queries(plan: Plan, candidates: list[Candidate]) -> dict[int, list[str
     return queries
 
 
-def _check_kind(candidate: Candidate, text: str, queries: list[str]) -> None:
+def _check_kind(
+    candidate: Candidate, text: str, queries: list[str], said: ProductKinds | None = None
+) -> None:
     """The candidate's type against the best of its item's kind-naming queries: the query
-    words its text mentions, and whether it mentions a query's head word."""
+    words its text mentions, and whether it is of a query's kind (is_of_kind: what its
+    title says it is, else what its text mentions; `said` None: its text alone)."""
     best: tuple[float, list[str], int] = (-1.0, [], 0)
     for query in queries:
         words = product_words(query.replace("-", " "))
@@ -229,7 +350,7 @@ def _check_kind(candidate: Candidate, text: str, queries: list[str]) -> None:
         if share > best[0]:
             best = (share, found, len(words))
         head = head_word(query)
-        if head is None or head in found:
+        if head is None or is_of_kind(head, said or ProductKinds([], []), head in found):
             candidate.of_searched_kind = True
         before = words.index(head) - 1 if head in words else -1
         if before >= 0 and head in found and words[before] in found:

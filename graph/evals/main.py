@@ -7,12 +7,15 @@ and hand over to the mode they name.
     python -m graph.eval REQUESTS.jsonl --limits LABELS.json [--provider ...] [--out R.json]
     python -m graph.eval BUNDLES.json --bundles [--check] [--catalog PATH] [--out R.json]
     python -m graph.eval FOLLOW_UPS.json --follow-ups [--provider ...] [--out R.json]
+    python -m graph.eval REQUESTS.json --open-ended [--catalog PATH] [--out R.json]
 
 The --limits mode plans requests that have no known answer and scores each plan's
 filters against the limits labelled for it (graph/evals/limits.py); nothing is searched.
 The --bundles mode runs requests for several items under one total budget and scores the
 picks against the best bundle the catalog holds (graph/evals/bundles.py); --check only
-prints that brute force, with no model.
+prints that brute force, with no model. The --open-ended mode runs gifts, hobbies and
+occasions, planned as the single best of a few kinds, and scores the kinds planned, the
+pick's category, the budget, what is lost and dominated picks (graph/evals/open_ended.py).
 
 Each goal is one checkpointed thread, so a rerun with the same --label resumes where the
 last one stopped, if it runs the same goals on the same catalog, provider and model; a
@@ -46,6 +49,8 @@ from graph.evals.follow_ups import markdown_table as follow_ups_table
 from graph.evals.inputs import EvalInputError, check_limit, check_out, read_json
 from graph.evals.limits import load_labels, load_requests, run_limits_eval
 from graph.evals.limits import markdown_table as limits_table
+from graph.evals.open_ended import check_categories, load_open_ended, run_open_ended_eval
+from graph.evals.open_ended import markdown_table as open_ended_table
 from graph.evals.webshop import load_goals, markdown_table, run_eval
 from graph.providers.base import ProviderConfigError, ProviderFailed
 from graph.providers.models import chat_model_session
@@ -119,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--bundles", action="store_true", help="GOALS is a bundle file")
     parser.add_argument("--check", action="store_true", help="--bundles: brute force only")
     parser.add_argument("--follow-ups", action="store_true", help="GOALS is a follow-up file")
+    parser.add_argument(
+        "--open-ended", action="store_true", help="GOALS is an open-ended (gift) request file"
+    )
     add_version_option(parser)
     return parser
 
@@ -136,7 +144,9 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
         parser.error("give BUNDLES.json with --bundles")
     if args.follow_ups and args.goals is None:
         parser.error("give FOLLOW_UPS.json with --follow-ups")
-    if args.follow_ups:
+    if args.open_ended and args.goals is None:
+        parser.error("give REQUESTS.json with --open-ended")
+    if args.follow_ups or args.open_ended:
         return args
     if args.limits is None and not args.bundles and (args.goals is None or args.catalog is None):
         parser.error("give GOALS.json and --catalog (or --compare A.json B.json)")
@@ -184,6 +194,8 @@ def _compare_main(paths: list[Path]) -> int:
         print(limits_table(reports))
     elif all("bundles_file" in r for r in reports):
         print(bundles_table(reports))
+    elif all("open_ended_file" in r for r in reports):
+        print(open_ended_table(reports))
     else:
         print(markdown_table(reports))
     return 0
@@ -213,6 +225,11 @@ def _mode_main(args: argparse.Namespace) -> int:
             return 0
         run = partial(run_bundles_eval, bundles.requests, bundles.catalog, bundles_file=source)
         context, table = approved_context(args, bundles.catalog), bundles_table
+    elif args.open_ended:
+        cases = load_open_ended(args.goals, args.catalog)
+        check_categories(cases.requests, load_products(cases.catalog), str(cases.path))
+        run = partial(run_open_ended_eval, cases.requests, cases.catalog, open_ended_file=source)
+        context, table = approved_context(args, cases.catalog), open_ended_table
     elif args.follow_ups:  # on the shipped catalog; its table has a row per case of one report
         run = partial(run_follow_ups_eval, load_cases(args.goals), follow_ups_file=source)
         context, default_label = approved_context(args), "{0.provider}-{0.model}"

@@ -87,7 +87,12 @@ def title_heads(title: str) -> list[str]:
     """The head word of each part of a catalog title (head_word): what the title says
     the product is. English names are right-headed, so "Lens Cleaning *Kit*" is a kit
     and "50mm f/1.8 Prime *Lens* for E Mount" a lens, though both name a lens."""
-    return [head for part in _TITLE_PARTS.split(title) if (head := head_word(part))]
+    return [head for part in title_parts(title) if (head := head_word(part))]
+
+
+def title_parts(title: str) -> list[str]:
+    """The parts of a catalog title, each a name of its own (title_heads)."""
+    return [part for part in _TITLE_PARTS.split(title) if part.strip()]
 
 
 def same_word(a: str, b: str) -> bool:

@@ -1,0 +1,328 @@
+"""Open-ended evaluation: gifts, hobbies and occasions ("something for a coffee lover
+under $60"), which the plan answers with the single best of a few kinds (`pick = "one"`,
+issue #34). Each request runs through the whole graph, approved as planned, and is scored
+on what the shop holds:
+
+- kinds that exist: the share of the plan's searches that find a product of the kind
+  they name (picks.candidates_of: of_searched_kind), so a plan that knows the shop
+  searches for what it sells;
+- the right part of the catalog: the pick is in one of the request's expected
+  categories;
+- within budget, and no item lost (the outcome names none missing, and there is a pick);
+- no dominated pick: no other product the searches found, of its kind, outdoes it on
+  every count a shopper weighs (choice.outdoes: within the limits, no worse on the
+  request's checks, rated higher, no dearer).
+
+The file: {"catalog": "shipped" or a path, "requests": [{"id", "request", "budget",
+"categories": [...]}]}; each category must be one the catalog has. One checkpointed thread
+per request (`open-{label}-{id}`), so a rerun resumes where the last one stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from catalog import Product, load_products, money
+from catalog.models import category_slug
+from catalog.terminal import terminal_markup
+from graph.choosing.choice import outdoes
+from graph.choosing.picks import Candidate, candidates_of
+from graph.context import Context
+from graph.evals.bundle_sets import (
+    SHIPPED,
+    BundleFileError,
+    _amount,
+    _keys,
+    _text,
+    catalog_path,
+    within,
+)
+from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side, take_usage
+from graph.evals.inputs import check_limit
+from graph.evals.reruns import run_on_goal_thread
+from graph.runs.session import approve_all
+from graph.runs.threads import ShoppingGraph
+from graph.schemas import Outcome, Plan, StepResult
+from graph.state import plan_that_runs
+from graph.tools import get_catalog
+
+_KEYS = {"id", "request", "budget", "categories"}
+
+
+class OpenEndedFileError(BundleFileError):
+    """An open-ended file that cannot be evaluated; the message names the file and case."""
+
+
+@dataclass(frozen=True)
+class OpenEndedRequest:
+    id: str
+    request: str
+    budget: float
+    categories: tuple[str, ...]  # category slugs a good pick comes from
+
+
+@dataclass(frozen=True)
+class OpenEndedFile:
+    path: Path
+    catalog: Path
+    requests: tuple[OpenEndedRequest, ...]
+
+
+def _request(record: Any, where: str) -> OpenEndedRequest:
+    record = _keys(record, _KEYS, _KEYS, where)
+    where = f"{where} ({record['id']!r})"
+    categories = record["categories"]
+    if not isinstance(categories, list) or not categories:
+        raise OpenEndedFileError(f"{where}: categories must be a non-empty list")
+    slugs = tuple(category_slug(_text(c, f"{where} category")) for c in categories)
+    return OpenEndedRequest(
+        id=_text(record["id"], f"{where} id"),
+        request=_text(record["request"], f"{where} request"),
+        budget=_amount(record["budget"], f"{where} budget"),
+        categories=slugs,
+    )
+
+
+def load_open_ended(path: Path, catalog: Path | None = None) -> OpenEndedFile:
+    """Read and check an open-ended file; `catalog` (the CLI's --catalog) overrides its own."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as error:
+        raise OpenEndedFileError(f"{path}: cannot read an open-ended file: {error}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("requests"), list):
+        raise OpenEndedFileError(f"{path}: expected an object with a 'requests' list")
+    unknown = sorted(set(data) - {"catalog", "requests"})
+    if unknown:
+        raise OpenEndedFileError(f"{path}: unknown key {', '.join(unknown)}")
+    if not data["requests"]:
+        raise OpenEndedFileError(f"{path}: no requests")
+    requests = tuple(
+        _request(r, f"{path} request {n}") for n, r in enumerate(data["requests"], start=1)
+    )
+    ids = [r.id for r in requests]
+    repeated = sorted({i for i in ids if ids.count(i) > 1})
+    if repeated:
+        raise OpenEndedFileError(f"{path}: repeated request id {', '.join(repeated)}")
+    named = data.get("catalog", SHIPPED)
+    return OpenEndedFile(
+        Path(path), catalog or catalog_path(_text(named, f"{path} catalog")), requests
+    )
+
+
+def check_categories(
+    requests: Sequence[OpenEndedRequest], products: Sequence[Product], source: str = ""
+) -> None:
+    """Every expected category is the catalog's, and holds a product within the budget:
+    else the dev set asks for what cannot be had."""
+    for request in requests:
+        for category in request.categories:
+            held = [p for p in products if p.category == category]
+            if not held:
+                raise OpenEndedFileError(
+                    f"{source} request {request.id!r}: no product of category {category!r}"
+                )
+        if not any(
+            p.category in request.categories and within(p.price, request.budget) for p in products
+        ):
+            raise OpenEndedFileError(
+                f"{source} request {request.id!r}: nothing in its categories within "
+                f"{money(request.budget)}"
+            )
+
+
+@dataclass
+class OpenEndedResult:
+    id: str
+    request: str
+    thread_id: str
+    budget: float
+    categories: list[str]
+    pick_mode: str | None = None  # the plan's pick: "one" for an open-ended request
+    kinds_planned: list[str] = field(default_factory=list)  # the plan's search queries
+    kinds_found: list[str] = field(default_factory=list)  # of those, what finds its kind
+    kinds_found_share: float = 0.0
+    picked: list[str] = field(default_factory=list)
+    pick_categories: list[str] = field(default_factory=list)
+    right_category: bool = False
+    within_budget: bool = False
+    nothing_lost: bool = False
+    dominated_by: dict[str, str] = field(default_factory=dict)  # pick id -> what outdoes it
+    met: bool = False  # every check above
+    unknown_ids: list[str] = field(default_factory=list)
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_s: float = 0.0
+    error: str | None = None
+
+
+def _kinds_found(plan: Plan, candidates: list[Candidate]) -> list[str]:
+    """The plan's searches (their queries) that found a product of the kind they name."""
+    steps = {c.source_step for c in candidates if c.of_searched_kind}
+    return [s.query or "" for s in plan.search_steps if s.step in steps]
+
+
+def _dominated(plan: Plan, picks: list[str], candidates: list[Candidate]) -> dict[str, str]:
+    """Each pick another candidate of its kind outdoes on every count (choice.outdoes),
+    with the first that does; a "one" plan's kinds are one item, so any kind counts."""
+    found: dict[str, str] = {}
+    for pick_id in picks:
+        mine = [c for c in candidates if c.summary.id == pick_id and c.of_searched_kind]
+        if not mine:
+            continue
+        pick = min(mine, key=lambda c: (not c.shown, c.rank))
+        rivals = [
+            c
+            for c in candidates
+            if c.of_searched_kind
+            and c.summary.id not in picks
+            and (plan.pick == "one" or c.item == pick.item)
+        ]
+        better = next((c for c in rivals if outdoes(c, pick, plan)), None)
+        if better is not None:
+            found[pick_id] = better.summary.id
+    return found
+
+
+def score_open_ended(
+    result: OpenEndedResult,
+    values: dict[str, Any],
+    request: OpenEndedRequest,
+    catalog_file: Path,
+) -> None:
+    """Fill a request's result from its run's final state."""
+    take_usage(result, values)
+    plan = plan_that_runs(values)
+    outcome: Outcome | None = values.get("outcome")
+    results: list[StepResult] = list(values.get("step_results") or [])
+    catalog = get_catalog(str(catalog_file))
+    result.picked = list(dict.fromkeys(p.id for p in outcome.picks)) if outcome else []
+    records = catalog.get(result.picked)
+    result.unknown_ids = [i for i in result.picked if i not in records]
+    if plan is None:
+        return
+    result.pick_mode = plan.pick
+    result.kinds_planned = [s.query or "" for s in plan.search_steps]
+    candidates = candidates_of(plan, results, catalog)
+    result.kinds_found = _kinds_found(plan, candidates)
+    result.kinds_found_share = round(len(result.kinds_found) / (len(result.kinds_planned) or 1), 4)
+    picks = [records[i] for i in result.picked if i in records]
+    result.pick_categories = [p.category or "" for p in picks]
+    result.right_category = bool(picks) and all(p.category in request.categories for p in picks)
+    total = sum(p.price for p in picks)
+    result.within_budget = bool(picks) and not result.unknown_ids and within(total, request.budget)
+    result.nothing_lost = bool(picks) and outcome is not None and not outcome.missing
+    result.dominated_by = _dominated(plan, result.picked, candidates)
+    result.met = (
+        result.pick_mode == "one"
+        and result.kinds_found_share == 1.0
+        and result.right_category
+        and result.within_budget
+        and result.nothing_lost
+        and not result.dominated_by
+    )
+
+
+@dataclass
+class OpenEndedReport(EvalReport):
+    label: str
+    open_ended_file: str  # marks an open-ended report (--compare)
+    catalog: str
+    provider: str | None
+    model: str | None
+    tool_mode: str
+    results: list[OpenEndedResult]
+
+    def summary(self) -> dict[str, Any]:
+        results, mean = self.results, self.mean
+        return {
+            "requests": len(results),
+            "pick_one": sum(1 for r in results if r.pick_mode == "one"),
+            "kinds_found_share": mean("kinds_found_share"),
+            "right_category": self.count("right_category"),
+            "within_budget": self.count("within_budget"),
+            "nothing_lost": self.count("nothing_lost"),
+            "dominated": self.count("dominated_by"),
+            "met": self.count("met"),
+            "met_share": round(self.count("met") / (len(results) or 1), 4),
+            "llm_calls": mean("llm_calls"),
+            "input_tokens": mean("input_tokens"),
+            "output_tokens": mean("output_tokens"),
+            "latency_s": mean("latency_s"),
+            "errors": self.count("error"),
+        }
+
+
+def run_open_ended_eval(
+    requests: Sequence[OpenEndedRequest],
+    catalog_file: Path,
+    context: Context,
+    graph: ShoppingGraph,
+    *,
+    label: str,
+    open_ended_file: str = "",
+    limit: int | None = None,
+    progress: bool = True,
+) -> OpenEndedReport:
+    """Run each request as one checkpointed thread (auto-approved) and score it on
+    `catalog_file`, the catalog the context's runs use."""
+    runs_on = Path(context.catalog) if context.catalog else None
+    if runs_on is not None and runs_on.is_file() and not os.path.samefile(runs_on, catalog_file):
+        raise ValueError(f"the runs use {runs_on} but the scores would use {catalog_file}")
+    check_limit(limit)
+    context = prepared(context)  # opens the catalog: a bad one fails here
+    check_categories(requests, load_products(catalog_file), open_ended_file)
+
+    def start(index: int, request: OpenEndedRequest) -> OpenEndedResult:
+        return OpenEndedResult(
+            request.id,
+            request.request,
+            f"open-{label}-{request.id}",
+            request.budget,
+            list(request.categories),
+        )
+
+    def run(result: OpenEndedResult, request: OpenEndedRequest, note: Note) -> None:
+        values = run_on_goal_thread(graph, context, result, request.request, approve_all, note)
+        score_open_ended(result, values, request, catalog_file)
+
+    def line(result: OpenEndedResult) -> str:
+        shown = zip(result.picked, result.pick_categories, strict=False)
+        picked = ", ".join(f"{i} ({c})" for i, c in shown)
+        verdict = "met" if result.met else "not met"
+        return f"{verdict}: {terminal_markup(picked or 'no pick', 200)}"
+
+    def name(index: int, request: OpenEndedRequest) -> str:
+        return f"request {terminal_markup(request.id, 40)}"
+
+    selected = list(requests[:limit])
+    results = run_cases(selected, "request", start, run, line, name=name, progress=progress)
+    settings = (context.provider, context.model, context.tool_mode)
+    return OpenEndedReport(label, open_ended_file, str(catalog_file), *settings, results)
+
+
+OPEN_ENDED_ROWS: list[Row] = [
+    ("requests", lambda s: str(s["requests"])),
+    ("planned as one pick", lambda s: f"{s['pick_one']}/{s['requests']}"),
+    ("searches finding their kind", lambda s: f"{s['kinds_found_share']:.2f}"),
+    ("pick in an expected category", lambda s: f"{s['right_category']}/{s['requests']}"),
+    ("within budget", lambda s: f"{s['within_budget']}/{s['requests']}"),
+    ("nothing lost", lambda s: f"{s['nothing_lost']}/{s['requests']}"),
+    ("dominated picks", lambda s: str(s["dominated"])),
+    ("every check met", lambda s: f"{s['met']}/{s['requests']} ({s['met_share']:.2f})"),
+    ("LLM calls / request", lambda s: f"{s['llm_calls']:.2f}"),
+    ("input tokens / request", lambda s: f"{s['input_tokens']:.2f}"),
+    ("output tokens / request", lambda s: f"{s['output_tokens']:.2f}"),
+    ("latency s / request", lambda s: f"{s['latency_s']:.2f}"),
+    ("errors", lambda s: str(s["errors"])),
+]
+
+
+def markdown_table(reports: list[dict[str, Any]]) -> str:
+    """One column per report, so two runs compare side by side."""
+    return side_by_side(reports, OPEN_ENDED_ROWS)

@@ -1,0 +1,172 @@
+"""A product is of the kind its title says it is (#34): "Wrist Camera *Strap*" is a strap,
+though its title mentions a camera; a title with no clear head falls back to its text."""
+
+from __future__ import annotations
+
+import pytest
+from fakes import FakeShoppingChatModel, plan_reply, run_graph
+
+from catalog import Product
+from graph.choosing.picks import Candidate, _check_kind, is_of_kind, kinds_of
+from graph.schemas import ProductSummary
+
+
+def product(title: str, tags: list[str], category: str = "", brand: str | None = None) -> Product:
+    return Product(
+        id="p",
+        title=title,
+        description="",
+        category=category or "other",
+        price=10.0,
+        tags=tags,
+        brand=brand,
+    )
+
+
+@pytest.mark.parametrize(
+    ("title", "tags", "category", "brand", "head", "of_kind"),
+    [
+        # The title's head, which its tags confirm, is what it is.
+        (
+            "Strapworks Wrist Camera Strap",
+            ["camera strap", "strap"],
+            "cameras-photography",
+            "Strapworks",
+            "camera",
+            False,
+        ),
+        ("Strapworks Wrist Camera Strap", ["camera strap", "strap"], "", None, "strap", True),
+        ("Snapwell Mini 12 Instant Camera", ["instant camera", "camera"], "", None, "camera", True),
+        # A film pack tagged "instant camera": its title mentions film, never a camera.
+        (
+            "Snapwell Mini Instant Film Twin Pack, Classic White (20 Exposures)",
+            ["instant film", "film", "instant camera", "refill"],
+            "",
+            None,
+            "camera",
+            False,
+        ),
+        (
+            "Snapwell Mini Instant Film Twin Pack, Classic White (20 Exposures)",
+            ["instant film", "film", "instant camera", "refill"],
+            "",
+            None,
+            "film",
+            True,
+        ),
+        # A tag whose words the title does not mention is a class it is in.
+        ("Red Tongs", ["kitchen tools", "tongs"], "kitchen-accessories", None, "tools", True),
+        # No clear head ("Cast Iron" ends it, tags name none of its words): the text.
+        (
+            "Corefit Kettlebell 16 kg Cast Iron",
+            ["home gym", "recovery", "strength"],
+            "running-fitness",
+            "Corefit",
+            "kettlebell",
+            True,
+        ),
+        (
+            "Corefit Kettlebell 16 kg Cast Iron",
+            ["home gym", "recovery", "strength"],
+            "running-fitness",
+            "Corefit",
+            "dumbbell",
+            False,
+        ),
+        # Each part of a category path is a class, though the title names another kind.
+        (
+            "Cream Blush Stick, All-in-One Natural Makeup Stick for Cheeks, Lips",
+            ["long lasting", "Beauty & Personal Care \u203a Makeup \u203a Face \u203a Blush"],
+            "beauty-personal-care",
+            None,
+            "makeup",
+            True,
+        ),
+        # The word ends a name somewhere in a run-on title: it can name the product.
+        (
+            "Sit Stand Tabletop Desk Height Adjustable Standing Desk Converter Laptop Desktop"
+            " Sit to Stand Up Desk for Home Office",
+            ["height adjustable", "home office", "Office Products \u203a Desktop & Shelves"],
+            "office-products",
+            None,
+            "desk",
+            True,
+        ),
+        # Only inside a compound: a puzzle of vintage cameras is no camera.
+        (
+            "Brightbox Games 500-Piece Jigsaw Puzzle: Vintage Camera Collection",
+            ["jigsaw puzzle", "puzzle", "gift"],
+            "toys-games",
+            "Brightbox Games",
+            "camera",
+            False,
+        ),
+        # A brand among the tags is not a kind; the category names what it is.
+        (
+            "Apple MacBook Pro 14 Inch Space Grey",
+            ["laptops", "apple"],
+            "laptops",
+            "Apple",
+            "laptop",
+            True,
+        ),
+        (
+            "Essence Mascara Lash Princess",
+            ["beauty", "mascara"],
+            "beauty",
+            "Essence",
+            "mascara",
+            True,
+        ),
+        ("Water Bottle Holder for Bikes", ["bottle holder", "cycling"], "", None, "bottle", False),
+    ],
+)
+def test_a_product_is_of_the_kind_its_title_says(
+    title: str, tags: list[str], category: str, brand: str | None, head: str, of_kind: bool
+) -> None:
+    record = product(title, tags, category, brand)
+    text = " ".join([title, category, *tags])
+    candidate = Candidate(ProductSummary.of(record), source_step=1, rank=1, within_limits=True)
+    _check_kind(candidate, text, [head], kinds_of(record))
+    assert candidate.of_searched_kind is of_kind
+    mentioned = head in text.lower()
+    assert is_of_kind(head, kinds_of(record), mentioned) is of_kind
+
+
+def test_a_title_with_no_clear_head_is_read_by_what_it_mentions() -> None:
+    said = kinds_of(product("Corefit Kettlebell 16 kg Cast Iron", ["home gym", "strength"]))
+    assert said.title == ["iron"] and said.known == []
+    strap = kinds_of(product("Halden Wrist Camera Strap", ["camera strap", "accessory"]))
+    assert strap.known == ["strap"]
+
+
+CAMERA_PLAN = plan_reply(
+    {"action": "Search cameras", "query": "cameras", "max_price": 200},
+    {"action": "Pick the camera", "query": None},
+    goal="Buy a camera under $200.",
+    budget=200,
+)
+STRAP_FIRST = {"answer": "The wrist strap is best.", "product_ids": ["cam-060", "cam-104"]}
+
+
+@pytest.mark.parametrize("code_decisions", [True, False])
+def test_a_camera_under_200_is_a_camera_not_a_strap(code_decisions: bool) -> None:
+    # The search for "cameras" ranks wrist straps first (their titles mention a camera);
+    # the shop has instant cameras at $82.95 and $140.99. The model picks the strap first.
+    model = FakeShoppingChatModel(
+        replies={"Plan": [dict(CAMERA_PLAN)], "ReasoningAnswer": [dict(STRAP_FIRST)]}
+    )
+    state = run_graph(model, None, "a camera under $200", code_decisions=code_decisions)
+    shown = [p.id for p in state["step_results"][0].products]
+    assert "cam-060" in shown  # the strap is what the search ranks first
+    outcome = state["outcome"]
+    assert len(outcome.picks) == 1 and outcome.within_budget is True
+    pick = outcome.picks[0]
+    assert "Strap" not in pick.title and pick.title.endswith("Camera"), pick.title
+    assert pick.price <= 200
+    assert outcome.missing == []
+    if not code_decisions:
+        # The model was asked, and its strap was not among the options shown as cameras.
+        prompt = model.all_prompt_text()
+        assert "not of the kind searched for" in prompt
+        assert "id=cam-060" not in prompt
