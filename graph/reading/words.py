@@ -83,11 +83,17 @@ def head_word(query: str) -> str | None:
 _TITLE_PARTS = re.compile(r"\s*[,;|()\[\]]\s*|\s+[-\u2013\u2014]\s+")
 
 
+# Numbers with a short unit ending a name ("Water Bottle 32 oz", "Coffee Maker 6-Cup",
+# "Headlamp 1000 Lumen"): measures of the product, never what it is.
+_MEASURE = re.compile(r"(?:\s+\d[\d.,]*\s*-?\s*[^\W\d_]{1,5})+\s*$")
+
+
 def title_heads(title: str) -> list[str]:
     """The head word of each part of a catalog title (head_word): what the title says
     the product is. English names are right-headed, so "Lens Cleaning *Kit*" is a kit
-    and "50mm f/1.8 Prime *Lens* for E Mount" a lens, though both name a lens."""
-    return [head for part in title_parts(title) if (head := head_word(part))]
+    and "50mm f/1.8 Prime *Lens* for E Mount" a lens, though both name a lens; measures
+    aside ("Insulated Water *Bottle* 32 oz" is a bottle)."""
+    return [head for part in title_parts(title) if (head := head_word(_MEASURE.sub(" ", part)))]
 
 
 def title_parts(title: str) -> list[str]:

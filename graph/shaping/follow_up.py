@@ -23,7 +23,7 @@ from __future__ import annotations
 from catalog import CatalogBackend, money
 from graph.reading import names_another_product
 from graph.reading.stated import without_limit_phrases
-from graph.reading.words import product_words, same_word, stem
+from graph.reading.words import head_word, opening, product_words, same_word, stem
 from graph.schemas import (
     MAX_FEATURES,
     FollowUp,
@@ -49,6 +49,15 @@ def _matching(picks: tuple[PreviousPick, ...], words: set[str]) -> tuple[Previou
     shared = [len(words & (_stems(p.title) | _stems(p.item))) for p in picks]
     most = max(shared, default=0)
     return tuple(p for p, n in zip(picks, shared, strict=True) if most and n == most)
+
+
+def _named_first(picks: tuple[PreviousPick, ...], request: str) -> tuple[PreviousPick, ...]:
+    """The earlier picks whose item's head word ("bag" of "camera bag") the follow-up
+    names before its first preposition (words.opening)."""
+    said = product_words(opening(without_limit_phrases(request)).replace("-", " "))
+    return tuple(
+        p for p in picks if (head := head_word(p.item)) and any(same_word(head, w) for w in said)
+    )
 
 
 def _shown(pick: PreviousPick) -> str:
@@ -85,6 +94,16 @@ def checked_statement(
     items = (*([item] if item else []), *(p.item for p in picks if p.item), *previous.queries)
     another = names_another_product(catalog, wants, items) if wants else None
     if kind in ("cheaper", "dearer", "refine") and another:
+        # "swap the bag for a strap", "a kettlebell rather than the mat": what it names
+        # before any preposition is an earlier item, so the new product takes its place
+        # ("a strap for the bag" names the bag only after "for": an added item).
+        swapped = _named_first(picks, request)
+        if swapped:
+            notes.append(
+                f"{wants!r} is another kind of product in this shop, named in place of "
+                f"{', '.join(p.item or p.title for p in swapped)!r}: read as a swap"
+            )
+            return "replace", swapped
         notes.append(f"{wants!r} is another kind of product in this shop: read as an added item")
         return "add", ()
     if kind in ("add", "replace") and another is not True and (kind == "add" or another is None):
@@ -93,7 +112,9 @@ def checked_statement(
         kind = "refine"
     if kind == "add":
         return kind, ()
-    about = _matching(picks, _stems(item)) if item else ()
+    # The item it is about as the planner names it, else as the follow-up's own words
+    # do ("a cheaper water bottle" after shoes and a bottle is about the bottle).
+    about = _matching(picks, _stems(item)) if item else _matching(picks, named)
     if item and not about:
         if not (_stems(item) & earlier):
             notes.append(f"the previous run has no {item!r}: nothing carries over")

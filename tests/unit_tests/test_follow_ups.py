@@ -394,6 +394,14 @@ SHOP = catalog_for(Context())  # the shipped catalog: what the readings are chec
         (BAG, "a waterproof one", said("add", None, "waterproof"), "refine", [], 60, None),
         (BAG, "and a strap for it", said("refine", BAG_ITEM, "camera strap"), "add",
          ["cam-096"], 16.01, 60),
+        # Another product named where the earlier item is ("swap the bag for"): a swap,
+        # however the planner labels it; named after "for", it goes with the bag.
+        (BAG, "swap the bag for a camera strap", said("refine", None, "camera strap"),
+         "replace", [], 60, None),
+        (BAG, "a strap for the bag", said("refine", BAG_ITEM, "camera strap"), "add",
+         ["cam-096"], 16.01, 60),
+        (KIT, "a lens cleaning kit rather than the memory card",
+         said("refine", None, "lens cleaning kit"), "replace", ["cam-071"], 48.05, 120),
         # No reading at all (the plan was built in code): the earlier limits carry over.
         (BAG, "hmm", None, "refine", [], 60, None),
         (KIT, "a cheaper tripod", said("cheaper", "travel tripod"), "cheaper", ["cam-083"],
@@ -401,6 +409,8 @@ SHOP = catalog_for(Context())  # the shipped catalog: what the readings are chec
         (KIT, "instead of the memory card, a lens cleaning kit",
          said("replace", "memory card", "lens cleaning kit"), "replace", ["cam-071"], 48.05, 120),
         (KIT, "a cheaper one", said("cheaper"), "cheaper", [], None, 88.93),
+        # The planner names no item: the follow-up's own words name the card.
+        (KIT, "a cheaper memory card", said("cheaper"), "cheaper", ["cam-071"], 16.98, 120),
         # A new cap beside the carried total keeps the total; the cap is what it leaves.
         (KIT, "and a tripod bag for it, under $200", said("add", None, "tripod bag"), "add",
          ["cam-071", "cam-083"], 31.06, 120),

@@ -8,6 +8,7 @@ from fakes import FakeShoppingChatModel, plan_reply, run_graph
 
 from catalog import Product
 from graph.choosing.picks import Candidate, _check_kind, is_of_kind, kinds_of
+from graph.reading.words import title_heads
 from graph.schemas import ProductSummary
 
 
@@ -170,3 +171,18 @@ def test_a_camera_under_200_is_a_camera_not_a_strap(code_decisions: bool) -> Non
         prompt = model.all_prompt_text()
         assert "not of the kind searched for" in prompt
         assert "id=cam-060" not in prompt
+
+
+@pytest.mark.parametrize(
+    ("title", "heads"),
+    [
+        ("Ridgeline Insulated Water Bottle 32 oz", ["bottle"]),
+        ("Kettle & Pine Glass Pour-Over Coffee Maker 6-Cup", ["maker"]),
+        ("Trailbeam Rechargeable Headlamp 1000 Lumen", ["headlamp"]),
+        # A measure inside a name, or a count with a long word, is left as it is.
+        ("Voltline 15.6 inch Laptop", ["laptop"]),
+        ("Pack of 2 Filters", ["filters"]),
+    ],
+)
+def test_a_measure_ending_a_title_is_not_what_the_product_is(title: str, heads: list[str]) -> None:
+    assert title_heads(title) == heads
