@@ -31,7 +31,7 @@ from graph.prompts import (
 from graph.providers.models import structured_model, tool_model
 from graph.providers.retry import is_streaming_refused
 from graph.providers.secrets import redact_tree
-from graph.reading import checked_request, shopping_reason
+from graph.reading import checked_request, nearest_shelves, shopping_reason, without_limit_phrases
 from graph.schemas import (
     MAX_PLAN_STEPS,
     FollowUpPlan,
@@ -56,6 +56,7 @@ from graph.shaping import (
     fallback_plan,
     read_answer,
     shape_plan,
+    speaks_of_an_occasion,
 )
 from graph.state import State
 from graph.tools import catalog_for, matches_over_total, search_products
@@ -78,7 +79,14 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     schema = FollowUpPlan if previous else Plan
     context = runtime.context
     model = structured_model(context, schema)
-    messages = planner_messages(request, previous)
+    # A gift or a hobby that names nothing the shop sells sees the shop's nearest shelves
+    # (code, not a tool: the planner stays tool-free); a follow-up sees its previous run.
+    shelves = (
+        nearest_shelves(catalog_for(context), without_limit_phrases(request), stated.budget)
+        if previous is None and speaks_of_an_occasion(request)
+        else []
+    )
+    messages = planner_messages(request, previous, shelves)
     started = time.perf_counter()
     usage = Usage()
     for attempt in (1, 2):

@@ -5,5 +5,11 @@ shop sells."""
 from __future__ import annotations
 
 from graph.reading.intent import names_another_product, shopping_reason
-from graph.reading.stated import checked_request, listed_items, validate_request
+from graph.reading.shelves import Shelf, nearest_shelves
+from graph.reading.stated import (
+    checked_request,
+    listed_items,
+    validate_request,
+    without_limit_phrases,
+)
 from graph.reading.words import product_words

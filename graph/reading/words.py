@@ -93,7 +93,12 @@ def title_heads(title: str) -> list[str]:
     the product is. English names are right-headed, so "Lens Cleaning *Kit*" is a kit
     and "50mm f/1.8 Prime *Lens* for E Mount" a lens, though both name a lens; measures
     aside ("Insulated Water *Bottle* 32 oz" is a bottle)."""
-    return [head for part in title_parts(title) if (head := head_word(_MEASURE.sub(" ", part)))]
+    return [head for part in title_parts(title) if (head := head_word(without_measures(part)))]
+
+
+def without_measures(name: str) -> str:
+    """`name` without the measures that end it (_MEASURE)."""
+    return _MEASURE.sub("", name)
 
 
 def title_parts(title: str) -> list[str]:

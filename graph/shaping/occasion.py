@@ -32,11 +32,16 @@ _WANTS_A_SET = re.compile(
 PickMode = Literal["each", "one"]
 
 
+def speaks_of_an_occasion(request: str) -> bool:
+    """Whether the request speaks of a gift, an occasion or a person's hobby."""
+    return bool(_OPEN_ENDED.search(request))
+
+
 def pick_mode(request: str, plan: Plan) -> PickMode:
     """ "one" for an open-ended request whose plan searches two or more kinds of item the
     request does not name; "each" otherwise."""
     searches = plan.search_steps
-    if len(searches) < 2 or not _OPEN_ENDED.search(request) or _WANTS_A_SET.search(request):
+    if len(searches) < 2 or not speaks_of_an_occasion(request) or _WANTS_A_SET.search(request):
         return "each"
     asked = product_words(request.replace("-", " "))
     for step in searches:

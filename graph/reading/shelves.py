@@ -1,0 +1,128 @@
+"""The shop's shelves nearest a request that names no kind of product the shop sells
+("a gift for someone who likes photography", "my dad took up hiking"): a few lines for
+the planner, so it plans kinds the shop carries instead of guessing ("photography
+frames", "hiking gloves"). The planner still has no tools: this is code, before its call,
+like the limits.
+
+A shelf is what the catalog's own index brings back for the request's words, grouped by
+what each title says the product is (its head word, words.title_heads), with how many
+products it holds and their price range. Any catalog works, on either backend: the
+lookup is one search. A request that names a kind the shop sells (a WebShop goal, a
+bundle's items) gets no shelves, and its prompt is as before.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import zip_longest
+
+from catalog import CatalogBackend, CatalogError, Product, ProductHit, SearchArgs, money
+from graph.reading.words import (
+    kind_words,
+    product_words,
+    same_word,
+    stem,
+    title_heads,
+    title_parts,
+    without_measures,
+)
+
+SHELVES_SHOWN = 6
+# Products looked at: enough to find several kinds, few enough to be the nearest ones.
+_PRODUCTS_LOOKED_AT = 40
+_WORDS_IN_NAME = 5
+_HAS_DIGIT = re.compile(r"\d")
+
+
+@dataclass(frozen=True)
+class Shelf:
+    """One kind of product near the request: a name (a title of it, brand and sizes
+    aside), the catalog category it is in, how many of the products looked at are of it,
+    and their prices."""
+
+    name: str
+    category: str
+    count: int
+    low: float
+    high: float
+
+    def line(self) -> str:
+        prices = (
+            money(self.low) if self.low == self.high else f"{money(self.low)}-{money(self.high)}"
+        )
+        where = f" ({self.category})" if self.category else ""
+        return f"- {self.name}{where}: {self.count} found, {prices}"
+
+
+def nearest_shelves(
+    catalog: CatalogBackend, request: str, budget: float | None = None
+) -> list[Shelf]:
+    """The shelves nearest `request` (its words without limit phrases) within `budget`:
+    the nearest of each category in turn, so that one department whose texts repeat the
+    request's word ("photography" books) does not hide the others (camera bags,
+    tripods). None when the request names a kind of product the catalog sells, or when
+    nothing is found."""
+    words = kind_words(request)
+    if not words:
+        return []
+    try:
+        hits = catalog.search(
+            SearchArgs(" ".join(words), limit=_PRODUCTS_LOOKED_AT, max_price=budget)
+        )
+        # A category the request names ("photography": cameras-photography) is a shelf
+        # of its own, though its products' texts may never use the word.
+        for category in _named_categories(catalog, words):
+            listed = SearchArgs("", category=category, limit=_PRODUCTS_LOOKED_AT, max_price=budget)
+            hits += [ProductHit(hit.product, 1.0) for hit in catalog.search(listed)]
+    except CatalogError:
+        return []
+    heads = [(_head(hit.product), hit) for hit in hits]
+    if any(same_word(head, word) for head, _ in heads if head for word in words):
+        return []  # the request names what it wants: the planner needs no shelves
+    groups: dict[tuple[str, str], list[Product]] = {}
+    scores: dict[tuple[str, str], float] = {}
+    for head, hit in heads:
+        if head:
+            key = (hit.product.category or "", stem(head))
+            groups.setdefault(key, []).append(hit.product)
+            scores[key] = scores.get(key, 0.0) + hit.score
+    by_category: dict[str, list[tuple[str, str]]] = {}
+    for key in sorted(groups, key=lambda k: -scores[k]):
+        by_category.setdefault(key[0], []).append(key)
+    # Round robin over the categories, nearest category first.
+    turns = list(zip_longest(*by_category.values()))
+    nearest = [key for turn in turns for key in turn if key is not None][:SHELVES_SHOWN]
+    return [_shelf(groups[key]) for key in nearest]
+
+
+def _named_categories(catalog: CatalogBackend, words: list[str]) -> list[str]:
+    return [
+        category
+        for category in catalog.categories()
+        if any(same_word(w, c) for w in words for c in product_words(category.replace("-", " ")))
+    ]
+
+
+def _head(product: Product) -> str | None:
+    heads = title_heads(product.title)
+    return heads[0] if heads else None
+
+
+def _shelf(products: list[Product]) -> Shelf:
+    prices = [p.price for p in products]
+    first = products[0]
+    return Shelf(_name(first), first.category or "", len(products), min(prices), max(prices))
+
+
+def _name(product: Product) -> str:
+    """The product's title as a kind: its first part, brand, sizes and numbers aside
+    ("Trailpack 22L Hiking Day Backpack" is a "Hiking Day Backpack")."""
+    title = title_parts(product.title)[0] if title_parts(product.title) else product.title
+    title = without_measures(title.split(":")[0])
+    brand = (product.brand or "").strip()
+    if brand and title.lower().startswith(brand.lower()):
+        title = title[len(brand) :]
+    words = [w for w in title.split() if not _HAS_DIGIT.search(w)]
+    words = words[-_WORDS_IN_NAME:]
+    return " ".join(words) or " ".join(product_words(product.title)[-2:])
