@@ -4,11 +4,12 @@ by facts rather than by its arithmetic. No LLM call and no replanning happens he
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 from rapidfuzz.utils import default_process
 
 from catalog import CatalogBackend, Product, money
@@ -28,6 +29,7 @@ from graph.reading.words import (
 from graph.schemas import MissingItem, Plan, PlanStep, ProductSummary, StatedLimits, StepResult
 
 FEATURE_MATCH_THRESHOLD = 85  # the same fuzzy cut-off WebShop scores attributes with
+_ABOVE_THRESHOLD = math.nextafter(FEATURE_MATCH_THRESHOLD, math.inf)
 
 
 def missing_limit_warning(stated: StatedLimits, plan: Plan) -> str | None:
@@ -97,9 +99,13 @@ def feature_matches(product: Product, features: list[str]) -> list[str]:
         wanted = feature.strip().lower()
         if not wanted:
             continue
-        in_tags = any(
-            fuzz.token_set_ratio(tag, wanted, processor=default_process) > FEATURE_MATCH_THRESHOLD
-            for tag in product.tags
+        # One C loop over the tags (score_cutoff keeps the strict "above the threshold").
+        in_tags = bool(product.tags) and process.extractOne(
+            wanted,
+            product.tags,
+            scorer=fuzz.token_set_ratio,
+            processor=default_process,
+            score_cutoff=_ABOVE_THRESHOLD,
         )
         if in_tags or wanted in text:
             matched.append(feature)
@@ -173,6 +179,13 @@ def candidates_of(
     """Every product earlier search steps found, in search-rank order, with checks made
     against its full catalog record (tags and description are not in the step results).
     Its type is checked against its item's queries that name a kind (_kind_queries)."""
+    return candidates_and_records(plan, results, catalog)[0]
+
+
+def candidates_and_records(
+    plan: Plan, results: list[StepResult], catalog: CatalogBackend
+) -> tuple[list[Candidate], dict[str, Product]]:
+    """candidates_of, with the catalog records it read (by id; those still in the catalog)."""
     searches = [r for r in results if r.kind == "search"]
     records = catalog.get(p.id for r in searches for p in [*r.products, *r.pool])
     terms, _ = wanted_terms(plan)
@@ -203,7 +216,7 @@ def candidates_of(
     for candidate, text, title, said in zip(candidates, texts, titles, kinds, strict=True):
         _check_kind(candidate, text, queries[candidate.source_step], said)
         _check_title(candidate, title, queries[candidate.source_step])
-    return candidates
+    return candidates, records
 
 
 @dataclass(frozen=True)
