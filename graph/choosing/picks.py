@@ -4,11 +4,13 @@ by facts rather than by its arithmetic. No LLM call and no replanning happens he
 
 from __future__ import annotations
 
+import functools
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from rapidfuzz import fuzz
+from rapidfuzz import fuzz, process
 from rapidfuzz.utils import default_process
 
 from catalog import CatalogBackend, Product, money
@@ -28,6 +30,7 @@ from graph.reading.words import (
 from graph.schemas import MissingItem, Plan, PlanStep, ProductSummary, StatedLimits, StepResult
 
 FEATURE_MATCH_THRESHOLD = 85  # the same fuzzy cut-off WebShop scores attributes with
+_ABOVE_THRESHOLD = math.nextafter(FEATURE_MATCH_THRESHOLD, math.inf)
 
 
 def missing_limit_warning(stated: StatedLimits, plan: Plan) -> str | None:
@@ -97,9 +100,13 @@ def feature_matches(product: Product, features: list[str]) -> list[str]:
         wanted = feature.strip().lower()
         if not wanted:
             continue
-        in_tags = any(
-            fuzz.token_set_ratio(tag, wanted, processor=default_process) > FEATURE_MATCH_THRESHOLD
-            for tag in product.tags
+        # One C loop over the tags (score_cutoff keeps the strict "above the threshold").
+        in_tags = bool(product.tags) and process.extractOne(
+            wanted,
+            product.tags,
+            scorer=fuzz.token_set_ratio,
+            processor=default_process,
+            score_cutoff=_ABOVE_THRESHOLD,
         )
         if in_tags or wanted in text:
             matched.append(feature)
@@ -173,6 +180,13 @@ def candidates_of(
     """Every product earlier search steps found, in search-rank order, with checks made
     against its full catalog record (tags and description are not in the step results).
     Its type is checked against its item's queries that name a kind (_kind_queries)."""
+    return candidates_and_records(plan, results, catalog)[0]
+
+
+def candidates_and_records(
+    plan: Plan, results: list[StepResult], catalog: CatalogBackend
+) -> tuple[list[Candidate], dict[str, Product]]:
+    """candidates_of, with the catalog records it read (by id; those still in the catalog)."""
     searches = [r for r in results if r.kind == "search"]
     records = catalog.get(p.id for r in searches for p in [*r.products, *r.pool])
     terms, _ = wanted_terms(plan)
@@ -203,7 +217,7 @@ def candidates_of(
     for candidate, text, title, said in zip(candidates, texts, titles, kinds, strict=True):
         _check_kind(candidate, text, queries[candidate.source_step], said)
         _check_title(candidate, title, queries[candidate.source_step])
-    return candidates
+    return candidates, records
 
 
 @dataclass(frozen=True)
@@ -256,18 +270,28 @@ _PATH = re.compile(r"\s*[\u203a>/|]\s*")
 
 def kinds_of(product: Product) -> ProductKinds:
     """The kinds `product`'s record names (ProductKinds)."""
-    heads = title_heads(product.title)
-    category = (product.category or "").replace("-", " ")
+    return _kinds_of(product.title, product.category, tuple(product.tags), product.brand)
+
+
+# Every pick step and verify read the same products' kinds again: worked out once per
+# record (bench/load.py, #37). The record's fields are the key, so an edited product is
+# read afresh.
+@functools.lru_cache(maxsize=8192)
+def _kinds_of(
+    title: str, category: str | None, tags: tuple[str, ...], brand: str | None
+) -> ProductKinds:
+    heads = title_heads(title)
+    category = (category or "").replace("-", " ")
     # A label may be a path of classes (WebShop's "Beauty / Makeup / Blush"): each is one.
-    paths = [_PATH.split(label) for label in [*product.tags, category]]
+    paths = [_PATH.split(label) for label in [*tags, category]]
     labels = [part for path in paths for part in path]
     label_words = [w for label in labels for w in kind_words(label)]
-    brand = set(kind_words(product.brand or ""))
-    in_title = [w for w in kind_words(product.title) if w not in brand]
+    brand_words = set(kind_words(brand or ""))
+    in_title = [w for w in kind_words(title) if w not in brand_words]
     known = [h for h in heads if any(same_word(h, w) for w in label_words)]
-    for label in product.tags:
+    for label in tags:
         head = head_word(label)
-        if head and head not in brand and any(same_word(head, w) for w in in_title):
+        if head and head not in brand_words and any(same_word(head, w) for w in in_title):
             known.append(head)
     # A part of a path is a class as it stands ("Hair Clippers & *Accessories*"), a
     # label of its own only when its title does not say what it is for (_class_of).
@@ -277,11 +301,11 @@ def kinds_of(product: Product) -> ProductKinds:
         for part in path
     ]
     classes = [head for head in parts if head]
-    classes = [w for w in classes if w not in brand]
-    words = [_WORD.findall(part.lower().replace("-", " ")) for part in title_parts(product.title)]
+    classes = [w for w in classes if w not in brand_words]
+    words = [_WORD.findall(part.lower().replace("-", " ")) for part in title_parts(title)]
     # The category's words join departments ("cameras-photography"): only its head (a
     # class) speaks of the product, so only the tags are read by ProductKinds.labelled.
-    label_parts = [kind_words(part) for path in paths[: len(product.tags)] for part in path]
+    label_parts = [kind_words(part) for path in paths[: len(tags)] for part in path]
     return ProductKinds(
         heads,
         list(dict.fromkeys(known)),

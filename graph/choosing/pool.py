@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from catalog import CatalogBackend, Product
 from graph.choosing.kept import budget_left, words_about
-from graph.choosing.picks import Candidate, candidates_of, is_relevant, request_words
+from graph.choosing.picks import Candidate, candidates_and_records, is_relevant, request_words
 from graph.reading import listed_items
 from graph.schemas import FollowUp, Plan, StepResult
 
@@ -37,8 +37,7 @@ def choice_pool(
 ) -> ChoicePool:
     """The pool for `plan` (the plan that runs) after `results` (the steps run so far)."""
     listed = listed_items(request) if plan.pick == "each" and follow_up is None else []
-    all_candidates = candidates_of(plan, results, catalog)
-    found = catalog.get(c.summary.id for c in all_candidates)
+    all_candidates, found = candidates_and_records(plan, results, catalog)
     # An open-ended request (pick "one") names the person, not the product ("a gift for a
     # runner"): its words are no test of relevance; the kinds the plan searched are.
     request = words_about(request, follow_up)  # "a cheaper one": the earlier item's

@@ -6,6 +6,7 @@ warning says so. No LLM call."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -51,9 +52,10 @@ def _shape(token: str) -> str:
     return re.sub(r"\d+", "9", re.sub(r"[^\W\d_]+", "a", token))
 
 
-def _words(text: str) -> set[str]:
+@functools.lru_cache(maxsize=8192)  # the same product texts at every checked answer (#37)
+def _words(text: str) -> frozenset[str]:
     """Each word of `text`, lower-case and plural-free (words.stem)."""
-    return {stem(w.lower().strip("'.-")) for w in _WORD.findall(text)}
+    return frozenset(stem(w.lower().strip("'.-")) for w in _WORD.findall(text))
 
 
 def unknown_names(answer: str, products: Iterable[Product], extra_words: str = "") -> Unknown:
@@ -66,7 +68,7 @@ def unknown_names(answer: str, products: Iterable[Product], extra_words: str = "
     found = list(products)
     ids = {p.id.lower() for p in found}
     shapes = {_shape(p.id) for p in found}
-    known = _words(extra_words)
+    known = set(_words(extra_words))
     labels: list[str] = []
     for product in found:
         texts = [product.title, product.brand or "", product.category or "", *product.tags]

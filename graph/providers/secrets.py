@@ -31,20 +31,34 @@ def _configured_secrets() -> list[str]:
     return [secret for secret in secrets if len(secret) >= 6]
 
 
-def redact_secrets(text: str) -> str:
+_OPENAI_KEY = re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}")
+
+
+def redact_secrets(text: str, secrets: list[str] | None = None) -> str:
     """`text` with the configured API keys, the passwords inside configured URLs, the
-    credentials of any URL in it, and anything shaped like an OpenAI key masked."""
-    for secret in sorted(_configured_secrets(), key=len, reverse=True):
+    credentials of any URL in it, and anything shaped like an OpenAI key masked.
+    `secrets` is _configured_secrets() when the caller has read it already."""
+    for secret in secrets if secrets is not None else _longest_first(_configured_secrets()):
         text = text.replace(secret, "***")
-    return re.sub(r"\bsk-[A-Za-z0-9_\-]{8,}", "sk-***", redact_url(text))
+    return _OPENAI_KEY.sub("sk-***", redact_url(text))
+
+
+def _longest_first(secrets: list[str]) -> list[str]:
+    return sorted(secrets, key=len, reverse=True)
 
 
 def redact_tree(value: Any) -> Any:
-    """`value` (model output as plain data: dicts, lists, strings) with secrets masked."""
-    if isinstance(value, str):
-        return redact_secrets(value)
-    if isinstance(value, dict):
-        return {key: redact_tree(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [redact_tree(item) for item in value]
-    return value
+    """`value` (model output as plain data: dicts, lists, strings) with secrets masked.
+    The environment is read once for the whole tree, not once per string in it."""
+    secrets = _longest_first(_configured_secrets())
+
+    def masked(item: Any) -> Any:
+        if isinstance(item, str):
+            return redact_secrets(item, secrets)
+        if isinstance(item, dict):
+            return {key: masked(inner) for key, inner in item.items()}
+        if isinstance(item, list):
+            return [masked(inner) for inner in item]
+        return item
+
+    return masked(value)

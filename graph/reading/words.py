@@ -43,6 +43,7 @@ def _product_words(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(kept))
 
 
+@functools.lru_cache(maxsize=16384)
 def stem(word: str) -> str:
     """A crude plural-free form, the same on both sides of a comparison."""
     for suffix in ("es", "s"):
@@ -106,6 +107,7 @@ def title_parts(title: str) -> list[str]:
     return [part for part in _TITLE_PARTS.split(title) if part.strip()]
 
 
+@functools.lru_cache(maxsize=65536)  # asked for the same pairs at every pick (#37)
 def same_word(a: str, b: str) -> bool:
     """Two words of one product sense, up to a plural ("shoe", "shoes"; "box", "boxes"):
     their stems are equal, or one stem is the other and at most two letters more."""
