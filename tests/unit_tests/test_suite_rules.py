@@ -52,16 +52,16 @@ def test_a_missing_cassette_fails_locally_and_in_ci(
 
 def test_a_replay_that_drops_a_recorded_call_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RECORD", raising=False)
-    # photo-gift recorded its calls (the plan, then its reasoning); making none stands
+    # home-office recorded its calls (the plan, then its reasoning); making none stands
     # for a run that dropped them.
-    recorded = len(yaml.safe_load((CASSETTES / "photo-gift.yaml").read_text())["interactions"])
+    recorded = len(yaml.safe_load((CASSETTES / "home-office.yaml").read_text())["interactions"])
     assert recorded >= 2
     with (
         pytest.raises(
             AssertionError,
-            match=rf"photo-gift\.yaml: {recorded} of {recorded} recorded interactions",
+            match=rf"home-office\.yaml: {recorded} of {recorded} recorded interactions",
         ),
-        recorded_context("photo-gift"),
+        recorded_context("home-office"),
     ):
         pass
 
