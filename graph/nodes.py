@@ -31,7 +31,13 @@ from graph.prompts import (
 from graph.providers.models import structured_model, tool_model
 from graph.providers.retry import is_streaming_refused
 from graph.providers.secrets import redact_tree
-from graph.reading import checked_request, nearest_shelves, shopping_reason, without_limit_phrases
+from graph.reading import (
+    checked_request,
+    nearest_shelves,
+    shopping_reason,
+    unstocked_searches,
+    without_limit_phrases,
+)
 from graph.schemas import (
     MAX_PLAN_STEPS,
     FollowUpPlan,
@@ -150,6 +156,8 @@ def _planned(
         catalog = catalog_for(context)
         follow_up, stated = carry_over(request, stated, previous, statement, catalog)
     shaped = shape_plan(request, stated, plan, follow_up)
+    # Checked against the shop before anyone approves it: a search for a kind it lacks.
+    unstocked = unstocked_searches(catalog_for(context), shaped.plan)
     return {
         "clean_request": request,
         "stated_limits": stated,
@@ -157,7 +165,7 @@ def _planned(
         "plan": shaped.plan,
         "planner_usage": usage,
         "planner_latency_s": round(time.perf_counter() - started, 3),
-        "plan_warnings": shaped.warnings,
+        "plan_warnings": [*shaped.warnings, *unstocked],
     }
 
 

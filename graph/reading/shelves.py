@@ -19,6 +19,7 @@ from itertools import zip_longest
 
 from catalog import CatalogBackend, CatalogError, Product, ProductHit, SearchArgs, money
 from graph.reading.words import (
+    head_word,
     kind_words,
     product_words,
     same_word,
@@ -27,6 +28,7 @@ from graph.reading.words import (
     title_parts,
     without_measures,
 )
+from graph.schemas import Plan
 
 SHELVES_SHOWN = 6
 # Products looked at: enough to find several kinds, few enough to be the nearest ones.
@@ -77,23 +79,55 @@ def nearest_shelves(
             hits += [ProductHit(hit.product, 1.0) for hit in catalog.search(listed)]
     except CatalogError:
         return []
-    heads = [(_head(hit.product), hit) for hit in hits]
-    if any(same_word(head, word) for head, _ in heads if head for word in words):
+    heads = [_head(hit.product) for hit in hits]
+    if any(same_word(head, word) for head in heads if head for word in words):
         return []  # the request names what it wants: the planner needs no shelves
+    return _grouped(hits)[:SHELVES_SHOWN]
+
+
+def unstocked_searches(catalog: CatalogBackend, plan: Plan) -> list[str]:
+    """A warning for each of the plan's searches for a kind the shop does not carry: no
+    product its words bring back within its price cap has the query's head word in its
+    title ("photography frames" finds photography books and no frame). Each names the
+    nearest shelves, for the person who approves the plan to edit it."""
+    warnings = []
+    for step in plan.search_steps:
+        query = step.query or ""
+        head = head_word(query)
+        if head is None:
+            continue
+        cap = step.max_price if step.max_price is not None else plan.budget
+        try:
+            args = SearchArgs(" ".join(kind_words(query)), limit=_PRODUCTS_LOOKED_AT, max_price=cap)
+            hits = catalog.search(args)
+        except CatalogError:
+            return []  # no catalog to check against: the search step will say so
+        if any(same_word(head, w) for hit in hits for w in product_words(hit.product.title)):
+            continue
+        nearest = ", ".join(s.name for s in _grouped(hits)[:3])
+        within = f" within {money(cap)}" if cap is not None else ""
+        warnings.append(
+            f"step {step.step} searches for {query[:60]!r}, but the shop has no {head}{within}"
+            + (f"; nearest: {nearest}" if nearest else "")
+        )
+    return warnings
+
+
+def _grouped(hits: list[ProductHit]) -> list[Shelf]:
+    """`hits` as shelves: grouped by category and title head, the nearest of each
+    category in turn (nearest category first), each group's hit scores summed."""
     groups: dict[tuple[str, str], list[Product]] = {}
     scores: dict[tuple[str, str], float] = {}
-    for head, hit in heads:
-        if head:
+    for hit in hits:
+        if head := _head(hit.product):
             key = (hit.product.category or "", stem(head))
             groups.setdefault(key, []).append(hit.product)
             scores[key] = scores.get(key, 0.0) + hit.score
     by_category: dict[str, list[tuple[str, str]]] = {}
     for key in sorted(groups, key=lambda k: -scores[k]):
         by_category.setdefault(key[0], []).append(key)
-    # Round robin over the categories, nearest category first.
-    turns = list(zip_longest(*by_category.values()))
-    nearest = [key for turn in turns for key in turn if key is not None][:SHELVES_SHOWN]
-    return [_shelf(groups[key]) for key in nearest]
+    turns = zip_longest(*by_category.values())
+    return [_shelf(groups[key]) for turn in turns for key in turn if key is not None]
 
 
 def _named_categories(catalog: CatalogBackend, words: list[str]) -> list[str]:

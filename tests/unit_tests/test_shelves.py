@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 from conftest import shared_file
-from fakes import FakeShoppingChatModel, plan_reply, run_graph
+from fakes import FakeShoppingChatModel, plan_of, plan_reply, run_graph
 
 from catalog import CatalogError, Product, SearchArgs
 from graph.context import Context
 from graph.prompts import PLANNER_USER, planner_messages
-from graph.reading import nearest_shelves
+from graph.reading import nearest_shelves, unstocked_searches
 from graph.reading.shelves import Shelf, _name
 from graph.tools import catalog_for
 
@@ -101,3 +101,38 @@ def test_only_a_gift_or_hobby_request_plans_with_shelves(request_text: str, show
     run_graph(model, None, request_text)
     prompt = "\n".join(str(m.content) for m in model.prompts[0])
     assert ("<shelves>" in prompt) is shown
+
+
+def test_a_search_for_a_kind_the_shop_lacks_is_named_with_the_nearest_shelves() -> None:
+    plan = plan_of(
+        {"action": "Search books", "query": "photography books"},
+        {"action": "Search frames", "query": "photography frames"},
+        {"action": "Search gloves", "query": "hiking gloves"},
+        {"action": "Pick one", "query": None},
+        budget=200,
+    )
+    warnings = unstocked_searches(SHOP, plan)
+    assert len(warnings) == 2
+    frames, gloves = warnings
+    # The frames search finds photography books: no title names a frame.
+    assert frames.startswith("step 2 searches for 'photography frames'")
+    assert "no frames within $200.00" in frames and "nearest: " in frames
+    assert gloves.startswith("step 3 ") and "Backpack" in gloves
+
+
+def test_the_plan_shown_at_approval_warns_of_a_search_the_shop_cannot_answer() -> None:
+    model = FakeShoppingChatModel(
+        replies={
+            "Plan": [
+                plan_reply(
+                    {"action": "Search gloves", "query": "hiking gloves"},
+                    {"action": "Search headlamps", "query": "headlamp"},
+                    {"action": "Pick one", "query": None},
+                )
+            ],
+            "ReasoningAnswer": [{"answer": "ok", "product_ids": []}],
+        }
+    )
+    state = run_graph(model, None, "a gift for my dad who hikes")
+    assert any(w.startswith("step 1 searches for 'hiking gloves'") for w in state["plan_warnings"])
+    assert not any("headlamp'" in w for w in state["plan_warnings"])
