@@ -152,7 +152,7 @@ def _shelf(products: list[Product]) -> Shelf:
 def _name(product: Product) -> str:
     """The product's title as a kind: its first part, brand, sizes and numbers aside
     ("Trailpack 22L Hiking Day Backpack" is a "Hiking Day Backpack")."""
-    title = title_parts(product.title)[0] if title_parts(product.title) else product.title
+    title = next(iter(title_parts(product.title)), product.title)
     title = without_measures(title.split(":")[0])
     brand = (product.brand or "").strip()
     if brand and title.lower().startswith(brand.lower()):
