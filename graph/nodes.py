@@ -32,6 +32,7 @@ from graph.providers.models import structured_model, tool_model
 from graph.providers.retry import is_streaming_refused
 from graph.providers.secrets import redact_tree
 from graph.reading import (
+    Shelf,
     checked_request,
     nearest_shelves,
     shopping_reason,
@@ -63,6 +64,7 @@ from graph.shaping import (
     read_answer,
     shape_plan,
     speaks_of_an_occasion,
+    stocked_plan,
 )
 from graph.state import State
 from graph.tools import catalog_for, matches_over_total, search_products
@@ -87,12 +89,13 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     model = structured_model(context, schema)
     # A gift or a hobby that names nothing the shop sells sees the shop's nearest shelves
     # (code, not a tool: the planner stays tool-free); a follow-up sees its previous run.
+    # None: not open-ended (its plan's kinds are the shopper's, never replaced).
     shelves = (
         nearest_shelves(catalog_for(context), without_limit_phrases(request), stated.budget)
         if previous is None and speaks_of_an_occasion(request)
-        else []
+        else None
     )
-    messages = planner_messages(request, previous, shelves)
+    messages = planner_messages(request, previous, shelves or [])
     started = time.perf_counter()
     usage = Usage()
     for attempt in (1, 2):
@@ -119,7 +122,9 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             plan = schema.model_validate(redact_tree(plan.model_dump()))
             statement = plan.follow_up if isinstance(plan, FollowUpPlan) else None
             plan = plan.plan() if isinstance(plan, FollowUpPlan) else plan
-            return _planned(request, stated, plan, usage, started, previous, statement, context)
+            return _planned(
+                request, stated, plan, usage, started, previous, statement, shelves, context
+            )
         if attempt == 2:
             if f"at most {MAX_PLAN_STEPS} steps" in str(error):
                 raise PlanningError(
@@ -130,7 +135,7 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             # The error quotes the model's output, which may echo a key: masked.
             why = redact_tree(f"the planner returned no valid plan twice ({short_error(error)})")
             plan = fallback_plan(request, stated, why, raw_text_of(raw))
-            return _planned(request, stated, plan, usage, started, previous, None, context)
+            return _planned(request, stated, plan, usage, started, previous, None, shelves, context)
         # One retry with the validation error shown: it fixes most numbering slips of
         # small models. This is not replanning: no step has run yet.
         messages = [
@@ -148,13 +153,18 @@ def _planned(
     started: float,
     previous: PreviousRun | None,
     statement: FollowUpStatement | None,
+    shelves: list[Shelf] | None,
     context: Context,
 ) -> dict[str, Any]:
     follow_up = None
+    stocked: list[str] = []
     if previous is not None:
         # Checked against the shop's own products: what it wants is a feature or a product.
         catalog = catalog_for(context)
         follow_up, stated = carry_over(request, stated, previous, statement, catalog)
+    elif shelves is not None:
+        # Open-ended: a search for a kind the shop lacks becomes one it has, before approval.
+        plan, stocked = stocked_plan(catalog_for(context), plan, shelves, stated.budget)
     shaped = shape_plan(request, stated, plan, follow_up)
     # Checked against the shop before anyone approves it: a search for a kind it lacks.
     unstocked = unstocked_searches(catalog_for(context), shaped.plan)
@@ -165,7 +175,7 @@ def _planned(
         "plan": shaped.plan,
         "planner_usage": usage,
         "planner_latency_s": round(time.perf_counter() - started, 3),
-        "plan_warnings": [*shaped.warnings, *unstocked],
+        "plan_warnings": [*stocked, *shaped.warnings, *unstocked],
     }
 
 

@@ -5,7 +5,13 @@ shop sells."""
 from __future__ import annotations
 
 from graph.reading.intent import names_another_product, shopping_reason
-from graph.reading.shelves import Shelf, nearest_shelves, unstocked_searches
+from graph.reading.shelves import (
+    Shelf,
+    best_rated_shelves,
+    nearest_shelves,
+    search_shelves,
+    unstocked_searches,
+)
 from graph.reading.stated import (
     checked_request,
     listed_items,

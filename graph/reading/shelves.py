@@ -86,31 +86,60 @@ def nearest_shelves(
 
 
 def unstocked_searches(catalog: CatalogBackend, plan: Plan) -> list[str]:
-    """A warning for each of the plan's searches for a kind the shop does not carry: no
-    product its words bring back within its price cap has the query's head word in its
-    title ("photography frames" finds photography books and no frame). Each names the
-    nearest shelves, for the person who approves the plan to edit it."""
+    """A warning for each of the plan's searches for a kind the shop does not carry (see
+    search_shelves). Each names the nearest shelves, for the person who approves the plan
+    to edit it."""
     warnings = []
     for step in plan.search_steps:
         query = step.query or ""
-        head = head_word(query)
-        if head is None:
-            continue
         cap = step.max_price if step.max_price is not None else plan.budget
-        try:
-            args = SearchArgs(" ".join(kind_words(query)), limit=_PRODUCTS_LOOKED_AT, max_price=cap)
-            hits = catalog.search(args)
-        except Exception:  # advice only: the search step reports its own error
+        found = search_shelves(catalog, query, cap)
+        if found is None or found.stocked:
             continue
-        if any(same_word(head, w) for hit in hits for w in product_words(hit.product.title)):
-            continue
-        nearest = ", ".join(s.name for s in _grouped(hits)[:3])
+        nearest = ", ".join(s.name for s in found.shelves[:3])
         within = f" within {money(cap)}" if cap is not None else ""
         warnings.append(
-            f"step {step.step} searches for {query[:60]!r}, but the shop has no {head}{within}"
-            + (f"; nearest: {nearest}" if nearest else "")
+            f"step {step.step} searches for {query[:60]!r}, but the shop has no "
+            f"{found.kind}{within}" + (f"; nearest: {nearest}" if nearest else "")
         )
     return warnings
+
+
+@dataclass(frozen=True)
+class SearchShelves:
+    """What one search's words find: the kind it asks for (its head word), whether any
+    product found within its cap has that word in its title, and the shelves found."""
+
+    kind: str
+    stocked: bool
+    shelves: list[Shelf]
+
+
+def search_shelves(catalog: CatalogBackend, query: str, cap: float | None) -> SearchShelves | None:
+    """The shelves `query`'s words bring back within `cap`, and whether its kind is among
+    them ("photography frames" finds photography books and no frame). None for a query
+    naming no kind, or when the catalog cannot answer (advice only: the search step
+    reports its own error)."""
+    kind = head_word(query)
+    if kind is None:
+        return None
+    try:
+        args = SearchArgs(" ".join(kind_words(query)), limit=_PRODUCTS_LOOKED_AT, max_price=cap)
+        hits = catalog.search(args)
+    except Exception:
+        return None
+    stocked = any(same_word(kind, w) for hit in hits for w in product_words(hit.product.title))
+    return SearchShelves(kind, stocked, _grouped(hits))
+
+
+def best_rated_shelves(catalog: CatalogBackend, budget: float | None) -> list[Shelf]:
+    """The shop's best-rated shelves within `budget`, one department in turn: where an
+    open-ended request whose words find nothing ("a housewarming present") starts."""
+    try:
+        hits = catalog.search(SearchArgs("", limit=_PRODUCTS_LOOKED_AT, max_price=budget))
+    except Exception:
+        return []
+    return _grouped(hits)
 
 
 def _grouped(hits: list[ProductHit]) -> list[Shelf]:
@@ -158,5 +187,8 @@ def _name(product: Product) -> str:
     if brand and title.lower().startswith(brand.lower()):
         title = title[len(brand) :]
     words = [w for w in title.split() if not _HAS_DIGIT.search(w)]
-    words = words[-_WORDS_IN_NAME:]
+    start = max(len(words) - _WORDS_IN_NAME, 0)
+    while start > 0 and words[start].islower():
+        start -= 1  # not cut mid-name: "Rails of the North Board Game"
+    words = words[start:]
     return " ".join(words) or " ".join(product_words(product.title)[-2:])

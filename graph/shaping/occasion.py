@@ -19,7 +19,8 @@ from graph.schemas import Plan
 # A gift or an occasion, in the languages the limits reader knows (graph/checks/phrases.py).
 _OPEN_ENDED = re.compile(
     r"\b(gifts?|presents?|stocking[- ]stuffers?|birthday|anniversary|christmas|xmas"
-    r"|housewarming|graduation|something for|someone who|lovers?|enthusiasts?|fans? of"
+    r"|housewarming|graduation|something for|someone who|lovers?|loves|enthusiasts?|fans? of"
+    r"|secret santa|\w+['’]s day"
     r"|regalos?|cadeaux?|geschenke?|presentes?|anniversaire|cumpleaños|geburtstag)\b",
     re.IGNORECASE,
 )
