@@ -402,25 +402,45 @@ def item_of_step(candidates: list[Candidate], plan: Plan) -> dict[int, int]:
         if candidate.shown:
             found.setdefault(candidate.source_step, set()).add(candidate.summary.id)
     steps = sorted({c.source_step for c in candidates})
-    kindless = {s for s in steps if _only_features(plan, s) or not _head(plan, s)}
+    kinds = {s: _kind_found(s, plan, candidates) for s in steps}
+    kindless = {
+        s for s in steps if not _head(plan, s) or (_only_features(plan, s) and kinds[s] is None)
+    }
     item: dict[int, int] = {}
     for step in (s for s in steps if s not in kindless):
-        item[step] = next((item[e] for e in sorted(item) if _same_kind(plan, step, e)), step)
+        item[step] = next((item[e] for e in sorted(item) if _same_kind(plan, kinds, step, e)), step)
     for step in (s for s in steps if s in kindless):  # wherever the plan lists them
         shared = [e for e in sorted(item) if found.get(step, set()) & found.get(e, set())]
         item[step] = item[shared[0]] if shared else step
     return dict(sorted(item.items()))
 
 
+def _kind_found(step: int, plan: Plan, candidates: list[Candidate]) -> str | None:
+    """The word of a search's query, last first, that heads the titles of products it
+    found: the kind it names. "USB-C hub" finds hubs, though the plan lists its words as
+    wanted features too; "power bank laptop" finds power banks, not laptops; "machine
+    wash" finds sweaters and names no kind."""
+    # A title's first head is what it says the product is ("Rustic Chandelier, Pendant
+    # Light Fixture" is a chandelier); later parts name its uses and features.
+    heads = [
+        parts[0]
+        for c in candidates
+        if c.source_step == step and (parts := title_heads(c.summary.title))
+    ]
+    words = kind_words(opening(plan.steps[step - 1].query or ""))
+    return next((w for w in reversed(words) if any(same_word(w, h) for h in heads)), None)
+
+
 def _head(plan: Plan, step: int) -> str | None:
     return head_word(plan.steps[step - 1].query or "")
 
 
-def _same_kind(plan: Plan, a: int, b: int) -> bool:
-    """Whether two searches name one kind of product: their head words agree, or each
-    one's head is among the other's words ("leather camera strap", "camera strap
-    leather": a model does not always write the kind last)."""
-    head_a, head_b = _head(plan, a), _head(plan, b)
+def _same_kind(plan: Plan, kinds: dict[int, str | None], a: int, b: int) -> bool:
+    """Whether two searches name one kind of product: the kinds their products' titles
+    say (_kind_found, else their queries' head words) agree, or each one's is among the
+    other's words ("leather camera strap", "camera strap leather": a model does not
+    always write the kind last)."""
+    head_a, head_b = kinds[a] or _head(plan, a), kinds[b] or _head(plan, b)
     if head_a is None or head_b is None:
         return False
     words_a = kind_words(opening(plan.steps[a - 1].query or ""))

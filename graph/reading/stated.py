@@ -137,6 +137,9 @@ def listed_items(request: str) -> list[str]:
     colon introduces the list ("for camping: a tent, ..."). A request of fewer than two
     such clauses lists nothing: its one product is what the plan searches for."""
     text = without_limit_phrases(with_digits(unicodedata.normalize("NFKC", request)))
+    # The words that make a limit a total or a cap on each are the limit's, not an item
+    # ("$60 altogether", "$10 apiece").
+    text = EACH_WORDS.sub(" ", TOTAL_WORDS.sub(" ", text))
     listed = text.split(":", 1)[-1]
     items = [" ".join(kind_words(opening(c))) for c in _ITEM_SEPARATORS.split(listed)]
     items = list(dict.fromkeys(i for i in items if i))

@@ -3,6 +3,8 @@ planner is shown of the shop, read from the catalog's own index (#34)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from conftest import shared_file
 from fakes import FakeShoppingChatModel, plan_of, plan_reply, run_graph
@@ -10,8 +12,9 @@ from fakes import FakeShoppingChatModel, plan_of, plan_reply, run_graph
 from catalog import CatalogError, Product, SearchArgs
 from graph.context import Context
 from graph.prompts import PLANNER_USER, planner_messages
-from graph.reading import nearest_shelves, unstocked_searches
+from graph.reading import nearest_shelves, search_shelves, unstocked_searches
 from graph.reading.shelves import Shelf, _name
+from graph.shaping import stocked_plan
 from graph.tools import catalog_for
 
 SHOP = catalog_for(Context())
@@ -54,6 +57,10 @@ def test_a_shelf_is_named_by_its_title_brand_and_sizes_aside() -> None:
     assert _name(product) == "Hiking Day Backpack"
     bottle = product.model_copy(update={"title": "Ridgeline Insulated Water Bottle 32 oz"})
     assert _name(bottle.model_copy(update={"brand": "Ridgeline"})) == "Insulated Water Bottle"
+    game = product.model_copy(update={"title": "Brightbox Games Rails of the North Board Game"})
+    assert _name(game.model_copy(update={"brand": "Brightbox Games"})) == (
+        "Rails of the North Board Game"  # five words at most, but never cut mid-name
+    )
     line = Shelf("Hiking Day Backpack", "outdoor", 2, 64.99, 78.99).line()
     assert line == "- Hiking Day Backpack (outdoor): 2 found, $64.99-$78.99"
 
@@ -120,19 +127,76 @@ def test_a_search_for_a_kind_the_shop_lacks_is_named_with_the_nearest_shelves() 
     assert gloves.startswith("step 3 ") and "Backpack" in gloves
 
 
-def test_the_plan_shown_at_approval_warns_of_a_search_the_shop_cannot_answer() -> None:
+def _answered(reply: dict[str, Any], request: str) -> dict[str, Any]:
     model = FakeShoppingChatModel(
-        replies={
-            "Plan": [
-                plan_reply(
-                    {"action": "Search gloves", "query": "hiking gloves"},
-                    {"action": "Search headlamps", "query": "headlamp"},
-                    {"action": "Pick one", "query": None},
-                )
-            ],
-            "ReasoningAnswer": [{"answer": "ok", "product_ids": []}],
-        }
+        replies={"Plan": [reply], "ReasoningAnswer": [{"answer": "ok", "product_ids": []}]}
     )
-    state = run_graph(model, None, "a gift for my dad who hikes")
+    return run_graph(model, None, request)
+
+
+GLOVES_AND_HEADLAMP = plan_reply(
+    {"action": "Search gloves", "query": "hiking gloves"},
+    {"action": "Search headlamps", "query": "headlamp"},
+    {"action": "Pick one", "query": None},
+)
+
+
+def test_a_named_search_the_shop_cannot_answer_is_kept_and_warned_of_at_approval() -> None:
+    state = _answered(GLOVES_AND_HEADLAMP, "hiking gloves and a headlamp, $70 for both")
+    assert state["plan"].steps[0].query == "hiking gloves"  # the shopper's: never replaced
     assert any(w.startswith("step 1 searches for 'hiking gloves'") for w in state["plan_warnings"])
     assert not any("headlamp'" in w for w in state["plan_warnings"])
+
+
+def test_an_open_ended_search_for_a_kind_the_shop_lacks_becomes_a_kind_it_has() -> None:
+    state = _answered(GLOVES_AND_HEADLAMP, "a gift for my dad who hikes, under $70")
+    first, second = state["plan"].search_steps
+    assert (first.query, first.category) == ("Hiking Day Backpack", "outdoor")
+    assert first.action == "Search Hiking Day Backpack" and second.query == "headlamp"
+    note = state["plan_warnings"][0]
+    assert note.startswith("step 1 searched 'hiking gloves', but the shop has no gloves")
+    assert "searches 'Hiking Day Backpack' instead" in note
+    # Nothing left for the approval warning to name, and the pick is one gift.
+    assert not any("searches for" in w for w in state["plan_warnings"])
+    assert state["plan"].pick == "one"
+
+
+def test_a_plan_of_kinds_the_shop_has_is_left_as_it_is() -> None:
+    plan = plan_of(
+        {"action": "Search camera bags", "query": "camera bag"},
+        {"action": "Search tripods", "query": "travel tripod"},
+        {"action": "Pick one", "query": None},
+    )
+    assert stocked_plan(SHOP, plan, [], 200) == (plan, [])
+
+
+def test_an_occasion_searched_for_itself_gets_two_kinds_the_shop_has_within_budget() -> None:
+    plan = plan_of(
+        {"action": "Search presents", "query": "housewarming present"},
+        {"action": "Pick one", "query": None},
+    )
+    # Its words find nothing, nor do the request's: the shop's best-rated shelves serve.
+    stocked, notes = stocked_plan(SHOP, plan, [], 50)
+    assert [s.step for s in stocked.steps] == [1, 2, 3] and not stocked.steps[2].is_search
+    queries = [s.query or "" for s in stocked.search_steps]
+    assert "housewarming present" not in queries and len(set(queries)) == 2
+    for query in queries:
+        found = search_shelves(SHOP, query, 50)
+        assert found is not None and found.stocked
+    assert notes[0].startswith("step 1 searched 'housewarming present'")
+    assert notes[1].startswith("too few kinds the shop has were planned: it also searches")
+
+
+def test_the_request_shelves_come_before_the_best_rated_when_a_kind_is_added() -> None:
+    plan = plan_of(
+        {"action": "Search camera bags", "query": "camera bag"},
+        {"action": "Pick one", "query": None},
+    )
+    shelves = [
+        Shelf("Everyday Sling Camera Bag", "cameras-photography", 4, 43.99, 143.99),
+        Shelf("Travel Tripod with Ball Head", "cameras-photography", 7, 70.0, 145.99),
+    ]
+    stocked, notes = stocked_plan(SHOP, plan, shelves, 200)
+    # The bag is searched already: the next shelf of the request is the one added.
+    assert [s.query for s in stocked.search_steps] == ["camera bag", "Travel Tripod with Ball Head"]
+    assert len(notes) == 1
