@@ -10,11 +10,11 @@ what it wants is never changed here: a kind the shop lacks is then reported.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from functools import cache
 
 from catalog import CatalogBackend, money
 from graph.reading import Shelf, best_rated_shelves, search_shelves
-from graph.reading.words import head_word, same_word
+from graph.reading.words import head_word, kind_words, product_words, same_word
 from graph.schemas import Plan, PlanStep
 
 # "After searching at least 2 kinds that exist": fewer is one guess, more costs searches.
@@ -28,7 +28,21 @@ def stocked_plan(
     shelf it has, and shelves added up to KINDS_LOOKED_AT searches; the notes say what
     changed. `shelves` are the request's nearest (what the planner saw)."""
     kinds: list[str] = []  # the kinds the plan searches, the shop has
-    spare = _Spare(shelves, lambda: best_rated_shelves(catalog, budget))
+    areas: list[str] = []  # and the catalog categories they are in
+    best_rated = cache(lambda: best_rated_shelves(catalog, budget))
+
+    def take(own: list[Shelf]) -> Shelf | None:
+        """A search's own shelves first, then the request's, then the shop's best-rated,
+        those in the plan's part of the shop first (a hiking backpack, then headlamps)."""
+        for options in (own, shelves, None):
+            if options is None:
+                options = sorted(best_rated(), key=lambda s: s.category not in areas)
+            if shelf := next((s for s in options if not _searched(s, kinds)), None):
+                kinds.append(_kind(shelf))
+                areas.append(shelf.category)
+                return shelf
+        return None
+
     steps: list[PlanStep] = []
     notes: list[str] = []
     for step in plan.steps:
@@ -38,12 +52,14 @@ def stocked_plan(
             steps.append(step)
             if found is not None:
                 kinds.append(found.kind)
+                areas.extend(s.category for s in found.shelves[:1])
             continue
-        shelf = spare.take(kinds, first=found.shelves)
+        # Its own shelves only where a title shares its words ("hiking gloves": a hiking
+        # backpack); the rest of what its words found matched only descriptions.
+        shelf = take([s for s in found.shelves if _shares_a_word(s.name, query or "")])
         if shelf is None:
             steps.append(step)  # nothing near it: the approval warning names the gap
             continue
-        kinds.append(_kind(shelf))
         steps.append(_searching(step, shelf))
         within = f" within {money(budget)}" if budget is not None else ""
         notes.append(
@@ -51,8 +67,7 @@ def stocked_plan(
             f"{within}: it searches {shelf.name!r} instead, the nearest kind it has"
         )
     added: list[PlanStep] = []
-    while len(kinds) < KINDS_LOOKED_AT and (shelf := spare.take(kinds)) is not None:
-        kinds.append(_kind(shelf))
+    while len(kinds) < KINDS_LOOKED_AT and (shelf := take([])) is not None:
         added.append(_searching(PlanStep(query=shelf.name, action=shelf.name), shelf))
         notes.append(f"too few kinds the shop has were planned: it also searches {shelf.name!r}")
     if not notes:
@@ -64,27 +79,13 @@ def stocked_plan(
     return plan.model_copy(update={"steps": numbered}), notes
 
 
-class _Spare:
-    """Shelves not searched yet: a search's own first, then the request's, then the
-    shop's best-rated (looked up only when needed)."""
-
-    def __init__(self, shelves: list[Shelf], best_rated: Callable[[], list[Shelf]]) -> None:
-        self._shelves = list(shelves)
-        self._best_rated: Callable[[], list[Shelf]] | None = best_rated
-
-    def take(self, kinds: list[str], first: list[Shelf] | None = None) -> Shelf | None:
-        for options in (first or [], self._shelves):
-            if (shelf := _new(options, kinds)) is not None:
-                return shelf
-        if self._best_rated is not None:
-            self._shelves += self._best_rated()
-            self._best_rated = None
-            return _new(self._shelves, kinds)
-        return None
+def _searched(shelf: Shelf, kinds: list[str]) -> bool:
+    return any(same_word(_kind(shelf), kind) for kind in kinds)
 
 
-def _new(shelves: list[Shelf], kinds: list[str]) -> Shelf | None:
-    return next((s for s in shelves if not any(same_word(_kind(s), k) for k in kinds)), None)
+def _shares_a_word(name: str, query: str) -> bool:
+    words = kind_words(query)
+    return any(same_word(w, q) for w in product_words(name) for q in words)
 
 
 def _kind(shelf: Shelf) -> str:

@@ -1,8 +1,8 @@
 """The bundle evaluation (#22) on the dev sets, replayed from real recordings of the
 embedded 1.5B model: the shipped catalog, and DummyJSON's products from ../shared.
 Recording also writes the report the live run produced; the replay must reproduce it, and
-every request a fitting bundle exists for must get one, every item present (the set of
-bundles whose searches share products is replayed for its figures: #34 is open on it).
+every request a fitting bundle exists for must get one, every item present (bundles whose
+items' searches find some of the same products included).
 
 Record: RECORD=1 python -m pytest -m replay tests/integration_tests/test_bundle_eval_replay.py -n 0
 """
@@ -24,9 +24,6 @@ from graph.evals.bundles import markdown_table, run_bundles_eval
 from graph.runs.checkpoint import open_sqlite_checkpointer
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-# Sets replayed for their figures while issue #34 is open on them: one request still
-# loses an item on the 1.5B model (docs/evaluation.md says which and why).
-NOT_MET_YET = {"eval-bundles-shared"}
 
 
 def dev_sets() -> dict[str, tuple[Path, Path]]:
@@ -81,8 +78,6 @@ def test_bundle_report_is_reproduced_and_every_fitting_bundle_is_met(
     summary = data["summary"]
     assert summary["fitting_exists"] == len(bundles.requests)
     assert "every item, within budget" in markdown_table([data, recorded])
-    if cassette in NOT_MET_YET:
-        return  # reproduced; what it measures is not met yet (docs/evaluation.md)
     # What the issue asks: a bundle within budget, every item present, whenever one exists.
     for result in report.results:
         if result.fitting_exists:
