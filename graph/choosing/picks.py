@@ -184,9 +184,10 @@ def candidates_of(
 
 
 def candidates_and_records(
-    plan: Plan, results: list[StepResult], catalog: CatalogBackend
+    plan: Plan, results: list[StepResult], catalog: CatalogBackend, listed: Sequence[str] = ()
 ) -> tuple[list[Candidate], dict[str, Product]]:
-    """candidates_of, with the catalog records it read (by id; those still in the catalog)."""
+    """candidates_of, with the catalog records it read (by id; those still in the
+    catalog); `listed` are the items the request lists (item_of_step)."""
     searches = [r for r in results if r.kind == "search"]
     records = catalog.get(p.id for r in searches for p in [*r.products, *r.pool])
     terms, _ = wanted_terms(plan)
@@ -210,7 +211,7 @@ def candidates_and_records(
                     shown=rank <= shown,
                 )
             )
-    item = item_of_step(candidates, plan)
+    item = item_of_step(candidates, plan, listed)
     for candidate in candidates:
         candidate.item = item.get(candidate.source_step, candidate.source_step)
     queries = _kind_queries(plan, candidates)
@@ -389,58 +390,89 @@ def _check_title(candidate: Candidate, title: str, queries: list[str]) -> None:
     candidate.titled_as_kind = any(same_word(w, s) for w in wanted for s in said)
 
 
-def item_of_step(candidates: list[Candidate], plan: Plan) -> dict[int, int]:
-    """Each search step's item, numbered by its first step: the items are what the plan
-    names, never what the results happen to share (a laptop-stand search and a hub search
-    both find USB-C chargers, yet a stand is no hub). Two steps are one item when their
-    queries name one kind (_same_kind: "wool sweater", "crew neck sweater"). A step whose
-    query names no kind, only the plan's wanted features ("machine wash") or no readable
-    head, is a feature of an item, not a thing to buy: it joins the first item whose shown
-    results share a product with its own, else it is an item of its own."""
+def item_of_step(
+    candidates: list[Candidate], plan: Plan, listed: Sequence[str] = ()
+) -> dict[int, int]:
+    """Each search step's item, numbered by its first step: the items are what the
+    request lists and the plan names, never what the results happen to share (a
+    laptop-stand search and a hub search both find USB-C chargers, yet a stand is no
+    hub). A query holding an item the request lists (`listed`, reading.listed_items) is
+    that item's search ("power bank laptop" of "a power bank and a usb-c charger for my
+    laptop"). Other steps are one item when their queries name one kind (_same_kind:
+    "wool sweater", "crew neck sweater"). A step whose query names no kind, only the
+    plan's wanted features ("machine wash") and finds no product its head word names, or
+    no readable head, is a feature of an item, not a thing to buy: it joins the first item
+    whose shown results share a product with its own, else it is an item of its own."""
     found: dict[int, set[str]] = {}
     for candidate in candidates:
         if candidate.shown:
             found.setdefault(candidate.source_step, set()).add(candidate.summary.id)
     steps = sorted({c.source_step for c in candidates})
-    kinds = {s: _kind_found(s, plan, candidates) for s in steps}
-    kindless = {
-        s for s in steps if not _head(plan, s) or (_only_features(plan, s) and kinds[s] is None)
-    }
+    of_listed = {s: _listed_item(plan, s, listed, candidates) for s in steps}
+    kindless = {s for s in steps if _kindless(s, plan, candidates)}
     item: dict[int, int] = {}
     for step in (s for s in steps if s not in kindless):
-        item[step] = next((item[e] for e in sorted(item) if _same_kind(plan, kinds, step, e)), step)
+        mine = of_listed[step]
+        same = (
+            e
+            for e in sorted(item)
+            if (mine is not None and of_listed[e] == mine)
+            or ((mine is None or of_listed[e] is None) and _same_kind(plan, step, e))
+        )
+        item[step] = next((item[e] for e in same), step)
     for step in (s for s in steps if s in kindless):  # wherever the plan lists them
         shared = [e for e in sorted(item) if found.get(step, set()) & found.get(e, set())]
         item[step] = item[shared[0]] if shared else step
     return dict(sorted(item.items()))
 
 
-def _kind_found(step: int, plan: Plan, candidates: list[Candidate]) -> str | None:
-    """The word of a search's query, last first, that heads the titles of products it
-    found: the kind it names. "USB-C hub" finds hubs, though the plan lists its words as
-    wanted features too; "power bank laptop" finds power banks, not laptops; "machine
-    wash" finds sweaters and names no kind."""
-    # A title's first head is what it says the product is ("Rustic Chandelier, Pendant
-    # Light Fixture" is a chandelier); later parts name its uses and features.
-    heads = [
+def _listed_item(
+    plan: Plan, step: int, listed: Sequence[str], candidates: list[Candidate]
+) -> int | None:
+    """The listed item whose every word the step's query holds and whose head word
+    heads the title of a product the step found (a kind, not a listed feature like
+    "dairy free"); the longest, when several do. By its place in the list."""
+    words = product_words((plan.steps[step - 1].query or "").replace("-", " "))
+    # A title's first head is what it says the product is ("Oat Drink, Nut Free, Soy
+    # Free" is a drink); later parts name its features.
+    heads = {
         parts[0]
         for c in candidates
         if c.source_step == step and (parts := title_heads(c.summary.title))
+    }
+    held = [
+        (len(item_words), n)
+        for n, item in enumerate(listed)
+        if (item_words := product_words(item.replace("-", " ")))
+        and all(any(same_word(i, w) for w in words) for i in item_words)
+        and any(same_word(item_words[-1], h) for h in heads)
     ]
-    words = kind_words(opening(plan.steps[step - 1].query or ""))
-    return next((w for w in reversed(words) if any(same_word(w, h) for h in heads)), None)
+    return max(held)[1] if held else None
+
+
+def _kindless(step: int, plan: Plan, candidates: list[Candidate]) -> bool:
+    """Whether a search names no kind: no readable head, or only the plan's wanted
+    features and no product found whose title its head word heads ("USB-C hub" finds
+    hubs, so it names a kind, though the plan lists its words as features; "machine
+    wash" finds sweaters, no wash)."""
+    head = _head(plan, step)
+    if head is None:
+        return True
+    return _only_features(plan, step) and not any(
+        c.source_step == step and any(same_word(head, h) for h in title_heads(c.summary.title))
+        for c in candidates
+    )
 
 
 def _head(plan: Plan, step: int) -> str | None:
     return head_word(plan.steps[step - 1].query or "")
 
 
-def _same_kind(plan: Plan, kinds: dict[int, str | None], a: int, b: int) -> bool:
-    """Whether two searches name one kind of product: the kinds their products' titles
-    say (_kind_found, else their queries' head words) agree, or each one's is among the
-    other's words ("leather camera strap", "camera strap leather": a model does not
-    always write the kind last)."""
-    head_a, head_b = kinds[a] or _head(plan, a), kinds[b] or _head(plan, b)
+def _same_kind(plan: Plan, a: int, b: int) -> bool:
+    """Whether two searches name one kind of product: their head words agree, or each
+    one's head is among the other's words ("leather camera strap", "camera strap
+    leather": a model does not always write the kind last)."""
+    head_a, head_b = _head(plan, a), _head(plan, b)
     if head_a is None or head_b is None:
         return False
     words_a = kind_words(opening(plan.steps[a - 1].query or ""))

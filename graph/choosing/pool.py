@@ -37,7 +37,7 @@ def choice_pool(
 ) -> ChoicePool:
     """The pool for `plan` (the plan that runs) after `results` (the steps run so far)."""
     listed = listed_items(request) if plan.pick == "each" and follow_up is None else []
-    all_candidates, found = candidates_and_records(plan, results, catalog)
+    all_candidates, found = candidates_and_records(plan, results, catalog, listed)
     # An open-ended request (pick "one") names the person, not the product ("a gift for a
     # runner"): its words are no test of relevance; the kinds the plan searched are.
     request = words_about(request, follow_up)  # "a cheaper one": the earlier item's

@@ -10,6 +10,7 @@ what it wants is never changed here: a kind the shop lacks is then reported.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 
 from catalog import CatalogBackend, money
@@ -32,42 +33,49 @@ def stocked_plan(
     best_rated = cache(lambda: best_rated_shelves(catalog, budget))
 
     def take(own: list[Shelf]) -> Shelf | None:
-        """A search's own shelves first, then the request's, then the shop's best-rated,
-        those in the plan's part of the shop first (a hiking backpack, then headlamps)."""
-        for options in (own, shelves, None):
-            if options is None:
-                options = sorted(best_rated(), key=lambda s: s.category not in areas)
+        """A search's own shelves first, then the request's; then, while the plan looks
+        at too few kinds, the shop's best-rated, those in the plan's part of the shop
+        first (a hiking backpack, then headlamps)."""
+        short = len(kinds) < KINDS_LOOKED_AT
+        for near in (own, shelves, None) if short else (own, shelves):
+            options = near if near is not None else sorted(best_rated(), key=_away_from(areas))
             if shelf := next((s for s in options if not _searched(s, kinds)), None):
                 kinds.append(_kind(shelf))
-                areas.append(shelf.category)
+                if near is not None:  # the best-rated say nothing of where to look
+                    areas.append(shelf.category)
                 return shelf
         return None
 
     steps: list[PlanStep] = []
     notes: list[str] = []
+    # The kinds the plan's answered searches look for come first, so that no
+    # replacement repeats a later one.
+    found = {s.step: search_shelves(catalog, s.query, _cap(s, budget)) for s in plan.search_steps}
+    for answered in (f for f in found.values() if f is not None and f.stocked):
+        kinds.append(answered.kind)
+        areas.extend(s.category for s in answered.shelves[:1])
     for step in plan.steps:
-        query = step.query
-        found = search_shelves(catalog, query, _cap(step, budget)) if query else None
-        if found is None or found.stocked:
+        unanswered = found.get(step.step)
+        if unanswered is None or unanswered.stocked:
             steps.append(step)
-            if found is not None:
-                kinds.append(found.kind)
-                areas.extend(s.category for s in found.shelves[:1])
             continue
-        # Its own shelves only where a title shares its words ("hiking gloves": a hiking
-        # backpack); the rest of what its words found matched only descriptions.
-        shelf = take([s for s in found.shelves if _shares_a_word(s.name, query or "")])
+        # Its own shelves, those whose titles share its words first ("hiking gloves": a
+        # hiking backpack); the others matched only its words in their descriptions.
+        query = step.query or ""
+        shelf = take(sorted(unanswered.shelves, key=lambda s: not _shares_a_word(s.name, query)))
         if shelf is None:
             steps.append(step)  # nothing near it: the approval warning names the gap
             continue
         steps.append(_searching(step, shelf))
         within = f" within {money(budget)}" if budget is not None else ""
         notes.append(
-            f"step {step.step} searched {query[:60]!r}, but the shop has no {found.kind}"
+            f"step {step.step} searched {query[:60]!r}, but the shop has no {unanswered.kind}"
             f"{within}: it searches {shelf.name!r} instead, the nearest kind it has"
         )
+    # A plan the shop answers as it stands is the planner's; where code stepped in, or
+    # no search is left, it also makes sure of KINDS_LOOKED_AT kinds.
     added: list[PlanStep] = []
-    while len(kinds) < KINDS_LOOKED_AT and (shelf := take([])) is not None:
+    while (notes or not kinds) and len(kinds) < KINDS_LOOKED_AT and (shelf := take([])):
         added.append(_searching(PlanStep(query=shelf.name, action=shelf.name), shelf))
         notes.append(f"too few kinds the shop has were planned: it also searches {shelf.name!r}")
     if not notes:
@@ -77,6 +85,10 @@ def stocked_plan(
     steps[last_search + 1 : last_search + 1] = added
     numbered = [s.model_copy(update={"step": n}) for n, s in enumerate(steps, start=1)]
     return plan.model_copy(update={"steps": numbered}), notes
+
+
+def _away_from(areas: list[str]) -> Callable[[Shelf], bool]:
+    return lambda shelf: shelf.category not in areas
 
 
 def _searched(shelf: Shelf, kinds: list[str]) -> bool:

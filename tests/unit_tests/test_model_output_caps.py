@@ -55,15 +55,15 @@ def test_a_plan_over_a_cap_is_rejected(
         run = graph_run_process(
             url,
             isolated_data_dir,
-            "a photo gift under $200",
+            "a camera strap under $200",
             "--yes",
             "--catalog",
             str(small_catalog_file),
             COLUMNS="400",
         )
     output = run.stdout + run.stderr
-    # The plan built in code runs; its search finds no "photo gift", so code answers the
-    # pick step and no further model call is made.
+    # The plan built in code runs; code answers its pick step from its one search, and
+    # no further model call is made.
     assert run.returncode == 0, output[:2000]
     assert len(fake.requests) == 2
     assert "the planner returned no valid plan" in output and "the cap is" in output

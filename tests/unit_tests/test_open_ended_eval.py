@@ -116,31 +116,40 @@ def run_eval(plans: list[dict[str, Any]], cases: list[OpenEndedRequest]) -> Any:
 
 
 def test_the_scores_of_a_plan_that_knows_the_shop_and_of_one_that_does_not() -> None:
+    named = OpenEndedRequest(
+        "o03", "a coffee grinder and a unicorn saddle, under $60", 60, ("coffee-kitchen",)
+    )
     report = run_eval(
         [
             gift_plan("A photography gift under $200.", 200, "instant camera", "photography book"),
-            # Unicorn saddles are no kind the shop sells: that search finds none of its kind.
+            # Unicorn saddles are no kind the shop sells: for a gift code searches a kind
+            # it has instead (graph/shaping/stocked.py), and the eval scores the plan run.
             gift_plan("A coffee gift under $60.", 60, "coffee grinder", "unicorn saddle"),
+            # Named by the shopper, the saddle is kept: that search finds none of its kind.
+            gift_plan("A grinder and a saddle.", 60, "coffee grinder", "unicorn saddle"),
         ],
-        [PHOTO, COFFEE],
+        [PHOTO, COFFEE, named],
     )
-    photo, coffee = report.results
-    assert photo.error is None and coffee.error is None
+    photo, coffee, saddle = report.results
+    assert photo.error is None and coffee.error is None and saddle.error is None
     assert photo.thread_id == "open-fake-o01"
     assert photo.pick_mode == "one" and len(photo.picked) == 1
     assert photo.kinds_planned == ["instant camera", "photography book"]
     assert photo.kinds_found == photo.kinds_planned and photo.kinds_found_share == 1.0
     assert photo.right_category and photo.within_budget and photo.nothing_lost
     assert photo.dominated_by == {} and photo.met
-    assert coffee.kinds_found == ["coffee grinder"] and coffee.kinds_found_share == 0.5
+    assert coffee.kinds_planned[0] == "coffee grinder" and len(coffee.kinds_planned) == 2
+    assert "unicorn saddle" not in coffee.kinds_planned and coffee.kinds_found_share == 1.0
     assert coffee.pick_categories == ["coffee-kitchen"] and coffee.right_category
-    assert not coffee.met  # one of its kinds is not the shop's
+    assert saddle.kinds_planned == ["coffee grinder", "unicorn saddle"]
+    assert saddle.kinds_found == ["coffee grinder"] and saddle.kinds_found_share == 0.5
+    assert saddle.pick_mode == "each" and not saddle.nothing_lost and not saddle.met
     summary = report.summary()
-    assert summary["requests"] == 2 and summary["pick_one"] == 2
-    assert summary["kinds_found_share"] == 0.75 and summary["met"] == 1
+    assert summary["requests"] == 3 and summary["pick_one"] == 2
+    assert summary["kinds_found_share"] == round(2.5 / 3, 4) and summary["met"] == 2
     table = markdown_table([report.to_json()])
-    assert "searches finding their kind | 0.75" in table
-    assert "every check met | 1/2 (0.50)" in table
+    assert f"searches finding their kind | {2.5 / 3:.2f}" in table
+    assert "every check met | 2/3 (0.67)" in table
 
 
 def test_a_pick_from_the_wrong_part_of_the_catalog_or_over_budget_is_scored_so() -> None:

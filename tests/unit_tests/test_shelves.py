@@ -189,14 +189,25 @@ def test_an_occasion_searched_for_itself_gets_two_kinds_the_shop_has_within_budg
 
 def test_the_request_shelves_come_before_the_best_rated_when_a_kind_is_added() -> None:
     plan = plan_of(
-        {"action": "Search camera bags", "query": "camera bag"},
+        {"action": "Search frames", "query": "photography frames"},
         {"action": "Pick one", "query": None},
     )
     shelves = [
+        Shelf("The Street Photography Handbook", "books", 3, 24.95, 45.0),
         Shelf("Everyday Sling Camera Bag", "cameras-photography", 4, 43.99, 143.99),
-        Shelf("Travel Tripod with Ball Head", "cameras-photography", 7, 70.0, 145.99),
     ]
     stocked, notes = stocked_plan(SHOP, plan, shelves, 200)
-    # The bag is searched already: the next shelf of the request is the one added.
-    assert [s.query for s in stocked.search_steps] == ["camera bag", "Travel Tripod with Ball Head"]
-    assert len(notes) == 1
+    # The frames search finds photography books (its own shelf, replacing it); the plan
+    # then looks at one kind, so the request's next shelf is added.
+    first, second = stocked.search_steps
+    assert first.query == "The Street Photography Handbook"
+    assert second.query == "Everyday Sling Camera Bag" and len(notes) == 2
+
+
+def test_a_plan_the_shop_answers_gets_no_kinds_added() -> None:
+    plan = plan_of(
+        {"action": "Search camera bags", "query": "camera bag"},
+        {"action": "Pick one", "query": None},
+    )
+    shelves = [Shelf("Travel Tripod with Ball Head", "cameras-photography", 7, 70.0, 145.99)]
+    assert stocked_plan(SHOP, plan, shelves, 200) == (plan, [])
