@@ -398,11 +398,12 @@ def item_of_step(
     laptop-stand search and a hub search both find USB-C chargers, yet a stand is no
     hub). A query holding an item the request lists (`listed`, reading.listed_items) is
     that item's search ("power bank laptop" of "a power bank and a usb-c charger for my
-    laptop"). Other steps are one item when their queries name one kind (_same_kind:
-    "wool sweater", "crew neck sweater"). A step whose query names no kind, only the
-    plan's wanted features ("machine wash") and finds no product its head word names, or
-    no readable head, is a feature of an item, not a thing to buy: it joins the first item
-    whose shown results share a product with its own, else it is an item of its own."""
+    laptop"), never another listed item's. Steps are one item when their queries name
+    one kind (_same_kind: "wool sweater", "crew neck sweater"). A step whose query names
+    no kind, only the plan's wanted features ("machine wash") and finds no product its
+    head word names, or no readable head, is a feature of an item, not a thing to buy: it
+    joins the first item whose shown results share a product with its own, else it is an
+    item of its own."""
     found: dict[int, set[str]] = {}
     for candidate in candidates:
         if candidate.shown:

@@ -18,10 +18,10 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from catalog import DEFAULT_CATALOG_FILE, Product
 from catalog.models import category_slug
@@ -145,30 +145,47 @@ def catalog_path(value: str | Path) -> Path:
     return DEFAULT_CATALOG_FILE if str(value) == SHIPPED else Path(value).expanduser().absolute()
 
 
-def load_bundles(path: Path, catalog: Path | None = None) -> BundleFile:
-    """Read and check a bundle file; `catalog` (the CLI's --catalog) overrides its own."""
+class _Case(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+Case = TypeVar("Case", bound=_Case)
+
+
+def read_cases(
+    path: Path,
+    catalog: Path | None,
+    what: str,
+    case: Callable[[Any, str], Case],
+    error: type[BundleFileError] = BundleFileError,
+) -> tuple[Path, tuple[Case, ...]]:
+    """The catalog and the requests of a dev-set file ({"catalog", "requests": [...]}),
+    each request read by `case`; `catalog` (the CLI's --catalog) overrides the file's.
+    Any problem is an `error` naming the file (and the request)."""
     try:
         data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as error:
-        raise BundleFileError(f"{path}: cannot read a bundle file: {error}") from None
+    except (OSError, ValueError) as problem:
+        raise error(f"{path}: cannot read {what}: {problem}") from None
     if not isinstance(data, dict) or not isinstance(data.get("requests"), list):
-        raise BundleFileError(f"{path}: expected an object with a 'requests' list")
+        raise error(f"{path}: expected an object with a 'requests' list")
     unknown = sorted(set(data) - {"catalog", "requests"})
     if unknown:
-        raise BundleFileError(f"{path}: unknown key {', '.join(unknown)}")
+        raise error(f"{path}: unknown key {', '.join(unknown)}")
     if not data["requests"]:
-        raise BundleFileError(f"{path}: no requests")
-    requests = tuple(
-        _request(r, f"{path} request {n}") for n, r in enumerate(data["requests"], start=1)
-    )
-    ids = [r.id for r in requests]
+        raise error(f"{path}: no requests")
+    cases = tuple(case(r, f"{path} request {n}") for n, r in enumerate(data["requests"], start=1))
+    ids = [c.id for c in cases]
     repeated = sorted({i for i in ids if ids.count(i) > 1})
     if repeated:
-        raise BundleFileError(f"{path}: repeated request id {', '.join(repeated)}")
+        raise error(f"{path}: repeated request id {', '.join(repeated)}")
     named = data.get("catalog", SHIPPED)
-    return BundleFile(
-        Path(path), catalog or catalog_path(_text(named, f"{path} catalog")), requests
-    )
+    return catalog or catalog_path(_text(named, f"{path} catalog")), cases
+
+
+def load_bundles(path: Path, catalog: Path | None = None) -> BundleFile:
+    """Read and check a bundle file; `catalog` (the CLI's --catalog) overrides its own."""
+    return BundleFile(Path(path), *read_cases(path, catalog, "a bundle file", _request))
 
 
 def check_kinds(

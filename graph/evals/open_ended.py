@@ -20,7 +20,6 @@ per request (`open-{label}-{id}`), so a rerun resumes where the last one stopped
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,15 +32,7 @@ from catalog.terminal import terminal_markup
 from graph.choosing.choice import outdoes
 from graph.choosing.picks import Candidate, candidates_of
 from graph.context import Context
-from graph.evals.bundle_sets import (
-    SHIPPED,
-    BundleFileError,
-    _amount,
-    _keys,
-    _text,
-    catalog_path,
-    within,
-)
+from graph.evals.bundle_sets import BundleFileError, _amount, _keys, _text, read_cases, within
 from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side, take_usage
 from graph.evals.inputs import check_limit
 from graph.evals.reruns import run_on_goal_thread
@@ -90,28 +81,8 @@ def _request(record: Any, where: str) -> OpenEndedRequest:
 
 def load_open_ended(path: Path, catalog: Path | None = None) -> OpenEndedFile:
     """Read and check an open-ended file; `catalog` (the CLI's --catalog) overrides its own."""
-    try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, ValueError) as error:
-        raise OpenEndedFileError(f"{path}: cannot read an open-ended file: {error}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("requests"), list):
-        raise OpenEndedFileError(f"{path}: expected an object with a 'requests' list")
-    unknown = sorted(set(data) - {"catalog", "requests"})
-    if unknown:
-        raise OpenEndedFileError(f"{path}: unknown key {', '.join(unknown)}")
-    if not data["requests"]:
-        raise OpenEndedFileError(f"{path}: no requests")
-    requests = tuple(
-        _request(r, f"{path} request {n}") for n, r in enumerate(data["requests"], start=1)
-    )
-    ids = [r.id for r in requests]
-    repeated = sorted({i for i in ids if ids.count(i) > 1})
-    if repeated:
-        raise OpenEndedFileError(f"{path}: repeated request id {', '.join(repeated)}")
-    named = data.get("catalog", SHIPPED)
-    return OpenEndedFile(
-        Path(path), catalog or catalog_path(_text(named, f"{path} catalog")), requests
-    )
+    found = read_cases(path, catalog, "an open-ended file", _request, OpenEndedFileError)
+    return OpenEndedFile(Path(path), *found)
 
 
 def check_categories(

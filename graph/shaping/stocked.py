@@ -1,11 +1,13 @@
 """An open-ended request's plan made of kinds the shop carries. The planner sees the
 nearest shelves (graph/reading/shelves.py) but a small model still plans kinds the shop
 lacks ("hiking gloves"), or one search for the occasion itself ("housewarming present").
-For a gift, a hobby or an occasion any kind the shop carries near it will do, so before
-approval code replaces such a search with the nearest shelf its own words find (else the
-request's, else the shop's best-rated), and adds shelves until the plan looks at
-KINDS_LOOKED_AT kinds. Each change is a note shown at approval. A request that names
-what it wants is never changed here: a kind the shop lacks is then reported.
+For a gift, a hobby or an occasion (shaping.occasion) any kind the shop carries near it
+will do, so before approval code replaces such a search with the nearest shelf: one its
+own words find (a title sharing them first), else one of the request's, else, while the
+plan looks at fewer than KINDS_LOOKED_AT kinds, the shop's best-rated. Where it stepped
+in, it also adds shelves up to KINDS_LOOKED_AT kinds. Each change is a note shown at
+approval. A plan the shop answers as it stands is left alone, and a request that is not
+open-ended is never changed here: a kind the shop lacks is then a warning.
 """
 
 from __future__ import annotations
@@ -26,8 +28,9 @@ def stocked_plan(
     catalog: CatalogBackend, plan: Plan, shelves: list[Shelf], budget: float | None
 ) -> tuple[Plan, list[str]]:
     """`plan` with each search for a kind the shop lacks within `budget` replaced by a
-    shelf it has, and shelves added up to KINDS_LOOKED_AT searches; the notes say what
-    changed. `shelves` are the request's nearest (what the planner saw)."""
+    shelf it has, and shelves added up to KINDS_LOOKED_AT kinds where it changed or has
+    no search; the notes say what changed. `shelves` are the request's nearest (what the
+    planner saw)."""
     kinds: list[str] = []  # the kinds the plan searches, the shop has
     areas: list[str] = []  # and the catalog categories they are in
     best_rated = cache(lambda: best_rated_shelves(catalog, budget))
@@ -50,7 +53,9 @@ def stocked_plan(
     notes: list[str] = []
     # The kinds the plan's answered searches look for come first, so that no
     # replacement repeats a later one.
-    found = {s.step: search_shelves(catalog, s.query, _cap(s, budget)) for s in plan.search_steps}
+    found = {
+        s.step: search_shelves(catalog, s.query or "", _cap(s, budget)) for s in plan.search_steps
+    }
     for answered in (f for f in found.values() if f is not None and f.stocked):
         kinds.append(answered.kind)
         areas.extend(s.category for s in answered.shelves[:1])

@@ -13,6 +13,7 @@ from graph.choosing.choice import choose
 from graph.choosing.outcome import checked_outcome
 from graph.choosing.picks import candidates_of, item_of_step, missing_items
 from graph.choosing.pool import choice_pool
+from graph.reading.stated import listed_items
 from graph.schemas import Plan, ProductSummary, StatedLimits, StepResult
 
 Row = tuple[str, str, float, float]  # id, title, price, rating
@@ -135,3 +136,33 @@ def test_a_product_answers_one_item_only() -> None:
     assert [c.summary.id for c in choice.picks] == ["tent-1"]  # never twice
     picks = [ProductSummary.of(product(rows[0]))]
     assert [m.query for m in missing_items(plan, results, picks, candidates)] == ["tent footprint"]
+
+
+def test_two_searches_ending_in_one_word_are_the_two_items_the_request_lists() -> None:
+    # The model wrote "for my laptop" into both queries: their last word is one, but the
+    # request lists a power bank and a charger, and each search finds its own.
+    plan = plan_of(["power bank laptop", "USB-C charger laptop"], budget=75)
+    banks: list[Row] = [("bank-1", "Zentrix 20000mAh Power Bank", 45.95, 4.6)]
+    results, catalog = searched([banks, CHARGERS])
+    candidates = candidates_of(plan, results, catalog)
+    assert item_of_step(candidates, plan) == {1: 1, 2: 1}  # by the queries alone: one
+    listed = ["power bank", "usb-c charger"]
+    assert item_of_step(candidates, plan, listed) == {1: 1, 2: 2}
+
+
+def test_a_listed_feature_is_no_item_of_its_own() -> None:
+    # "dairy free, nut free drinks": the listed "dairy" heads no title found (a title's
+    # first part says what it is), so both searches stay one item, the drink.
+    plan = plan_of(["dairy free oat drink", "nut free oat drink"])
+    drinks: list[Row] = [("oat-1", "Oat Drink, Dairy Free, Nut Free", 3.5, 4.4)]
+    results, catalog = searched([drinks, drinks])
+    candidates = candidates_of(plan, results, catalog)
+    assert item_of_step(candidates, plan, ["dairy", "nut", "oat drinks"]) == {1: 1, 2: 1}
+
+
+def test_the_words_of_a_total_are_never_a_listed_item() -> None:
+    assert listed_items("a water bottle and a running belt, $60 altogether") == [
+        "water bottle",
+        "running belt",
+    ]
+    assert listed_items("a mug and a kettle, $10 apiece") == ["mug", "kettle"]
