@@ -53,8 +53,7 @@ _PRICED_NUMBER = rf"(?:{_PRICE}|(?<![\w.]){_NUMBER}(?![\w.%]|\s*(?:-|to)?\s*(?:s
 # Limit words before a price, by the language they are of (the order is the patterns'),
 # in the languages the planner is asked in; "" holds the signs of no language.
 _UPPER_OF_LANGUAGE = {
-    "en": r"under|below|less than|lower than|cheaper than|at most|up to|no more than|"
-    r"not more than|no higher than|not higher than|not exceeding|not to exceed|no greater than|"
+    "en": r"under|below|less than|lower than|cheaper than|at most|up to|not to exceed|"
     r"max(?:imum)?(?: price| budget| cost)?(?: of)?|price cap of|cap of|budget(?: of| is|:)?|"
     r"within(?: a| my| the)?(?: budget| price)?(?: of)?|for less than|or less",
     "": r"<=?|≤",
@@ -79,7 +78,7 @@ _UPPER_AFTER_OF_LANGUAGE = {
     "ar": r"أو أقل",
 }
 _LOWER_OF_LANGUAGE = {
-    "en": r"over|above|more than|at least|no less than|not less than|starting at|"
+    "en": r"over|above|more than|higher than|greater than|exceeding|at least|starting at|"
     r"min(?:imum)?(?: price| cost)?(?: of)?",
     "": r">=?|≥",
     "es": r"m[aá]s de|al menos|m[ií]nimo(?: de)?",
@@ -100,6 +99,26 @@ _LOWER_AFTER_OF_LANGUAGE = {
     "it": r"o pi[uù]",
     "ar": r"أو أكثر",
 }
+# A negation before a limit word turns it round: "nothing over $60", "not less than $20",
+# "no más de 50 euros", "nicht mehr als 40 €".
+_NEGATION_OF_LANGUAGE = {
+    "en": r"no|not|nothing|never",
+    "es": r"no|nada",
+    "pt": r"não|nada",
+    "fr": r"pas|rien",
+    "de": r"nicht|nichts",
+    "it": r"non|niente",
+}
+
+
+def _negated(words: dict[str, str]) -> str:
+    return "|".join(
+        rf"(?<![\w'])(?:{negation})\s+(?:{words[language]})"
+        for language, negation in _NEGATION_OF_LANGUAGE.items()
+        if language in words
+    )
+
+
 _UPPER = "|".join(_UPPER_OF_LANGUAGE.values())
 _UPPER_AFTER = "|".join(_UPPER_AFTER_OF_LANGUAGE.values())
 _LOWER = "|".join(_LOWER_OF_LANGUAGE.values())
@@ -174,6 +193,9 @@ LOWER_LIMIT = re.compile(
     rf"|{_PRICE}\s*(?:{_LOWER_AFTER})",
     re.IGNORECASE,
 )
+# Read before the two above, so that "not over $60" is never "over $60".
+NEGATED_LOWER_LIMIT = re.compile(rf"(?:{_negated(_LOWER_OF_LANGUAGE)})\s*{_PRICE}", re.IGNORECASE)
+NEGATED_UPPER_LIMIT = re.compile(rf"(?:{_negated(_UPPER_OF_LANGUAGE)})\s*{_PRICE}", re.IGNORECASE)
 BARE_PRICE = re.compile(_PRICE, re.IGNORECASE)
 BUDGET_NUMBER = re.compile(rf"\bbudget(?: of| is|:)?\s*{_NUMBER}(?![\w.%])", re.IGNORECASE)
 # A price written below zero ("under $-5", "-5 dollars"): no product costs that.

@@ -22,6 +22,8 @@ from graph.reading.phrases import (
     EACH_WORDS,
     ITEM_AFTER,
     LOWER_LIMIT,
+    NEGATED_LOWER_LIMIT,
+    NEGATED_UPPER_LIMIT,
     NEGATIVE_PRICE,
     NOT_A_LIMIT,
     PRICE_RANGE_WORDS,
@@ -70,6 +72,8 @@ def _price_spans(request: str) -> list[_PriceSpan]:
     for kind, pattern in (
         ("range", RANGE),
         ("range", PRICE_RANGE_WORDS),
+        ("max", NEGATED_LOWER_LIMIT),
+        ("min", NEGATED_UPPER_LIMIT),
         ("max", UPPER_LIMIT),
         ("min", LOWER_LIMIT),
         ("max", BUDGET_NUMBER),
