@@ -408,9 +408,13 @@ def item_of_step(
     for candidate in candidates:
         if candidate.shown:
             found.setdefault(candidate.source_step, set()).add(candidate.summary.id)
-    steps = sorted({c.source_step for c in candidates})
-    of_listed = {s: _listed_item(plan, s, listed, candidates) for s in steps}
-    kindless = {s for s in steps if _kindless(s, plan, candidates)}
+    # What each product found says it is (words.title_heads), read once per step.
+    heads: dict[int, list[list[str]]] = {}
+    for candidate in candidates:
+        heads.setdefault(candidate.source_step, []).append(title_heads(candidate.summary.title))
+    steps = sorted(heads)
+    of_listed = {s: _listed_item(plan, s, listed, heads[s]) for s in steps}
+    kindless = {s for s in steps if _kindless(s, plan, heads[s])}
     item: dict[int, int] = {}
     for step in (s for s in steps if s not in kindless):
         mine = of_listed[step]
@@ -428,40 +432,38 @@ def item_of_step(
 
 
 def _listed_item(
-    plan: Plan, step: int, listed: Sequence[str], candidates: list[Candidate]
+    plan: Plan, step: int, listed: Sequence[str], found: list[list[str]]
 ) -> int | None:
     """The listed item whose every word the step's query holds and whose head word
-    heads the title of a product the step found (a kind, not a listed feature like
-    "dairy free"); the longest, when several do. By its place in the list."""
+    heads the title of a product the step found (`found`: each one's title heads; a
+    kind, not a listed feature like "dairy free"); the longest, when several do. By its
+    place in the list."""
+    if not listed:
+        return None
     words = product_words((plan.steps[step - 1].query or "").replace("-", " "))
     # A title's first head is what it says the product is ("Oat Drink, Nut Free, Soy
     # Free" is a drink); later parts name its features.
-    heads = {
-        parts[0]
-        for c in candidates
-        if c.source_step == step and (parts := title_heads(c.summary.title))
-    }
+    firsts = {title[0] for title in found if title}
     held = [
         (len(item_words), n)
         for n, item in enumerate(listed)
         if (item_words := product_words(item.replace("-", " ")))
         and all(any(same_word(i, w) for w in words) for i in item_words)
-        and any(same_word(item_words[-1], h) for h in heads)
+        and any(same_word(item_words[-1], h) for h in firsts)
     ]
     return max(held)[1] if held else None
 
 
-def _kindless(step: int, plan: Plan, candidates: list[Candidate]) -> bool:
+def _kindless(step: int, plan: Plan, found: list[list[str]]) -> bool:
     """Whether a search names no kind: no readable head, or only the plan's wanted
-    features and no product found whose title its head word heads ("USB-C hub" finds
-    hubs, so it names a kind, though the plan lists its words as features; "machine
-    wash" finds sweaters, no wash)."""
+    features and no product found (`found`: each one's title heads) whose title its
+    head word heads ("USB-C hub" finds hubs, so it names a kind, though the plan lists
+    its words as features; "machine wash" finds sweaters, no wash)."""
     head = _head(plan, step)
     if head is None:
         return True
     return _only_features(plan, step) and not any(
-        c.source_step == step and any(same_word(head, h) for h in title_heads(c.summary.title))
-        for c in candidates
+        same_word(head, h) for title in found for h in title
     )
 
 
