@@ -31,6 +31,8 @@ from graph.reading.words import (
 from graph.schemas import Plan
 
 SHELVES_SHOWN = 6
+# A word's best matches: where a title or label using it ranks, when any does.
+_VOCABULARY_LOOKED_AT = 10
 # Products looked at: enough to find several kinds, few enough to be the nearest ones.
 _PRODUCTS_LOOKED_AT = 40
 _WORDS_IN_NAME = 5
@@ -53,7 +55,7 @@ class Shelf:
         prices = (
             money(self.low) if self.low == self.high else f"{money(self.low)}-{money(self.high)}"
         )
-        where = f" ({self.category})" if self.category else ""
+        where = f" ({self.category})" if self.category and self.category != self.name else ""
         return f"- {self.name}{where}: {self.count} found, {prices}"
 
 
@@ -69,8 +71,15 @@ def nearest_shelves(
     if not words:
         return []
     try:
+        # Only the words the shop's own titles, labels and categories use: one its
+        # descriptions use in passing ("their first", "heading to") says nothing of a kind.
+        spoken = [w for w in words if _in_shop_vocabulary(catalog, w)]
+        if not spoken:
+            # Nothing the shop names: its departments, for the planner's own judgement of
+            # what suits the person ("a baby shower": toys, books).
+            return department_shelves(catalog, budget)
         hits = catalog.search(
-            SearchArgs(" ".join(words), limit=_PRODUCTS_LOOKED_AT, max_price=budget)
+            SearchArgs(" ".join(spoken), limit=_PRODUCTS_LOOKED_AT, max_price=budget)
         )
         # A category the request names ("photography": cameras-photography) is a shelf
         # of its own, though its products' texts may never use the word.
@@ -123,12 +132,17 @@ def search_shelves(catalog: CatalogBackend, query: str, cap: float | None) -> Se
     kind = head_word(query)
     if kind is None:
         return None
+    words = kind_words(query)
     try:
-        args = SearchArgs(" ".join(kind_words(query)), limit=_PRODUCTS_LOOKED_AT, max_price=cap)
-        hits = catalog.search(args)
+        hits = catalog.search(SearchArgs(" ".join(words), limit=_PRODUCTS_LOOKED_AT, max_price=cap))
+        stocked = any(same_word(kind, w) for hit in hits for w in product_words(hit.product.title))
+        # A search for a department the planner was shown ("kitchen-accessories") finds
+        # that department's shelves.
+        if not stocked and (department := _department_named(catalog, words)):
+            listed = SearchArgs("", category=department, limit=_PRODUCTS_LOOKED_AT, max_price=cap)
+            hits = catalog.search(listed)
     except Exception:
         return None
-    stocked = any(same_word(kind, w) for hit in hits for w in product_words(hit.product.title))
     return SearchShelves(kind, stocked, _grouped(hits))
 
 
@@ -140,6 +154,30 @@ def best_rated_shelves(catalog: CatalogBackend, budget: float | None) -> list[Sh
     except Exception:
         return []
     return _grouped(hits)
+
+
+def department_shelves(catalog: CatalogBackend, budget: float | None) -> list[Shelf]:
+    """Each of the shop's departments within `budget` as a shelf of its own: where a
+    request whose words the shop never uses starts, for the planner's own judgement of
+    what suits the person ("a baby shower": toys, books). A plan's search for one is
+    then the department's nearest shelf (search_shelves)."""
+    shelves = []
+    for category in catalog.categories():
+        listed = SearchArgs("", category=category, limit=_PRODUCTS_LOOKED_AT, max_price=budget)
+        if prices := [hit.product.price for hit in catalog.search(listed)]:
+            shelves.append(Shelf(category, category, len(prices), min(prices), max(prices)))
+    return shelves
+
+
+def _in_shop_vocabulary(catalog: CatalogBackend, word: str) -> bool:
+    """Whether the shop names products with `word`: a title, a label or a category of
+    one its search finds has it."""
+    for hit in catalog.search(SearchArgs(word, limit=_VOCABULARY_LOOKED_AT)):
+        product = hit.product
+        named = " ".join([product.title, *product.tags, (product.category or "")])
+        if any(same_word(word, w) for w in product_words(named.replace("-", " "))):
+            return True
+    return False
 
 
 def _grouped(hits: list[ProductHit]) -> list[Shelf]:
@@ -157,6 +195,16 @@ def _grouped(hits: list[ProductHit]) -> list[Shelf]:
         by_category.setdefault(key[0], []).append(key)
     turns = zip_longest(*by_category.values())
     return [_shelf(groups[key]) for turn in turns for key in turn if key is not None]
+
+
+def _department_named(catalog: CatalogBackend, words: list[str]) -> str | None:
+    """The category whose every word `words` holds, and nothing else ("kitchen
+    accessories" names kitchen-accessories)."""
+    for category in catalog.categories():
+        named = product_words(category.replace("-", " "))
+        if len(named) == len(words) and all(any(same_word(w, c) for w in words) for c in named):
+            return category
+    return None
 
 
 def _named_categories(catalog: CatalogBackend, words: list[str]) -> list[str]:

@@ -13,15 +13,31 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from graph.reading.words import head_word, product_words, same_word
+from graph.reading.words import head_word, product_words, same_word, stem
 from graph.schemas import Plan
 
 # A gift or an occasion, in the languages the limits reader knows (graph/checks/phrases.py).
 _OPEN_ENDED = re.compile(
     r"\b(gifts?|presents?|stocking[- ]stuffers?|birthday|anniversary|christmas|xmas"
-    r"|housewarming|graduation|something for|someone who|lovers?|loves|enthusiasts?|fans? of"
+    r"|housewarming|graduation|something for|lovers?|loves|enthusiasts?|fans? of"
     r"|secret santa|\w+['’]s day"
     r"|regalos?|cadeaux?|geschenke?|presentes?|anniversaire|cumpleaños|geburtstag)\b",
+    re.IGNORECASE,
+)
+# A person the shopper buys for: what to buy is then for the planner to choose among the
+# shop's shelves ("a friend who is getting into yoga", "a treat for someone into
+# skincare"). Words for people (someone, friends, kin, roles) are a small closed class,
+# unlike the ways of phrasing a gift. One that names a product's kind ("baby powder",
+# "kids camera", "children's books") is followed by that product, not by a clause or the
+# sentence's end.
+_A_PERSON = re.compile(
+    r"\b(?:someone|somebody|alguien|quelqu'un|jemand"
+    r"|(?:friends?|colleagues?|co-?workers?|boss|teachers?|neighbou?rs?|mum|mom|mother|dad"
+    r"|father|parents?|wife|husband|partner|boyfriend|girlfriend|son|daughter|kids?|child"
+    r"|children|baby|brother|sister|sibling|nephew|niece|aunt|uncle|cousin|teen(?:ager)?"
+    r"|grand(?:ma|pa|mother|father|parents?|son|daughter)|\d+[- ]year[- ]old"
+    r"|amig[oa]s?|amie?s?|freund(?:in)?)"
+    r"(?=\s*(?:[^\w\s'’]|$)|\s+(?:who|that|into|and|is|are|has|just|loves?|likes?)\b))",
     re.IGNORECASE,
 )
 _WANTS_A_SET = re.compile(
@@ -34,19 +50,21 @@ PickMode = Literal["each", "one"]
 
 
 def speaks_of_an_occasion(request: str) -> bool:
-    """Whether the request speaks of a gift, an occasion or a person's hobby."""
-    return bool(_OPEN_ENDED.search(request))
+    """Whether the request speaks of a gift, an occasion, a person's hobby or a person
+    it is for."""
+    return bool(_OPEN_ENDED.search(request) or _A_PERSON.search(request))
 
 
 def pick_mode(request: str, plan: Plan) -> PickMode:
-    """ "one" for an open-ended request whose plan searches two or more kinds of item the
-    request does not name; "each" otherwise."""
+    """ "one" for an open-ended request whose plan searches two or more kinds of item, of
+    which the request names at most one: that word is the person's interest ("loves
+    building things", "games and streams", "she likes bags"), one of the shelves near it.
+    "each" otherwise: two kinds the request names ("a gift for my dad: a wallet and a
+    belt") are what it wants."""
     searches = plan.search_steps
     if len(searches) < 2 or not speaks_of_an_occasion(request) or _WANTS_A_SET.search(request):
         return "each"
     asked = product_words(request.replace("-", " "))
-    for step in searches:
-        head = head_word(step.query or "")
-        if head and any(same_word(head, word) for word in asked):
-            return "each"  # the request names this kind: it wants it
-    return "one"
+    heads = {stem(h) for step in searches if (h := head_word(step.query or ""))}
+    named = {h for h in heads if any(same_word(h, word) for word in asked)}
+    return "each" if len(named) >= 2 else "one"

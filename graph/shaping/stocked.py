@@ -5,9 +5,11 @@ For a gift, a hobby or an occasion (shaping.occasion) any kind the shop carries 
 will do, so before approval code replaces such a search with the nearest shelf: one its
 own words find (a title sharing them first), else one of the request's, else, while the
 plan looks at fewer than KINDS_LOOKED_AT kinds, the shop's best-rated. Where it stepped
-in, it also adds shelves up to KINDS_LOOKED_AT kinds. Each change is a note shown at
-approval. A plan the shop answers as it stands is left alone, and a request that is not
-open-ended is never changed here: a kind the shop lacks is then a warning.
+in, it also adds shelves up to KINDS_LOOKED_AT kinds. A search for one of the shop's
+departments (what the planner sees when the request's words are none the shop uses) is
+that department's nearest shelf. Each change is a note shown at approval. A plan the shop
+answers as it stands is left alone, and a request that is not open-ended is never changed
+here: a kind the shop lacks is then a warning.
 """
 
 from __future__ import annotations
@@ -35,13 +37,24 @@ def stocked_plan(
     areas: list[str] = []  # and the catalog categories they are in
     best_rated = cache(lambda: best_rated_shelves(catalog, budget))
 
+    def in_department(shelf: Shelf) -> list[Shelf]:
+        """A shelf, or a department's own shelves (reading.department_shelves)."""
+        if shelf.name != shelf.category:
+            return [shelf]
+        found = search_shelves(catalog, shelf.name, budget)
+        return found.shelves if found is not None else []
+
     def take(own: list[Shelf]) -> Shelf | None:
         """A search's own shelves first, then the request's; then, while the plan looks
         at too few kinds, the shop's best-rated, those in the plan's part of the shop
         first (a hiking backpack, then headlamps)."""
         short = len(kinds) < KINDS_LOOKED_AT
         for near in (own, shelves, None) if short else (own, shelves):
-            options = near if near is not None else sorted(best_rated(), key=_away_from(areas))
+            # Departments and the best-rated say nothing of the person: the plan's own
+            # part of the shop first.
+            listed = near if near is not None else best_rated()
+            listed = sorted(listed, key=_away_from(areas, all_of_them=near is None))
+            options = (s for shelf in listed for s in in_department(shelf))
             if shelf := next((s for s in options if not _searched(s, kinds)), None):
                 kinds.append(_kind(shelf))
                 if near is not None:  # the best-rated say nothing of where to look
@@ -92,8 +105,12 @@ def stocked_plan(
     return plan.model_copy(update={"steps": numbered}), notes
 
 
-def _away_from(areas: list[str]) -> Callable[[Shelf], bool]:
-    return lambda shelf: shelf.category not in areas
+def _away_from(areas: list[str], all_of_them: bool) -> Callable[[Shelf], bool]:
+    """Shelves outside `areas` last: all of them (the best-rated), or departments
+    (reading.department_shelves); nearest shelves keep their order."""
+    return lambda shelf: (
+        (all_of_them or shelf.name == shelf.category) and (shelf.category not in areas)
+    )
 
 
 def _searched(shelf: Shelf, kinds: list[str]) -> bool:
