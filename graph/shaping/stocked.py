@@ -35,29 +35,27 @@ def stocked_plan(
     planner saw)."""
     kinds: list[str] = []  # the kinds the plan searches, the shop has
     areas: list[str] = []  # and the catalog categories they are in
-    best_rated = cache(lambda: best_rated_shelves(catalog, budget))
-
-    def in_department(shelf: Shelf) -> list[Shelf]:
-        """A shelf, or a department's own shelves (reading.department_shelves)."""
-        if shelf.name != shelf.category:
-            return [shelf]
-        found = search_shelves(catalog, shelf.name, budget)
-        return found.shelves if found is not None else []
+    # The request's departments (reading.department_shelves: its words are none the
+    # shop uses) say no more of the person than the best-rated do, and stand in for them.
+    departments = [s for s in shelves if s.name == s.category]
+    nearest = [s for s in shelves if s.name != s.category]
+    anywhere = cache(
+        lambda: (
+            [s for d in departments for s in _in_department(catalog, d, budget)]
+            or best_rated_shelves(catalog, budget)
+        )
+    )
 
     def take(own: list[Shelf]) -> Shelf | None:
-        """A search's own shelves first, then the request's; then, while the plan looks
-        at too few kinds, the shop's best-rated, those in the plan's part of the shop
-        first (a hiking backpack, then headlamps)."""
+        """A search's own shelves first, then the request's nearest; then, while the
+        plan looks at too few kinds, the shop's departments or its best-rated, those in
+        the plan's part of the shop first (a hiking backpack, then headlamps)."""
         short = len(kinds) < KINDS_LOOKED_AT
-        for near in (own, shelves, None) if short else (own, shelves):
-            # Departments and the best-rated say nothing of the person: the plan's own
-            # part of the shop first.
-            listed = near if near is not None else best_rated()
-            listed = sorted(listed, key=_away_from(areas, all_of_them=near is None))
-            options = (s for shelf in listed for s in in_department(shelf))
+        for near in (own, nearest, None) if short else (own, nearest):
+            options = near if near is not None else sorted(anywhere(), key=_away_from(areas))
             if shelf := next((s for s in options if not _searched(s, kinds)), None):
                 kinds.append(_kind(shelf))
-                if near is not None:  # the best-rated say nothing of where to look
+                if near is not None:  # these say nothing of where to look
                     areas.append(shelf.category)
                 return shelf
         return None
@@ -105,12 +103,13 @@ def stocked_plan(
     return plan.model_copy(update={"steps": numbered}), notes
 
 
-def _away_from(areas: list[str], all_of_them: bool) -> Callable[[Shelf], bool]:
-    """Shelves outside `areas` last: all of them (the best-rated), or departments
-    (reading.department_shelves); nearest shelves keep their order."""
-    return lambda shelf: (
-        (all_of_them or shelf.name == shelf.category) and (shelf.category not in areas)
-    )
+def _away_from(areas: list[str]) -> Callable[[Shelf], bool]:
+    return lambda shelf: shelf.category not in areas
+
+
+def _in_department(catalog: CatalogBackend, department: Shelf, cap: float | None) -> list[Shelf]:
+    found = search_shelves(catalog, department.name, cap)
+    return found.shelves if found is not None else []
 
 
 def _searched(shelf: Shelf, kinds: list[str]) -> bool:

@@ -34,9 +34,55 @@ def test_a_request_naming_a_kind_the_shop_sells_sees_no_shelves() -> None:
     assert nearest_shelves(SHOP, "running shoes and a water bottle", 200) == []
 
 
-def test_nothing_found_or_no_words_means_no_shelves() -> None:
+def test_no_words_means_no_shelves() -> None:
     assert nearest_shelves(SHOP, "a gift for them", None) == []
-    assert nearest_shelves(SHOP, "zzqx vrrm", None) == []
+
+
+def test_words_the_shop_never_uses_see_its_departments_within_the_budget() -> None:
+    # "baby", "shower" and "expecting" are in no title, label or category: the planner
+    # judges which departments suit the person, and "first" (in descriptions) misleads it
+    # no more.
+    shelves = nearest_shelves(SHOP, "a baby shower present for friends expecting their first", 45)
+    assert shelves == nearest_shelves(SHOP, "zzqx vrrm", 45)
+    assert [s.name for s in shelves] == [s.category for s in shelves]
+    assert {s.name for s in shelves} <= set(SHOP.categories()) and len(shelves) >= 5
+    assert all(s.low <= s.high <= 45 for s in shelves)
+    assert shelves[0].line().startswith(f"- {shelves[0].name}: ")  # no "(its category)"
+
+
+def test_a_search_for_a_department_becomes_its_nearest_shelf() -> None:
+    # No title says "beauty" or "kitchen": the planner copied two department names.
+    plan = plan_of(
+        {"action": "Search beauty", "query": "beauty"},
+        {"action": "Search kitchen", "query": "coffee-kitchen"},
+        {"action": "Pick one", "query": None},
+    )
+    shelves = nearest_shelves(SHOP, "a baby shower present", 45)
+    stocked, notes = stocked_plan(SHOP, plan, shelves, 45)
+    first, second = stocked.search_steps
+    assert first.category == "beauty" and first.query != "beauty"
+    assert second.category == "coffee-kitchen" and second.query != "coffee-kitchen"
+    for step in (first, second):
+        found = search_shelves(SHOP, step.query or "", 45)
+        assert found is not None and found.stocked
+    assert len(notes) == 2 and "instead" in notes[0]
+    # A department whose name the titles use ("books") is searched as it is.
+    books = plan_of({"action": "Search", "query": "books"}, {"action": "Pick", "query": None})
+    assert stocked_plan(SHOP, books, shelves, 45)[0].search_steps[0].query == "books"
+
+
+def test_a_kind_added_to_a_plan_comes_from_its_own_department_first() -> None:
+    plan = plan_of(
+        {"action": "Search frames", "query": "photo frames"},
+        {"action": "Pick one", "query": None},
+    )
+    shelves = nearest_shelves(SHOP, "zzqx vrrm", 200)
+    stocked, notes = stocked_plan(SHOP, plan, shelves, 200)
+    categories = [s.category for s in stocked.search_steps]
+    # The frames search finds camera gear; the kind added is more of it, not a
+    # department picked at random.
+    assert len(categories) == 2 and categories[0] == categories[1], categories
+    assert len(notes) == 2
 
 
 def test_shelves_come_from_any_catalog_the_user_loads() -> None:
