@@ -24,12 +24,13 @@ _OPEN_ENDED = re.compile(
     r"|regalos?|cadeaux?|geschenke?|presentes?|anniversaire|cumpleaños|geburtstag)\b",
     re.IGNORECASE,
 )
-# A person the shopper buys for: what to buy is then for the planner to choose among the
-# shop's shelves ("a friend who is getting into yoga", "a treat for someone into
-# skincare"). Words for people (someone, friends, kin, roles) are a small closed class,
-# unlike the ways of phrasing a gift. One that names a product's kind ("baby powder",
-# "kids camera", "children's books") is followed by that product, not by a clause or the
-# sentence's end.
+# A person the shopper buys for, with what to buy left open ("what can I buy a friend
+# who is getting into yoga", "a treat for someone into skincare"): the planner chooses it
+# among the shop's shelves. "a theremin for my nephew" names what to buy. Words for
+# people (someone, friends, kin, roles) and for a thing left open are small closed
+# classes, unlike the ways of phrasing a gift. A person word that names a product's kind
+# ("baby powder", "kids camera", "children's books") is followed by that product, not by
+# a clause or the sentence's end.
 _A_PERSON = re.compile(
     r"\b(?:someone|somebody|alguien|quelqu'un|jemand"
     r"|(?:friends?|colleagues?|co-?workers?|boss|teachers?|neighbou?rs?|mum|mom|mother|dad"
@@ -38,6 +39,10 @@ _A_PERSON = re.compile(
     r"|grand(?:ma|pa|mother|father|parents?|son|daughter)|\d+[- ]year[- ]old"
     r"|amig[oa]s?|amie?s?|freund(?:in)?)"
     r"(?=\s*(?:[^\w\s'’]|$)|\s+(?:who|that|into|and|is|are|has|just|loves?|likes?)\b))",
+    re.IGNORECASE,
+)
+_LEFT_OPEN = re.compile(
+    r"\b(?:something|anything|what|treats?|ideas?|stuff|algo|qué|quelque chose|etwas)\b",
     re.IGNORECASE,
 )
 _WANTS_A_SET = re.compile(
@@ -50,9 +55,11 @@ PickMode = Literal["each", "one"]
 
 
 def speaks_of_an_occasion(request: str) -> bool:
-    """Whether the request speaks of a gift, an occasion, a person's hobby or a person
-    it is for."""
-    return bool(_OPEN_ENDED.search(request) or _A_PERSON.search(request))
+    """Whether the request speaks of a gift, an occasion or a person's hobby, or of a
+    person it is for without naming what to buy."""
+    if _OPEN_ENDED.search(request):
+        return True
+    return bool(_A_PERSON.search(request) and _LEFT_OPEN.search(request))
 
 
 def pick_mode(request: str, plan: Plan) -> PickMode:
