@@ -4,7 +4,7 @@ shop sells."""
 
 from __future__ import annotations
 
-from graph.reading.intent import names_another_product, shopping_reason
+from graph.reading.intent import departments_of, names_another_product, shopping_reason
 from graph.reading.shelves import (
     Shelf,
     best_rated_shelves,

@@ -84,3 +84,21 @@ def names_another_product(
     # a scale, whatever its brand is called.
     kinds = {kind for title in naming for kind in title_heads(title)}
     return not any(same_word(h, k) for k in kinds for h in heads)
+
+
+def departments_of(catalog: CatalogBackend, wants: str) -> set[str]:
+    """The catalog categories of the products whose titles name what `wants` names (its
+    head word: "yoga mat" finds mats, "french press" a French Press Coffee Maker): where
+    that kind of product lives in this shop. Empty when none is found."""
+    head = head_word(wants)
+    if head is None:
+        return set()
+    try:
+        hits = catalog.search(SearchArgs(" ".join(product_words(wants)), limit=_PRODUCTS_LOOKED_AT))
+    except CatalogError:
+        return set()
+    return {
+        hit.product.category or ""
+        for hit in hits
+        if any(same_word(head, word) for word in product_words(hit.product.title))
+    }

@@ -111,6 +111,22 @@ _NEGATION_OF_LANGUAGE = {
 }
 
 
+# Words that add to what came before ("and a kit for it", "plus a lamp", "et aussi"):
+# a small closed class in each language, beside the shop's own departments, by which a
+# follow-up's "add" is checked (graph/shaping/follow_up.py).
+_ADDING_OF_LANGUAGE = {
+    "en": r"and|also|too|plus|add|adding|another|as well|with it|along with",
+    "es": r"y|también|además|añade|añadir|otro|otra",
+    "pt": r"e|também|além|adiciona|outro|outra",
+    "fr": r"et|aussi|en plus|ajoute|ajouter|autre",
+    "de": r"und|auch|dazu|noch|zusätzlich|füge",
+    "it": r"e|anche|inoltre|aggiungi|altro|altra",
+}
+ADDING = re.compile(
+    r"(?<![\w-])(?:" + "|".join(_ADDING_OF_LANGUAGE.values()) + r")(?![\w-])", re.IGNORECASE
+)
+
+
 def _negated(words: dict[str, str]) -> str:
     return "|".join(
         rf"(?<![\w'])(?:{negation})\s+(?:{words[language]})"

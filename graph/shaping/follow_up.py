@@ -20,8 +20,9 @@ run), so the plan checks, approval and verify read them as they read any stated 
 
 from __future__ import annotations
 
-from catalog import CatalogBackend, money
-from graph.reading import names_another_product
+from catalog import CatalogBackend, CatalogError, money
+from graph.reading import departments_of, names_another_product
+from graph.reading.phrases import ADDING
 from graph.reading.stated import without_limit_phrases
 from graph.reading.words import head_word, opening, product_words, same_word, stem
 from graph.schemas import (
@@ -58,6 +59,30 @@ def _named_first(picks: tuple[PreviousPick, ...], request: str) -> tuple[Previou
     return tuple(
         p for p in picks if (head := head_word(p.item)) and any(same_word(head, w) for w in said)
     )
+
+
+_UNRELATED = (
+    "{wants!r} is in none of the shop's departments the earlier picks are in, and the "
+    "follow-up adds nothing to them: read as a new request"
+)
+
+
+def _adds_to(
+    request: str, wants: str, picks: tuple[PreviousPick, ...], catalog: CatalogBackend
+) -> bool:
+    """Whether an added item goes with the earlier picks: the follow-up says it adds
+    ("and a kit for it", "plus a lamp", "et aussi"), or the item lives in a department of
+    the shop an earlier pick is in (a lens kit beside a camera bag). "a yoga mat" after a
+    camera bag does neither: it is a new request, and the bag's budget is not its own.
+    Where the shop cannot tell, the planner's reading stands."""
+    if ADDING.search(request):
+        return True
+    wanted = departments_of(catalog, wants) if wants else set()
+    try:
+        earlier = {p.category or "" for p in catalog.get([p.id for p in picks]).values()}
+    except CatalogError:
+        return True
+    return not wanted or not earlier or bool(wanted & earlier)
 
 
 def _shown(pick: PreviousPick) -> str:
@@ -104,6 +129,9 @@ def checked_statement(
                 f"{', '.join(p.item or p.title for p in swapped)!r}: read as a swap"
             )
             return "replace", swapped
+        if not _adds_to(request, wants, picks, catalog):
+            notes.append(_UNRELATED.format(wants=wants))
+            return "new", ()
         notes.append(f"{wants!r} is another kind of product in this shop: read as an added item")
         return "add", ()
     if kind in ("add", "replace") and another is not True and (kind == "add" or another is None):
@@ -111,6 +139,9 @@ def checked_statement(
         notes.append(f"{wants or 'what it asks for'!r} is {why} here: read as a refinement")
         kind = "refine"
     if kind == "add":
+        if not _adds_to(request, wants, picks, catalog):
+            notes.append(_UNRELATED.format(wants=wants))
+            return "new", ()
         return kind, ()
     # The item it is about as the planner names it, else as the follow-up's own words
     # do ("a cheaper water bottle" after shoes and a bottle is about the bottle).

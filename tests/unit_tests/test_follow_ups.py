@@ -385,6 +385,19 @@ SHOP = catalog_for(Context())  # the shipped catalog: what the readings are chec
         (BAG, "I don't want anything cheaper, show me a better bag",
          said("refine", BAG_ITEM, "better"), "refine", [], 60, None),
         (BAG, "a yoga mat", said("new"), "new", [], None, None),
+        # "add" checked against the shop: a yoga mat is in no department the bag is in,
+        # and the follow-up adds nothing to it, so the bag's $60 is not its budget; said
+        # to add ("and", "also"), or beside the bag in the shop (a tripod), it is added.
+        (BAG, "a yoga mat", said("add", None, "yoga mat"), "new", [], None, None),
+        (BAG, "now I need a french press", said("add", None, "french press"), "new", [], None,
+         None),
+        (BAG, "do you sell yoga mats?", said("refine", BAG_ITEM, "yoga mat"), "new", [], None,
+         None),
+        (BAG, "and a yoga mat", said("add", None, "yoga mat"), "add", ["cam-096"], 16.01, 60),
+        (BAG, "et aussi un tapis de yoga", said("add", None, "yoga mat"), "add", ["cam-096"],
+         16.01, 60),
+        (BAG, "a travel tripod", said("add", None, "travel tripod"), "add", ["cam-096"], 16.01,
+         60),
         # "new", but it names the earlier item: code keeps the earlier limits.
         (BAG, "a camera bag with a rain cover", said("new"), "refine", [], 60, None),
         # Names an item the first run did not have: nothing to be cheaper than.
