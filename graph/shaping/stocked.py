@@ -5,8 +5,7 @@ For a gift, a hobby or an occasion (shaping.occasion) any kind the shop carries 
 will do, so before approval code replaces such a search with the nearest shelf: one its
 own words find (a title sharing them first), else one of the request's, else, while the
 plan looks at fewer than KINDS_LOOKED_AT kinds, the shop's best-rated. Where it stepped
-in, it also adds shelves up to KINDS_LOOKED_AT kinds; a search nothing near is left out
-when the plan looks at that many without it. A search for one of the shop's
+in, it also adds shelves up to KINDS_LOOKED_AT kinds. A search for one of the shop's
 departments (what the planner sees when the request's words are none the shop uses) is
 that department's nearest shelf. Each change is a note shown at approval. A plan the shop
 answers as it stands is left alone, and a request that is not open-ended is never changed
@@ -80,14 +79,6 @@ def stocked_plan(
         # hiking backpack); the others matched only its words in their descriptions.
         query = step.query or ""
         shelf = take(sorted(unanswered.shelves, key=lambda s: not _shares_a_word(s.name, query)))
-        if shelf is None and len(kinds) >= KINDS_LOOKED_AT:
-            # It would find nothing, and the plan looks at enough kinds without it.
-            notes.append(
-                f"step {step.step} searched {query[:60]!r}, but the shop has no "
-                f"{unanswered.kind}: it is left out, as the plan looks at {len(kinds)} kinds"
-                " the shop has"
-            )
-            continue
         if shelf is None:
             steps.append(step)  # nothing near it: the approval warning names the gap
             continue

@@ -257,19 +257,3 @@ def test_a_plan_the_shop_answers_gets_no_kinds_added() -> None:
     )
     shelves = [Shelf("Travel Tripod with Ball Head", "cameras-photography", 7, 70.0, 145.99)]
     assert stocked_plan(SHOP, plan, shelves, 200) == (plan, [])
-
-
-def test_a_search_nothing_is_near_is_left_out_when_two_kinds_are_planned() -> None:
-    plan = plan_of(
-        {"action": "Search serums", "query": "hydrating serum"},
-        {"action": "Search lip masks", "query": "overnight lip mask"},
-        {"action": "Search", "query": "zzqx vrrm"},
-        {"action": "Pick one", "query": None},
-    )
-    stocked, notes = stocked_plan(SHOP, plan, [], 45)
-    assert [s.query for s in stocked.steps] == ["hydrating serum", "overnight lip mask", None]
-    assert [s.step for s in stocked.steps] == [1, 2, 3]
-    assert notes == [
-        "step 3 searched 'zzqx vrrm', but the shop has no vrrm: it is left out, as the plan"
-        " looks at 2 kinds the shop has"
-    ]
