@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from catalog import CatalogBackend, CatalogError, SearchArgs
+from catalog import CatalogBackend, CatalogError, Product, SearchArgs
 from graph.reading.words import head_word, product_words, same_word, stem, title_heads
 from graph.schemas import StatedLimits
 
@@ -68,21 +68,13 @@ def names_another_product(
     camera bag"); False when some are ("manual" grinders, "natural rubber" yoga mats: a
     feature of the item);
     None when no title names it at all ("better", "in blue"): not a product here."""
-    head = head_word(wants)
     heads = [h for item in items if (h := head_word(item))]
-    if head is None or not heads:
-        return None
-    try:
-        hits = catalog.search(SearchArgs(" ".join(product_words(wants)), limit=_PRODUCTS_LOOKED_AT))
-    except CatalogError:
-        return None
-    titles = [hit.product.title for hit in hits]
-    naming = [t for t in titles if any(same_word(head, w) for w in product_words(t))]
+    naming = _products_naming(catalog, wants) if heads else []
     if not naming:
         return None
     # What each title says the product is: "Kettle & Pine Digital Coffee *Scale*" is
     # a scale, whatever its brand is called.
-    kinds = {kind for title in naming for kind in title_heads(title)}
+    kinds = {kind for product in naming for kind in title_heads(product.title)}
     return not any(same_word(h, k) for k in kinds for h in heads)
 
 
@@ -90,15 +82,21 @@ def departments_of(catalog: CatalogBackend, wants: str) -> set[str]:
     """The catalog categories of the products whose titles name what `wants` names (its
     head word: "yoga mat" finds mats, "french press" a French Press Coffee Maker): where
     that kind of product lives in this shop. Empty when none is found."""
+    return {product.category or "" for product in _products_naming(catalog, wants)}
+
+
+def _products_naming(catalog: CatalogBackend, wants: str) -> list[Product]:
+    """The products `wants`'s words find whose titles name its head word; none when it
+    has no head or the catalog cannot answer."""
     head = head_word(wants)
     if head is None:
-        return set()
+        return []
     try:
         hits = catalog.search(SearchArgs(" ".join(product_words(wants)), limit=_PRODUCTS_LOOKED_AT))
     except CatalogError:
-        return set()
-    return {
-        hit.product.category or ""
+        return []
+    return [
+        hit.product
         for hit in hits
         if any(same_word(head, word) for word in product_words(hit.product.title))
-    }
+    ]

@@ -51,11 +51,16 @@ class Shelf:
     low: float
     high: float
 
+    @property
+    def is_department(self) -> bool:
+        """A whole department (department_shelves), not one kind in it."""
+        return self.name == self.category
+
     def line(self) -> str:
         prices = (
             money(self.low) if self.low == self.high else f"{money(self.low)}-{money(self.high)}"
         )
-        where = f" ({self.category})" if self.category and self.category != self.name else ""
+        where = f" ({self.category})" if self.category and not self.is_department else ""
         return f"- {self.name}{where}: {self.count} found, {prices}"
 
 

@@ -61,20 +61,18 @@ def _named_first(picks: tuple[PreviousPick, ...], request: str) -> tuple[Previou
     )
 
 
-_UNRELATED = (
-    "{wants!r} is in none of the shop's departments the earlier picks are in, and the "
-    "follow-up adds nothing to them: read as a new request"
-)
-
-
 def _adds_to(
-    request: str, wants: str, picks: tuple[PreviousPick, ...], catalog: CatalogBackend
+    request: str,
+    wants: str,
+    picks: tuple[PreviousPick, ...],
+    catalog: CatalogBackend,
+    notes: list[str],
 ) -> bool:
     """Whether an added item goes with the earlier picks: the follow-up says it adds
     ("and a kit for it", "plus a lamp", "et aussi"), or the item lives in a department of
     the shop an earlier pick is in (a lens kit beside a camera bag). "a yoga mat" after a
-    camera bag does neither: it is a new request, and the bag's budget is not its own.
-    Where the shop cannot tell, the planner's reading stands."""
+    camera bag does neither: it is a new request, and the bag's budget is not its own;
+    a note says so. Where the shop cannot tell, the planner's reading stands."""
     if ADDING.search(request):
         return True
     wanted = departments_of(catalog, wants) if wants else set()
@@ -82,7 +80,13 @@ def _adds_to(
         earlier = {p.category or "" for p in catalog.get([p.id for p in picks]).values()}
     except CatalogError:
         return True
-    return not wanted or not earlier or bool(wanted & earlier)
+    if not wanted or not earlier or wanted & earlier:
+        return True
+    notes.append(
+        f"{wants!r} is in none of the shop's departments the earlier picks are in, and the "
+        "follow-up adds nothing to them: read as a new request"
+    )
+    return False
 
 
 def _shown(pick: PreviousPick) -> str:
@@ -129,8 +133,7 @@ def checked_statement(
                 f"{', '.join(p.item or p.title for p in swapped)!r}: read as a swap"
             )
             return "replace", swapped
-        if not _adds_to(request, wants, picks, catalog):
-            notes.append(_UNRELATED.format(wants=wants))
+        if not _adds_to(request, wants, picks, catalog, notes):
             return "new", ()
         notes.append(f"{wants!r} is another kind of product in this shop: read as an added item")
         return "add", ()
@@ -139,8 +142,7 @@ def checked_statement(
         notes.append(f"{wants or 'what it asks for'!r} is {why} here: read as a refinement")
         kind = "refine"
     if kind == "add":
-        if not _adds_to(request, wants, picks, catalog):
-            notes.append(_UNRELATED.format(wants=wants))
+        if not _adds_to(request, wants, picks, catalog, notes):
             return "new", ()
         return kind, ()
     # The item it is about as the planner names it, else as the follow-up's own words

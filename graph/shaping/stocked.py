@@ -37,8 +37,8 @@ def stocked_plan(
     areas: list[str] = []  # and the catalog categories they are in
     # The request's departments (reading.department_shelves: its words are none the
     # shop uses) say no more of the person than the best-rated do, and stand in for them.
-    departments = [s for s in shelves if s.name == s.category]
-    nearest = [s for s in shelves if s.name != s.category]
+    departments = [s for s in shelves if s.is_department]
+    nearest = [s for s in shelves if not s.is_department]
     anywhere = cache(
         lambda: (
             [s for d in departments for s in _in_department(catalog, d, budget)]
