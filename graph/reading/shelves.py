@@ -51,16 +51,11 @@ class Shelf:
     low: float
     high: float
 
-    @property
-    def is_department(self) -> bool:
-        """A whole department (department_shelves), not one kind in it."""
-        return self.name == self.category
-
     def line(self) -> str:
         prices = (
             money(self.low) if self.low == self.high else f"{money(self.low)}-{money(self.high)}"
         )
-        where = f" ({self.category})" if self.category and not self.is_department else ""
+        where = f" ({self.category})" if self.category else ""
         return f"- {self.name}{where}: {self.count} found, {prices}"
 
 
@@ -78,11 +73,12 @@ def nearest_shelves(
     try:
         # Only the words the shop's own titles, labels and categories use: one its
         # descriptions use in passing ("their first", "heading to") says nothing of a kind.
+        # With none ("a baby shower present"), the planner plans from what it knows of the
+        # person, and shaping.stocked puts each kind the shop lacks on its nearest shelf:
+        # listed the shop's departments instead, a small model took the first few.
         spoken = [w for w in words if _in_shop_vocabulary(catalog, w)]
         if not spoken:
-            # Nothing the shop names: its departments, for the planner's own judgement of
-            # what suits the person ("a baby shower": toys, books).
-            return department_shelves(catalog, budget)
+            return []
         hits = catalog.search(
             SearchArgs(" ".join(spoken), limit=_PRODUCTS_LOOKED_AT, max_price=budget)
         )
@@ -141,8 +137,8 @@ def search_shelves(catalog: CatalogBackend, query: str, cap: float | None) -> Se
     try:
         hits = catalog.search(SearchArgs(" ".join(words), limit=_PRODUCTS_LOOKED_AT, max_price=cap))
         stocked = any(same_word(kind, w) for hit in hits for w in product_words(hit.product.title))
-        # A search for a department the planner was shown ("kitchen-accessories") finds
-        # that department's shelves.
+        # A search for a department ("kitchen-accessories", copied from a shelf's line)
+        # finds that department's shelves.
         if not stocked and (department := _department_named(catalog, words)):
             listed = SearchArgs("", category=department, limit=_PRODUCTS_LOOKED_AT, max_price=cap)
             hits = catalog.search(listed)
@@ -159,19 +155,6 @@ def best_rated_shelves(catalog: CatalogBackend, budget: float | None) -> list[Sh
     except Exception:
         return []
     return _grouped(hits)
-
-
-def department_shelves(catalog: CatalogBackend, budget: float | None) -> list[Shelf]:
-    """Each of the shop's departments within `budget` as a shelf of its own: where a
-    request whose words the shop never uses starts, for the planner's own judgement of
-    what suits the person ("a baby shower": toys, books). A plan's search for one is
-    then the department's nearest shelf (search_shelves)."""
-    shelves = []
-    for category in catalog.categories():
-        listed = SearchArgs("", category=category, limit=_PRODUCTS_LOOKED_AT, max_price=budget)
-        if prices := [hit.product.price for hit in catalog.search(listed)]:
-            shelves.append(Shelf(category, category, len(prices), min(prices), max(prices)))
-    return shelves
 
 
 def _in_shop_vocabulary(catalog: CatalogBackend, word: str) -> bool:

@@ -5,9 +5,10 @@ For a gift, a hobby or an occasion (shaping.occasion) any kind the shop carries 
 will do, so before approval code replaces such a search with the nearest shelf: one its
 own words find (a title sharing them first), else one of the request's, else, while the
 plan looks at fewer than KINDS_LOOKED_AT kinds, the shop's best-rated. Where it stepped
-in, it also adds shelves up to KINDS_LOOKED_AT kinds. A search for one of the shop's
-departments (what the planner sees when the request's words are none the shop uses) is
-that department's nearest shelf. Each change is a note shown at approval. A plan the shop
+in, it also adds shelves up to KINDS_LOOKED_AT kinds. A request whose words the shop
+never uses gets no shelves: the planner's own kinds for the person are placed here. A
+search for one of the shop's departments ("kitchen-accessories") is that department's
+nearest shelf. Each change is a note shown at approval. A plan the shop
 answers as it stands is left alone, and a request that is not open-ended is never changed
 here: a kind the shop lacks is then a warning.
 """
@@ -35,23 +36,14 @@ def stocked_plan(
     planner saw)."""
     kinds: list[str] = []  # the kinds the plan searches, the shop has
     areas: list[str] = []  # and the catalog categories they are in
-    # The request's departments (reading.department_shelves: its words are none the
-    # shop uses) say no more of the person than the best-rated do, and stand in for them.
-    departments = [s for s in shelves if s.is_department]
-    nearest = [s for s in shelves if not s.is_department]
-    anywhere = cache(
-        lambda: (
-            [s for d in departments for s in _in_department(catalog, d, budget)]
-            or best_rated_shelves(catalog, budget)
-        )
-    )
+    anywhere = cache(lambda: best_rated_shelves(catalog, budget))
 
     def take(own: list[Shelf]) -> Shelf | None:
         """A search's own shelves first, then the request's nearest; then, while the
-        plan looks at too few kinds, the shop's departments or its best-rated, those in
-        the plan's part of the shop first (a hiking backpack, then headlamps)."""
+        plan looks at too few kinds, the shop's best-rated, those in the plan's part of
+        the shop first (a hiking backpack, then headlamps)."""
         short = len(kinds) < KINDS_LOOKED_AT
-        for near in (own, nearest, None) if short else (own, nearest):
+        for near in (own, shelves, None) if short else (own, shelves):
             options = near if near is not None else sorted(anywhere(), key=_away_from(areas))
             if shelf := next((s for s in options if not _searched(s, kinds)), None):
                 kinds.append(_kind(shelf))
@@ -105,11 +97,6 @@ def stocked_plan(
 
 def _away_from(areas: list[str]) -> Callable[[Shelf], bool]:
     return lambda shelf: shelf.category not in areas
-
-
-def _in_department(catalog: CatalogBackend, department: Shelf, cap: float | None) -> list[Shelf]:
-    found = search_shelves(catalog, department.name, cap)
-    return found.shelves if found is not None else []
 
 
 def _searched(shelf: Shelf, kinds: list[str]) -> bool:
