@@ -9,6 +9,7 @@ after: figures taken while another model or build runs are not comparable):
     python bench/local_model.py --runs 2 --json out.json
     python bench/local_model.py --repack all no-amx off       # repack modes side by side
     python bench/local_model.py --calls                       # issue 25: call by call
+    python bench/local_model.py --contention                  # issue 38: beside a busy process
 
 Each scenario runs one whole request (about 4 steps, auto-approved) through the session
 layer as the CLI drives it, with provider local, and records when the first plan step
@@ -28,6 +29,12 @@ was complete (streamed plans only), when the plan was, and when the run ended:
   (`python -m graph.run --yes`) runs on a pseudo-terminal, and the times are from its
   start until the first plan step, the plan table and the end are on screen. This is what
   the shopper waits; the other rows are in-process (the CLI's own start comes on top).
+
+`--contention` (issue 38) times a warm one-call request alone, then beside one CPU-bound
+process in a session of its own (as another program on the shopper's machine is), on a
+server as shipped and on variants of its threads and OpenMP wait policy, side by side.
+Each timed request starts from a prompt cache holding no prefix of it, so alone and
+beside read the same tokens.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import pty
 import re
 import select
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -58,6 +66,16 @@ REQUEST_TARGET_S = 90.0
 # Issue 25: a warm two-item request against the code before it, in one run (--calls).
 CALLS_BASELINE = "7ae8b63"
 CALLS_RATIO_TARGET = 0.5
+# Issue 38: a warm request beside one busy process, against the same request alone.
+CONTENTION_RATIO_TARGET = 1.5
+CONTENTION_REQUEST = "a rechargeable headlamp under $50"
+# The server as shipped, then what else the threads and their barriers could be: llama.cpp
+# is built with OpenMP here, so a thread waiting at a barrier spins unless told not to.
+CONTENTION_VARIANTS: tuple[tuple[str, int | None, dict[str, str]], ...] = (
+    ("as shipped", None, {}),
+    ("OpenMP passive wait", None, {"OMP_WAIT_POLICY": "PASSIVE"}),
+    ("1 thread", 1, {}),
+)
 CALLS_AVX2_TARGET_S = 20.0
 # Asks for three kinds of item, so the plan is three searches and one reasoning step.
 REQUEST = "running shoes, a water bottle and a running cap, $200 total"
@@ -231,7 +249,9 @@ def clear_prefix_cache(base_url: str, alias: str) -> None:
     httpx.post(f"{base_url}/completions", json=body, timeout=120).raise_for_status()
 
 
-def run_request(chat_model: Any, alias: str, *, auto_approve: bool) -> tuple[float, dict]:
+def run_request(
+    chat_model: Any, alias: str, *, auto_approve: bool, request: str = REQUEST
+) -> tuple[float, dict]:
     from langgraph.checkpoint.memory import MemorySaver
 
     from graph.builder import build_graph
@@ -244,7 +264,7 @@ def run_request(chat_model: Any, alias: str, *, auto_approve: bool) -> tuple[flo
     )
     started = time.perf_counter()
     # Without auto-approval the run stops at its plan: that times planning alone.
-    result = start(graph, REQUEST, context, approve_all if auto_approve else stay_paused)
+    result = start(graph, request, context, approve_all if auto_approve else stay_paused)
     return time.perf_counter() - started, result
 
 
@@ -340,6 +360,11 @@ def main(argv: list[str] | None = None) -> int:
         default=list(_calls.TWO_ITEM_REQUESTS),
         help="the --calls requests (two items each; default: two of them)",
     )
+    parser.add_argument(
+        "--contention",
+        action="store_true",
+        help="instead: a warm request alone and beside one busy process, per server variant",
+    )
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = parser.parse_args(argv)
 
@@ -356,6 +381,8 @@ def main(argv: list[str] | None = None) -> int:
         return repack_report(model, args, resolve_s, load_before)
     if args.calls:
         return calls_report(model, args.baseline, args.request, args.json, load_before)
+    if args.contention:
+        return contention_report(model, max(args.runs, 2), args.json, load_before)
 
     report = Report(f"Local model {model}: today's cold path, cold, warm, plan streamed")
     runs = [scenarios(model) for _ in range(args.runs)]
@@ -576,6 +603,109 @@ def repack_report(model: str, args: argparse.Namespace, resolve_s: float, load_b
         "by_repack": [{k: v for k, v in f.items() if k != "details"} for f in figures],
     }
     return report.finish(args.json)
+
+
+def beside_busy_process(
+    model: str, threads: int | None, env: dict[str, str], runs: int
+) -> dict[str, Any]:
+    """A warm server's request time alone and beside one CPU-bound process, `runs` each."""
+    from catalog.paths import data_dir
+    from graph.providers.registry import make_chat_model
+    from localmodel.server import start_local_server
+
+    kwargs: dict[str, Any] = {"n_threads": threads} if threads else {}
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)  # the server process inherits them
+    try:
+        server = start_local_server(model, data_dir=data_dir(), progress=False, **kwargs)
+        server.start()
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    times: dict[str, list[float]] = {"alone": [], "beside": []}
+    with server:
+        chat_model = make_chat_model(
+            "local", server.model_alias, max_output_tokens=512, base_url=server.base_url
+        )
+        run_request(chat_model, server.model_alias, auto_approve=True, request=OTHER_REQUEST)
+        calls = 0
+        for label in ("alone", "beside"):
+            busy = (
+                subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+                if label == "beside"
+                else None
+            )
+            try:
+                for _ in range(runs):
+                    clear_prefix_cache(server.base_url, server.model_alias)
+                    seconds, result = run_request(
+                        chat_model,
+                        server.model_alias,
+                        auto_approve=True,
+                        request=CONTENTION_REQUEST,
+                    )
+                    times[label].append(seconds)
+                    calls = result.totals.llm_calls
+            finally:
+                if busy is not None:
+                    busy.kill()
+                    busy.wait()
+    return {"threads": server.n_threads, "llm_calls": calls, **times}
+
+
+def contention_report(model: str, runs: int, json_path: str | None, load_before: str) -> int:
+    report = Report(f"Local model {model}: a warm request beside one busy process")
+    figures = {
+        name: beside_busy_process(model, threads, env, runs)
+        for name, threads, env in CONTENTION_VARIANTS
+    }
+    shipped_alone = median(figures["as shipped"]["alone"])
+    rows = []
+    for name, figure in figures.items():
+        alone, beside = median(figure["alone"]), median(figure["beside"])
+        rows.append(
+            [
+                name,
+                figure["threads"],
+                f"{alone:.1f}",
+                f"{beside:.1f}",
+                f"{beside / alone:.2f}x",
+                f"{alone / shipped_alone:.2f}x",
+                figure["llm_calls"],
+            ]
+        )
+    report.table(
+        f"Warm request (s, median of {runs})",
+        [
+            "server",
+            "threads",
+            "alone",
+            "beside busy",
+            "beside / alone",
+            "alone vs shipped",
+            "LLM calls",
+        ],
+        rows,
+    )
+    shipped = figures["as shipped"]
+    ratio = median(shipped["beside"]) / shipped_alone
+    report.target(
+        "warm request beside one busy process, server as shipped",
+        f"{ratio:.2f}x its time alone",
+        f"<= {CONTENTION_RATIO_TARGET}x",
+        ratio <= CONTENTION_RATIO_TARGET,
+    )
+    report.note(f"load average before: {load_before}; after: {load_average()}")
+    report.note(
+        f"request: {CONTENTION_REQUEST!r}; busy process: python -c 'while True: pass' in its "
+        f"own session; cores: {os.cpu_count()}; CPU flags: {_calls.cpu_flags()}; kernel "
+        f"{os.uname().release}"
+    )
+    report.data = {"runs": runs, "variants": figures}
+    return report.finish(json_path)
 
 
 if __name__ == "__main__":
