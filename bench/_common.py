@@ -12,7 +12,8 @@ import os
 import platform
 import statistics
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,22 @@ def linear_fit(xs: Sequence[float], ys: Sequence[float]) -> tuple[float, float, 
     r2 = 1.0 - ss_res / ss_tot if ss_tot else 1.0
     max_dev = max(abs(y - p) / p for y, p in zip(ys, predicted, strict=True) if p)
     return slope, intercept, r2, max_dev
+
+
+@contextmanager
+def environment(env: dict[str, str]) -> Iterator[None]:
+    """`env` set in this process's environment (and so in any process it starts) while
+    the block runs, and what was there before put back."""
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def load_average() -> str:

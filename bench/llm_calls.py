@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import tempfile
@@ -37,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _common import REPO_ROOT, Report, linear_fit
+from _common import REPO_ROOT, Report, environment, linear_fit
 
 from catalog import SearchArgs
 
@@ -531,16 +530,12 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("plan sizes must be between 2 and 10 steps")
 
     count, tokenizer = offline_token_counter(args.tokenizer_model)
-    with tempfile.TemporaryDirectory(prefix="bench-llm-") as data_dir:
-        previous = os.environ.get("SHOPPING_PLANNER_DATA_DIR")
-        os.environ["SHOPPING_PLANNER_DATA_DIR"] = data_dir  # the shipped catalog, built here
-        try:
-            results = measure(sizes, count)
-        finally:
-            if previous is None:
-                os.environ.pop("SHOPPING_PLANNER_DATA_DIR", None)
-            else:
-                os.environ["SHOPPING_PLANNER_DATA_DIR"] = previous
+    # The shipped catalog, built in a directory of its own.
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-llm-") as data_dir,
+        environment({"SHOPPING_PLANNER_DATA_DIR": data_dir}),
+    ):
+        results = measure(sizes, count)
     report = build_report(sizes, results, tokenizer)
     add_cassettes(report, args.cassettes, count)
     return report.finish(args.json)

@@ -49,11 +49,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import _calls
-from _common import REPO_ROOT, Report, load_average, median
+from _common import REPO_ROOT, Report, environment, load_average, median
 
 # Targets of issue 13 (warm and cold-with-disk) and the earlier ones (today's path).
 WARM_PLAN_TARGET_S = 10.0
@@ -107,6 +109,17 @@ class Timeline:
         pass
 
 
+@contextmanager
+def busy_process() -> Iterator[None]:
+    """One CPU-bound process in a session of its own, as another program would be."""
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+    try:
+        yield
+    finally:
+        busy.kill()
+        busy.wait()
+
+
 def scenario_run(model: str, request: str, *, stream: bool, **env: str) -> dict[str, Any]:
     """One whole request through the session, with these settings in the environment."""
     from langgraph.checkpoint.memory import MemorySaver
@@ -114,20 +127,12 @@ def scenario_run(model: str, request: str, *, stream: bool, **env: str) -> dict[
     from graph.builder import build_graph
     from graph.runs import session
 
-    saved = {name: os.environ.get(name) for name in env}
-    os.environ.update(env)
-    try:
+    with environment(env):
         graph = build_graph(checkpointer=MemorySaver())
         context = session.run_context({"provider": "local", "model": model})
         timeline = Timeline(stream)
         result = session.start(graph, request, context, session.approve_all, observer=timeline)
         total_s = time.perf_counter() - timeline.started
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
     plan = result.values.get("plan")
     usage = result.values["planner_usage"]
     return {
@@ -614,46 +619,30 @@ def beside_busy_process(
     from localmodel.server import start_local_server
 
     kwargs: dict[str, Any] = {"n_threads": threads} if threads else {}
-    saved = {name: os.environ.get(name) for name in env}
-    os.environ.update(env)  # the server process inherits them
-    try:
+    with environment(env):  # the server process inherits it
         server = start_local_server(model, data_dir=data_dir(), progress=False, **kwargs)
         server.start()
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-    times: dict[str, list[float]] = {"alone": [], "beside": []}
     with server:
         chat_model = make_chat_model(
             "local", server.model_alias, max_output_tokens=512, base_url=server.base_url
         )
         run_request(chat_model, server.model_alias, auto_approve=True, request=OTHER_REQUEST)
-        calls = 0
-        for label in ("alone", "beside"):
-            busy = (
-                subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
-                if label == "beside"
-                else None
-            )
-            try:
-                for _ in range(runs):
-                    clear_prefix_cache(server.base_url, server.model_alias)
-                    seconds, result = run_request(
-                        chat_model,
-                        server.model_alias,
-                        auto_approve=True,
-                        request=CONTENTION_REQUEST,
-                    )
-                    times[label].append(seconds)
-                    calls = result.totals.llm_calls
-            finally:
-                if busy is not None:
-                    busy.kill()
-                    busy.wait()
-    return {"threads": server.n_threads, "llm_calls": calls, **times}
+
+        def timed() -> tuple[list[float], int]:
+            seconds, calls = [], 0
+            for _ in range(runs):
+                clear_prefix_cache(server.base_url, server.model_alias)
+                took, result = run_request(
+                    chat_model, server.model_alias, auto_approve=True, request=CONTENTION_REQUEST
+                )
+                seconds.append(took)
+                calls = result.totals.llm_calls
+            return seconds, calls
+
+        alone, calls = timed()
+        with busy_process():
+            beside, _ = timed()
+    return {"threads": server.n_threads, "llm_calls": calls, "alone": alone, "beside": beside}
 
 
 def contention_report(model: str, runs: int, json_path: str | None, load_before: str) -> int:
