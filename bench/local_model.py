@@ -72,9 +72,12 @@ CALLS_RATIO_TARGET = 0.5
 CONTENTION_RATIO_TARGET = 1.5
 CONTENTION_REQUEST = "a rechargeable headlamp under $50"
 # The server as shipped, then what else the threads and their barriers could be: llama.cpp
-# is built with OpenMP here, so a thread waiting at a barrier spins unless told not to.
+# is built with OpenMP here, so a thread waiting at a barrier spins for GOMP_SPINCOUNT
+# turns (the launcher's SPIN_COUNT; libgomp's own default, 300,000, before issue 38).
 CONTENTION_VARIANTS: tuple[tuple[str, int | None, dict[str, str]], ...] = (
     ("as shipped", None, {}),
+    ("libgomp's spin (before)", None, {"GOMP_SPINCOUNT": "300000"}),
+    ("spin 1,000", None, {"GOMP_SPINCOUNT": "1000"}),
     ("OpenMP passive wait", None, {"OMP_WAIT_POLICY": "PASSIVE"}),
     ("1 thread", 1, {}),
 )

@@ -55,6 +55,12 @@ from pathlib import Path
 from typing import Any
 
 REPACK_MODES = ("all", "no-amx", "off")
+# How long an OpenMP thread spins at a barrier before it sleeps. llama.cpp's threads meet
+# at a barrier after every operation; libgomp's default (300,000 spins) keeps a waiting
+# thread on its core, so beside one busy process its partner never gets a core and a
+# request took 75x its time. 100 is what libgomp itself uses when it sees more threads
+# than CPUs; it cannot see another program's load (docs/embedded-model.md).
+SPIN_COUNT = "100"
 IDENTITY_PATH = "/shopping-planner/server"
 # arch_prctl(2) request that asks the kernel for permission to use AMX tile data.
 ARCH_REQ_XCOMP_PERM = 0x1023
@@ -413,6 +419,13 @@ def _server_option(server_args: Sequence[str], name: str, default: str) -> str:
     return values[-1] if values else default
 
 
+def bound_spinning() -> None:
+    """Let llama.cpp's threads sleep soon at a barrier, unless the user chose how OpenMP
+    waits. libgomp reads this when it loads, so it must run before llama_cpp is imported."""
+    if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
+        os.environ["GOMP_SPINCOUNT"] = SPIN_COUNT
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m localmodel.launcher")
     parser.add_argument("--repack", choices=REPACK_MODES, default="all")
@@ -439,8 +452,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("server_args", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     server_args = args.server_args[1:] if args.server_args[:1] == ["--"] else args.server_args
+    bound_spinning()
     in_force = apply_repack_mode(args.repack)
-    print(f"llama_launcher: weight repacking {in_force}", file=sys.stderr, flush=True)
+    print(
+        f"llama_launcher: weight repacking {in_force}; OpenMP spin count "
+        f"{os.environ.get('GOMP_SPINCOUNT', 'as OMP_WAIT_POLICY sets it')}",
+        file=sys.stderr,
+        flush=True,
+    )
     stream_as_openai_does()
     jumping = args.fast_paths == "on" and args.jump_forward == "on"
     if args.fast_paths == "on":
