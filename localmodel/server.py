@@ -26,6 +26,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -34,6 +35,7 @@ from localmodel.settings import (
     PROMPT_CACHE_BYTES,
     REPACK_SETTING,
     resolve_fast_paths,
+    resolve_jump_forward,
     resolve_prompt_cache,
     resolve_repack_mode,
 )
@@ -43,6 +45,13 @@ from localmodel.weights import (
     missing_server_modules,
     resolve_model_file,
 )
+
+
+def installed_version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"
 
 
 def _free_port(host: str) -> int:
@@ -157,6 +166,7 @@ class LocalModelServer:
         repack: str | None = None,
         prompt_cache: str | None = None,
         fast_paths: str | None = None,
+        jump_forward: str | None = None,
         extra_args: Sequence[str] = (),
         progress: bool = True,
     ) -> None:
@@ -178,6 +188,7 @@ class LocalModelServer:
         self.repack = resolve_repack_mode(repack)
         self.prompt_cache = resolve_prompt_cache(prompt_cache)
         self.fast_paths = resolve_fast_paths(fast_paths)
+        self.jump_forward = resolve_jump_forward(jump_forward)
         self.extra_args = tuple(extra_args)
         self.progress = progress
         self.process: subprocess.Popen[bytes] | None = None
@@ -342,11 +353,13 @@ class LocalModelServer:
         return [*cmd, *self.extra_args]
 
     def prompt_cache_dir(self) -> Path:
-        """Where a disk prompt cache lives: one directory per model and settings, since a
-        saved state is only valid for the model and context that made it."""
+        """Where a disk prompt cache lives: one directory per model, settings and llama.cpp
+        release, since a saved state is only valid for the model and context that made it,
+        in the state format of the llama.cpp that wrote it."""
         settings = [arg for arg in self.server_arguments() if arg != str(self.model_file)]
         stat = self.model_file.stat()
-        identity = json.dumps([str(self.model_file.resolve()), stat.st_size, settings])
+        runtime = installed_version("llama-cpp-python")
+        identity = json.dumps([str(self.model_file.resolve()), stat.st_size, settings, runtime])
         return self.data_dir / "prompt-cache" / hashlib.sha256(identity.encode()).hexdigest()[:16]
 
     def _server_command(self) -> list[str]:
@@ -365,6 +378,8 @@ class LocalModelServer:
             self.repack,
             "--fast-paths",
             self.fast_paths,
+            "--jump-forward",
+            self.jump_forward,
             *(
                 ["--prompt-cache-dir", str(self.prompt_cache_dir())]
                 if self.prompt_cache == "disk"

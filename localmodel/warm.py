@@ -42,7 +42,6 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import IO, Any
 
@@ -52,6 +51,7 @@ from localmodel.launcher import IDENTITY_PATH
 from localmodel.server import (
     LocalModelServer,
     LocalServer,
+    installed_version,
     start_local_server,
     stopped_server_line,
 )
@@ -125,26 +125,20 @@ def _files_problem(path: Path, exc: OSError) -> str:
     return f"cannot use the local model server file {where}: {exc.strerror}{advice}"
 
 
-def _version(distribution: str) -> str:
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return "not installed"
-
-
 def fingerprint(server: LocalModelServer) -> str:
     """A hash of everything that must match for a running server to be reused."""
     model = server.model_file.resolve()
     stat = model.stat()
     identity = {
-        "shopping-planner": _version("shopping-planner"),
-        "llama-cpp-python": _version("llama-cpp-python"),
+        "shopping-planner": installed_version("shopping-planner"),
+        "llama-cpp-python": installed_version("llama-cpp-python"),
         "launcher": hashlib.sha256(
             b"".join(Path(inspect.getfile(code)).read_bytes() for code in (launcher, jump_forward))
         ).hexdigest(),
         "model": [str(model), stat.st_size, stat.st_mtime_ns],
         "repack": server.repack,
         "fast_paths": server.fast_paths,
+        "jump_forward": server.jump_forward,
         "arguments": server.server_arguments(),
     }
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()

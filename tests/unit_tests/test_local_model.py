@@ -455,6 +455,7 @@ def test_missing_model_file(tmp_path: Path) -> None:
 def test_real_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(lms, "missing_server_modules", lambda: [])
     model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")  # the disk prompt cache's folder is named from the file
     server = LocalModelServer(
         model, data_dir=data_dir(), model_alias="qwen", n_threads=2, port=1234
     )
@@ -608,10 +609,15 @@ def test_the_server_starts_through_the_launcher_with_the_repack_mode(
 ) -> None:
     monkeypatch.setattr(lms, "missing_server_modules", lambda: [])
     monkeypatch.setenv(settings.REPACK_SETTING, "off")
-    cmd = LocalModelServer(tmp_path / "m.gguf", data_dir=data_dir(), port=1234)._server_command()
-    assert cmd[:8] == [
+    for name in (settings.JUMP_FORWARD_SETTING, settings.PROMPT_CACHE_SETTING):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "m.gguf").write_bytes(b"GGUF")
+    server = LocalModelServer(tmp_path / "m.gguf", data_dir=data_dir(), port=1234)
+    cmd = server._server_command()
+    assert cmd[: cmd.index("--")] == [
         *(sys.executable, "-m", "localmodel.launcher"),
-        *("--repack", "off", "--fast-paths", "on", "--"),
+        *("--repack", "off", "--fast-paths", "on", "--jump-forward", "off"),
+        *("--prompt-cache-dir", str(server.prompt_cache_dir())),  # disk: the default cache
     ]
     assert cmd[cmd.index("--model") + 1] == str(tmp_path / "m.gguf")
 
