@@ -155,17 +155,19 @@ _FIRST_STEP_ON_SCREEN = re.compile(r"(?m)^\s+1\. \S")
 _PLAN_ON_SCREEN = re.compile(r"[\r\n](Fallback plan|Plan): ")
 
 
-def cli_from_enter(model: str, request: str, **env: str) -> dict[str, Any]:
-    """Run `python -m graph.run --yes REQUEST` on a pseudo-terminal; when did the first
-    step, the plan and the end reach the screen, counted from the process start."""
+def cli_from_enter(
+    model: str, request: str, *, tree: Path = REPO_ROOT, db: Path | None = None, **env: str
+) -> dict[str, Any]:
+    """Run `python -m graph.run --yes REQUEST` of the code in `tree` on a pseudo-terminal;
+    when did the first step, the plan and the end reach the screen, from the process start."""
     with tempfile.TemporaryDirectory() as scratch:
         argv = [sys.executable, "-m", "graph.run", "--yes", "--provider", "local", "--model", model]
-        argv += ["--db", str(Path(scratch) / "runs.sqlite"), request]
-        child_env = {**os.environ, **env, "COLUMNS": "120"}
+        argv += ["--db", str(db or Path(scratch) / "runs.sqlite"), request]
+        child_env = {**os.environ, **env, "COLUMNS": "120", "PYTHONPATH": str(tree)}
         started = time.perf_counter()
         pid, fd = pty.fork()
         if pid == 0:  # the child: the CLI, its terminal the pty
-            os.chdir(REPO_ROOT)
+            os.chdir(tree)
             os.execve(argv[0], argv, child_env)
         screen, marks = "", {}
         while True:

@@ -422,7 +422,7 @@ def _server_option(server_args: Sequence[str], name: str, default: str) -> str:
 def bound_spinning() -> None:
     """Let llama.cpp's threads sleep soon at a barrier, unless the user chose how OpenMP
     waits. libgomp reads this when it loads, so it must run before llama_cpp is imported."""
-    if "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ:
+    if not os.environ.get("GOMP_SPINCOUNT") and not os.environ.get("OMP_WAIT_POLICY"):
         os.environ["GOMP_SPINCOUNT"] = SPIN_COUNT
 
 

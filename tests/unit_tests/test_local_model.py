@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from catalog.paths import data_dir
+from localmodel import launcher, settings, warm, weights
 from localmodel import server as lms
-from localmodel import settings, warm, weights
 from localmodel.errors import LocalModelError
 from localmodel.server import LocalModelServer
 from localmodel.weights import LocalModelSpec
@@ -709,6 +709,24 @@ def test_fast_paths_setting_reaches_the_launcher_and_the_fingerprint(
         LocalModelServer(model, data_dir=data_dir())
 
 
+def test_jump_forward_setting_reaches_the_launcher_and_the_fingerprint(
+    launchable_model: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(settings.JUMP_FORWARD_SETTING, raising=False)
+    default = LocalModelServer(launchable_model, data_dir=data_dir(), port=1)
+    cmd = default._server_command()
+    assert cmd[cmd.index("--jump-forward") + 1] == settings.DEFAULT_JUMP_FORWARD
+    other = "off" if settings.DEFAULT_JUMP_FORWARD == "on" else "on"
+    monkeypatch.setenv(settings.JUMP_FORWARD_SETTING, other.upper())
+    chosen = LocalModelServer(launchable_model, data_dir=data_dir(), port=1)
+    cmd = chosen._server_command()
+    assert cmd[cmd.index("--jump-forward") + 1] == other
+    assert warm.fingerprint(chosen) != warm.fingerprint(default)
+    monkeypatch.setenv(settings.JUMP_FORWARD_SETTING, "sometimes")
+    with pytest.raises(LocalModelError, match="LOCAL_MODEL_JUMP_FORWARD='sometimes'"):
+        LocalModelServer(launchable_model, data_dir=data_dir())
+
+
 def test_jump_forward_counts_the_proposed_tokens_the_sampler_wrote() -> None:
     """A proposal is kept up to its first token the sampler chose otherwise; a proposal
     past the end of the answer is kept only as far as the answer goes."""
@@ -718,3 +736,23 @@ def test_jump_forward_counts_the_proposed_tokens_the_sampler_wrote() -> None:
     stats.settle([10, 11, 12, 3, 4, 15, 16, 17])
     assert (stats.generated, stats.proposed, stats.accepted) == (8, 7, 4)
     assert stats.proposals == []
+
+
+@pytest.mark.parametrize(
+    ("given", "spin_count"),
+    [
+        ({}, launcher.SPIN_COUNT),
+        ({"GOMP_SPINCOUNT": ""}, launcher.SPIN_COUNT),  # an empty line of .env is unset
+        ({"GOMP_SPINCOUNT": "300000"}, "300000"),  # the user's choice stands
+        ({"OMP_WAIT_POLICY": "PASSIVE"}, None),  # so does a wait policy: libgomp derives it
+    ],
+)
+def test_the_launcher_bounds_openmp_spinning_unless_the_user_chose(
+    given: dict[str, str], spin_count: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in given.items():
+        monkeypatch.setenv(name, value)
+    launcher.bound_spinning()
+    assert os.environ.get("GOMP_SPINCOUNT") == spin_count
