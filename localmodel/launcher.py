@@ -173,12 +173,13 @@ def install_prompt_cache(kind: str, directory: Path | None) -> None:
         def __setitem__(self, key: Sequence[int], value: LlamaState) -> None:
             super().__setitem__(key, lean(value))
 
-    llama_cpp.LlamaRAMCache = LeanRAMCache
     if kind == "disk":
         if directory is None:
             raise ValueError("a disk prompt cache needs --prompt-cache-dir")
         directory.mkdir(parents=True, exist_ok=True)
         llama_cpp.LlamaDiskCache = KeepingDiskCache
+    else:
+        llama_cpp.LlamaRAMCache = LeanRAMCache
 
 
 def stream_as_openai_does() -> None:

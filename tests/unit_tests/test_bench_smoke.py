@@ -91,7 +91,7 @@ def test_startup_smoke() -> None:
         assert text in out
 
 
-@pytest.mark.parametrize("script", ["local_model.py", "ready.py"])
+@pytest.mark.parametrize("script", ["local_model.py", "ready.py", "runtimes.py"])
 def test_local_model_bench_has_help(script: str) -> None:
     # Run by hand only (it starts the real model); here just its command line.
     assert "--model" in run_bench(script, "--help")
