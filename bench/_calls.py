@@ -98,6 +98,13 @@ def _cli(tree: Path, model: str, db: Path, *args: str, **env: str) -> subprocess
     return subprocess.run(argv, cwd=tree, env=child_env, capture_output=True, text=True)
 
 
+def stop_servers(tree: Path) -> None:
+    """Stop every warm model server, with `tree`'s code (--stop-server takes no model)."""
+    argv = [sys.executable, "-m", "graph.run", "--stop-server"]
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True, check=True)
+
+
 def _logs(data_dir: Path) -> dict[Path, int]:
     return {p: p.stat().st_size for p in (data_dir / "logs").glob("llama-server-*.log")}
 
@@ -107,7 +114,7 @@ def warm_request(
 ) -> dict[str, Any]:
     """`request` on a warm server of `tree`'s code, call by call."""
     db = scratch / f"runs-{abs(hash(tree))}.sqlite"
-    _cli(tree, model, db, "--stop-server")
+    stop_servers(tree)
     warmed = _cli(tree, model, db, "--yes", WARMING_REQUEST, LOCAL_MODEL_KEEP_ALIVE="300")
     if warmed.returncode != 0:
         raise RuntimeError(f"warming run failed in {tree}:\n{warmed.stderr[-2000:]}")
@@ -122,7 +129,7 @@ def warm_request(
         with path.open(errors="replace") as log:
             log.seek(before.get(path, 0))
             calls += calls_in(log.read())
-    _cli(tree, model, db, "--stop-server")
+    stop_servers(tree)
     outcome = _outcome_line(run.stdout)
     return {"wall_s": wall_s, "calls": [asdict(c) for c in calls], "outcome": outcome}
 

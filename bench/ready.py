@@ -89,14 +89,14 @@ def version_figures(tree: Path, model: str, data_dir: Path, runs: int) -> dict[s
                     calls += _calls.calls_in(log.read())
             return wall_s, calls
 
-        cli("--stop-server")
+        _calls.stop_servers(tree)
         cli("--yes", _calls.WARMING_REQUEST)  # what its prompt cache keeps, it keeps
-        cli("--stop-server")
+        _calls.stop_servers(tree)
         cold = cli_from_enter(model, REQUEST.format(40), tree=tree, db=db, **keep)
         alone = [warm_request() for _ in range(runs)]
         with busy_process():
             beside = [warm_request() for _ in range(runs)]
-        cli("--stop-server")
+        _calls.stop_servers(tree)
     prompt_tps, generation_tps = _rates([call for _, calls in alone for call in calls])
     return {
         "cold_first_step_s": cold["first_step_s"],

@@ -74,7 +74,7 @@ def shipped(model_file: Path, body: dict[str, Any]) -> list[dict[str, Any]]:
             with server.log_file.open(errors="replace") as log:
                 log.seek(size)
                 call = _calls.calls_in(log.read())[-1]
-            rows.append(row("llama-cpp-python (source build)", turn, wall, call, response))
+            rows.append(row("llama-cpp-python, tool", turn, wall, call, response))
     return rows
 
 
@@ -99,7 +99,7 @@ def prebuilt(model_file: Path, body: dict[str, Any]) -> list[dict[str, Any]]:
         "json_schema": {"name": "Plan", "schema": schema, "strict": True},
     }
     rows = []
-    for form, request in (("named tool_choice", body), ("json_schema", as_schema)):
+    for form, request in (("tool", body), ("json_schema", as_schema)):
         for turn in ("cold", "warm"):
             started = time.perf_counter()
             response = server.handle_chat_completions(copy.deepcopy(request))
@@ -111,9 +111,7 @@ def prebuilt(model_file: Path, body: dict[str, Any]) -> list[dict[str, Any]]:
                 t.get("predicted_n", 0),
                 t.get("predicted_ms", 0) / 1000,
             )
-            rows.append(
-                row(f"xllamacpp {xllamacpp.__version__}, {form}", turn, wall, call, response)
-            )
+            rows.append(row(f"xllamacpp, {form}", turn, wall, call, response))
     return rows
 
 
@@ -156,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         rows += prebuilt(model_file, body)
         import xllamacpp
 
-        built_for = xllamacpp.get_system_info().strip()
+        built_for = f"{xllamacpp.__version__}: {xllamacpp.get_system_info().strip()}"
     except ImportError:
         built_for = "xllamacpp not installed: pip install xllamacpp"
     report = Report("llama.cpp runtimes: the planner request of cassettes/photo-gift.yaml")
@@ -187,6 +185,10 @@ def main(argv: list[str] | None = None) -> int:
             ]
             for r in rows
         ],
+    )
+    report.note(
+        "tool: the request as recorded (the Plan tool, forced by a named tool_choice); "
+        "json_schema: the same schema as response_format, without the tool"
     )
     report.note(f"xllamacpp's build: {built_for}")
     report.note(f"CPU flags: {_calls.cpu_flags()}; cores: {os.cpu_count()}")
