@@ -19,7 +19,8 @@ was complete (streamed plans only), when the plan was, and when the run ended:
   streaming, and llama-cpp-python's server as shipped (LOCAL_MODEL_FAST_PATHS=off: its own
   grammar sampling and logits buffer); the run starts its own server (its start is in the
   figures) and stops it. The plan's schema and prompts are this version's.
-- cold: no server running, the defaults (keep-alive, RAM prompt cache), plan streamed.
+- cold: no server running, keep-alive and a RAM prompt cache (nothing saved before), plan
+  streamed.
 - cold, disk cache: no server running, LOCAL_MODEL_PROMPT_CACHE=disk holding the states an
   earlier server left (one untimed run of another request fills it).
 - warm: a running warm server that has just served another request (untimed), and never

@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.install:
         took, compilers = install_seconds()
         report.target(
-            "fresh `pip install --no-cache-dir -e '.[local]'`",
+            "fresh install of the local extra (pip, no cache)",
             f"{took:.0f} s",
             f"<= {INSTALL_TARGET_S:.0f} s",
             took <= INSTALL_TARGET_S,
