@@ -105,8 +105,28 @@ def stop_servers(tree: Path) -> None:
     subprocess.run(argv, cwd=tree, env=env, capture_output=True, text=True, check=True)
 
 
-def _logs(data_dir: Path) -> dict[Path, int]:
+def log_sizes(data_dir: Path) -> dict[Path, int]:
     return {p: p.stat().st_size for p in (data_dir / "logs").glob("llama-server-*.log")}
+
+
+def calls_since(data_dir: Path, before: dict[Path, int]) -> list[Call]:
+    """The LLM calls the servers' logs gained since `before` (their sizes, from log_sizes)."""
+    calls: list[Call] = []
+    for path in log_sizes(data_dir):
+        with path.open(errors="replace") as log:
+            log.seek(before.get(path, 0))
+            calls += calls_in(log.read())
+    return calls
+
+
+def rates(calls: list[Call]) -> tuple[float, float]:
+    """Prompt tokens evaluated and tokens generated per second, over `calls`."""
+    prompt_s = sum(c.prompt_s for c in calls)
+    generation_s = sum(c.generation_s for c in calls)
+    return (
+        sum(c.prompt_tokens for c in calls) / prompt_s if prompt_s else float("nan"),
+        sum(c.generated_tokens for c in calls) / generation_s if generation_s else float("nan"),
+    )
 
 
 def warm_request(
@@ -118,17 +138,13 @@ def warm_request(
     warmed = _cli(tree, model, db, "--yes", WARMING_REQUEST, LOCAL_MODEL_KEEP_ALIVE="300")
     if warmed.returncode != 0:
         raise RuntimeError(f"warming run failed in {tree}:\n{warmed.stderr[-2000:]}")
-    before = _logs(data_dir)
+    before = log_sizes(data_dir)
     started = time.perf_counter()
     run = _cli(tree, model, db, "--yes", "--json", request, LOCAL_MODEL_KEEP_ALIVE="300")
     wall_s = time.perf_counter() - started
     if run.returncode != 0:
         raise RuntimeError(f"the timed run failed in {tree}:\n{run.stderr[-2000:]}")
-    calls: list[Call] = []
-    for path in _logs(data_dir):
-        with path.open(errors="replace") as log:
-            log.seek(before.get(path, 0))
-            calls += calls_in(log.read())
+    calls = calls_since(data_dir, before)
     stop_servers(tree)
     outcome = _outcome_line(run.stdout)
     return {"wall_s": wall_s, "calls": [asdict(c) for c in calls], "outcome": outcome}

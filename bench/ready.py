@@ -54,16 +54,6 @@ SOAK_ITEMS = (
 )
 
 
-def _rates(calls: list[_calls.Call]) -> tuple[float, float]:
-    """Prompt tokens evaluated and tokens generated per second, over `calls`."""
-    prompt_s = sum(c.prompt_s for c in calls)
-    generation_s = sum(c.generation_s for c in calls)
-    return (
-        sum(c.prompt_tokens for c in calls) / prompt_s if prompt_s else float("nan"),
-        sum(c.generated_tokens for c in calls) / generation_s if generation_s else float("nan"),
-    )
-
-
 def version_figures(tree: Path, model: str, data_dir: Path, runs: int) -> dict[str, Any]:
     """Cold first step, warm alone and beside a busy process, for the code in `tree`."""
     with tempfile.TemporaryDirectory() as scratch:
@@ -78,16 +68,11 @@ def version_figures(tree: Path, model: str, data_dir: Path, runs: int) -> dict[s
             return run
 
         def warm_request() -> tuple[float, list[_calls.Call]]:
-            logs = _calls._logs(data_dir)
+            before = _calls.log_sizes(data_dir)
             started = time.perf_counter()
             cli("--yes", REQUEST.format(next(prices)))
             wall_s = time.perf_counter() - started
-            calls: list[_calls.Call] = []
-            for path in _calls._logs(data_dir):
-                with path.open(errors="replace") as log:
-                    log.seek(logs.get(path, 0))
-                    calls += _calls.calls_in(log.read())
-            return wall_s, calls
+            return wall_s, _calls.calls_since(data_dir, before)
 
         _calls.stop_servers(tree)
         cli("--yes", _calls.WARMING_REQUEST)  # what its prompt cache keeps, it keeps
@@ -97,7 +82,7 @@ def version_figures(tree: Path, model: str, data_dir: Path, runs: int) -> dict[s
         with busy_process():
             beside = [warm_request() for _ in range(runs)]
         _calls.stop_servers(tree)
-    prompt_tps, generation_tps = _rates([call for _, calls in alone for call in calls])
+    prompt_tps, generation_tps = _calls.rates([call for _, calls in alone for call in calls])
     return {
         "cold_first_step_s": cold["first_step_s"],
         "cold_request_s": cold["request_s"],

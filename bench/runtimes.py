@@ -62,7 +62,7 @@ def shipped(model_file: Path, body: dict[str, Any]) -> list[dict[str, Any]]:
     )
     with server:
         for turn in ("cold", "warm"):
-            size = server.log_file.stat().st_size
+            before = _calls.log_sizes(data_dir())
             started = time.perf_counter()
             response = httpx.post(
                 f"{server.base_url}/chat/completions",
@@ -71,9 +71,7 @@ def shipped(model_file: Path, body: dict[str, Any]) -> list[dict[str, Any]]:
                 timeout=600,
             ).json()
             wall = time.perf_counter() - started
-            with server.log_file.open(errors="replace") as log:
-                log.seek(size)
-                call = _calls.calls_in(log.read())[-1]
+            call = _calls.calls_since(data_dir(), before)[-1]
             rows.append(row("llama-cpp-python, tool", turn, wall, call, response))
     return rows
 
@@ -119,16 +117,15 @@ def row(
     runtime: str, turn: str, wall: float, call: _calls.Call, response: dict[str, Any]
 ) -> dict[str, Any]:
     how, parses = answer_of(response)
+    prompt_tps, generated_tps = _calls.rates([call])
     return {
         "runtime": runtime,
         "turn": turn,
         "wall_s": wall,
         "prompt_tokens": call.prompt_tokens,
-        "prompt_tps": call.prompt_tokens / call.prompt_s if call.prompt_s else float("nan"),
+        "prompt_tps": prompt_tps,
         "generated": call.generated_tokens,
-        "generated_tps": (
-            call.generated_tokens / call.generation_s if call.generation_s else float("nan")
-        ),
+        "generated_tps": generated_tps,
         "answer": how,
         "json": parses,
     }
