@@ -24,6 +24,7 @@ from graph.messages import masked_reply, raw_text_of, short_error, usage_of
 from graph.parent_run import parent_in_graph
 from graph.prompts import (
     PLANNING_RETRY,
+    departments_messages,
     executor_tool_messages,
     planner_messages,
     reasoning_messages,
@@ -52,10 +53,12 @@ from graph.schemas import (
     StatedLimits,
     StepResult,
     Usage,
+    departments_answer,
 )
 from graph.shaping import (
     HOW_TO_ANSWER,
     AnswerError,
+    DepartmentsOf,
     PlanEditError,
     carry_over,
     checked_plan,
@@ -123,7 +126,16 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             statement = plan.follow_up if isinstance(plan, FollowUpPlan) else None
             plan = plan.plan() if isinstance(plan, FollowUpPlan) else plan
             return _planned(
-                request, stated, plan, usage, started, previous, statement, shelves, context
+                request,
+                stated,
+                plan,
+                usage,
+                attempt,
+                started,
+                previous,
+                statement,
+                shelves,
+                context,
             )
         if attempt == 2:
             if f"at most {MAX_PLAN_STEPS} steps" in str(error):
@@ -134,8 +146,11 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 )
             # The error quotes the model's output, which may echo a key: masked.
             why = redact_tree(f"the planner returned no valid plan twice ({short_error(error)})")
-            plan = fallback_plan(request, stated, why, raw_text_of(raw))
-            return _planned(request, stated, plan, usage, started, previous, None, shelves, context)
+            earlier = previous.queries if previous else ()
+            plan = fallback_plan(request, stated, why, raw_text_of(raw), earlier)
+            return _planned(
+                request, stated, plan, usage, attempt, started, previous, None, shelves, context
+            )
         # One retry with the validation error shown: it fixes most numbering slips of
         # small models. This is not replanning: no step has run yet.
         messages = [
@@ -150,6 +165,7 @@ def _planned(
     stated: StatedLimits,
     plan: Plan,
     usage: Usage,
+    calls: int,
     started: float,
     previous: PreviousRun | None,
     statement: FollowUpStatement | None,
@@ -164,7 +180,12 @@ def _planned(
         follow_up, stated = carry_over(request, stated, previous, statement, catalog)
     elif shelves is not None:
         # Open-ended: a search for a kind the shop lacks becomes one it has, before approval.
-        plan, stocked = stocked_plan(catalog_for(context), plan, shelves, stated.budget)
+        asked: list[Usage] = []
+        departments_of = _departments_asker(request, context, asked)
+        plan, stocked = stocked_plan(
+            catalog_for(context), plan, shelves, stated.budget, departments_of
+        )
+        usage, calls = sum(asked, usage), calls + len(asked)
     shaped = shape_plan(request, stated, plan, follow_up)
     # Checked against the shop before anyone approves it: a search for a kind it lacks.
     unstocked = unstocked_searches(catalog_for(context), shaped.plan)
@@ -174,9 +195,36 @@ def _planned(
         "follow_up": follow_up,
         "plan": shaped.plan,
         "planner_usage": usage,
+        "planner_calls": calls,
         "planner_latency_s": round(time.perf_counter() - started, 3),
         "plan_warnings": [*stocked, *shaped.warnings, *unstocked],
     }
+
+
+# Beyond this many departments (a catalog's categories) the question costs more prompt
+# than it saves, and the word search's shelves stand.
+MAX_DEPARTMENTS_ASKED = 40
+
+
+def _departments_asker(request: str, context: Context, asked: list[Usage]) -> DepartmentsOf:
+    """The model, asked which of the shop's departments sells each kind an open-ended
+    plan searches the shop lacks (its answer can name only those); each call's usage is
+    added to `asked`. Advice only: an answer it cannot parse leaves the word search's
+    shelves."""
+
+    def departments_of(kinds: list[str]) -> list[str]:
+        departments = tuple(catalog_for(context).categories())
+        if not departments or len(departments) > MAX_DEPARTMENTS_ASKED:
+            return []
+        model = structured_model(context, departments_answer(departments))
+        # A failed call fails the node as the plan's own would (and is retried with it);
+        # an answer that does not parse leaves the word search's shelves.
+        result = model.invoke(departments_messages(request, departments, kinds))
+        asked.append(usage_of(result.get("raw")))
+        answer = result.get("parsed")
+        return list(getattr(answer, "departments", []))
+
+    return departments_of
 
 
 def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -63,6 +63,9 @@ class State(InputState):
     plan: Plan | None = None  # planner
     plan_warnings: list[str] = field(default_factory=list)  # planner: checks done in code
     planner_usage: Usage | None = None  # planner
+    # planner: its model calls, a retry and the departments question included (None:
+    # one, in runs written before it was kept)
+    planner_calls: int | None = None
     planner_latency_s: float | None = None  # planner
     approval: ApprovalStatus | None = None  # approval
     # approval: a person's edit of the plan, which runs instead of `plan` (kept as the
@@ -147,6 +150,7 @@ class OutputState:
     plan: Plan | None = None
     plan_warnings: list[str] = field(default_factory=list)
     planner_usage: Usage | None = None
+    planner_calls: int | None = None
     approval: ApprovalStatus | None = None
     plan_edit: PlanEdit | None = None
     edit_error: str | None = None

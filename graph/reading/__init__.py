@@ -8,6 +8,7 @@ from graph.reading.intent import departments_of, names_another_product, shopping
 from graph.reading.shelves import (
     Shelf,
     best_rated_shelves,
+    department_shelves,
     nearest_shelves,
     search_shelves,
     unstocked_searches,

@@ -157,6 +157,23 @@ def best_rated_shelves(catalog: CatalogBackend, budget: float | None) -> list[Sh
     return _grouped(hits)
 
 
+def department_shelves(
+    catalog: CatalogBackend, query: str, department: str, cap: float | None
+) -> list[Shelf]:
+    """The shelves of one of the shop's departments within `cap`: those `query`'s words
+    find there, else the department's best-rated."""
+    try:
+        for words in (" ".join(kind_words(query)), ""):
+            listed = SearchArgs(
+                words, category=department, limit=_PRODUCTS_LOOKED_AT, max_price=cap
+            )
+            if hits := catalog.search(listed):
+                return _grouped(hits)
+    except Exception:  # advice only, as nearest_shelves
+        return []
+    return []
+
+
 def _in_shop_vocabulary(catalog: CatalogBackend, word: str) -> bool:
     """Whether the shop names products with `word`: a title, a label or a category of
     one its search finds has it."""

@@ -79,7 +79,10 @@ def usage_totals(values: Mapping[str, Any]) -> UsageTotals:
     step. Latency is the planner's plus each step's, so it excludes time paused."""
     steps = values.get("step_results") or []
     planner = values.get("planner_usage")
-    calls = (1 if values.get("plan") is not None else 0) + sum(r.llm_calls for r in steps)
+    planned = values.get("planner_calls")
+    if planned is None:  # a run written before the planner's calls were kept
+        planned = 1 if values.get("plan") is not None else 0
+    calls = planned + sum(r.llm_calls for r in steps)
     usage = sum((r.usage for r in steps), planner if planner is not None else Usage())
     latency = float(values.get("planner_latency_s") or 0) + sum(r.latency_s for r in steps)
     reasoning = [r for r in steps if r.kind == "reasoning"]

@@ -38,6 +38,7 @@ from graph.schemas.plan import (
     PlanEdit,
     PlanStep,
     PlanValue,
+    departments_answer,
 )
 from graph.schemas.results import (
     MissingItem,

@@ -7,20 +7,25 @@ replan: no step has run when it is built.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from catalog import money
 from graph.reading.stated import MAX_QUERY_WORDS
 from graph.reading.words import product_words
 from graph.schemas import Plan, PlanningError, PlanStep, StatedLimits
 
 
-def fallback_plan(request: str, stated: StatedLimits, why: str, raw: str = "") -> Plan:
+def fallback_plan(
+    request: str, stated: StatedLimits, why: str, raw: str = "", earlier: Sequence[str] = ()
+) -> Plan:
     """One search for the request's product words, then a pick, within its `stated`
-    limits; shape_plan reconciles it with them, as any plan. `why` says why the model's
-    plans were unusable; PlanningError (with the model's `raw` output) when the request
-    names nothing to search for either."""
+    limits; shape_plan reconciles it with them, as any plan. A follow-up that names no
+    product ("a cheaper one") searches its previous run's first search (`earlier`)
+    instead. `why` says why the model's plans were unusable; PlanningError (with the
+    model's `raw` output) when there is nothing to search for either."""
     # All the request's product words: the catalog ranks by how many a product matches,
     # and the product's name may come after its features ("slim fit men's henleys").
-    words = product_words(request)
+    words = product_words(request) or product_words(next(iter(earlier), ""))
     words = words[:MAX_QUERY_WORDS]
     if not words:
         raise PlanningError(

@@ -15,11 +15,11 @@ here: a kind the shop lacks is then a warning.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 
 from catalog import CatalogBackend, money
-from graph.reading import Shelf, best_rated_shelves, search_shelves
+from graph.reading import Shelf, best_rated_shelves, department_shelves, search_shelves
 from graph.reading.words import head_word, kind_words, product_words, same_word
 from graph.schemas import Plan, PlanStep
 
@@ -27,13 +27,24 @@ from graph.schemas import Plan, PlanStep
 KINDS_LOOKED_AT = 2
 
 
+# Which of the shop's departments sells each of the kinds given, as the model names them
+# (the planner node asks, once a plan): a list in their order, possibly shorter.
+DepartmentsOf = Callable[[list[str]], Sequence[str]]
+
+
 def stocked_plan(
-    catalog: CatalogBackend, plan: Plan, shelves: list[Shelf], budget: float | None
+    catalog: CatalogBackend,
+    plan: Plan,
+    shelves: list[Shelf],
+    budget: float | None,
+    departments_of: DepartmentsOf | None = None,
 ) -> tuple[Plan, list[str]]:
     """`plan` with each search for a kind the shop lacks within `budget` replaced by a
     shelf it has, and shelves added up to KINDS_LOOKED_AT kinds where it changed or has
     no search; the notes say what changed. `shelves` are the request's nearest (what the
-    planner saw)."""
+    planner saw). `departments_of` names the department that sells each kind the shop
+    lacks: its shelves come first, as a word search cannot tell that a teacher's gift is a
+    book and not the camera strap whose description says "teacher"."""
     kinds: list[str] = []  # the kinds the plan searches, the shop has
     areas: list[str] = []  # and the catalog categories they are in
     anywhere = cache(lambda: best_rated_shelves(catalog, budget))
@@ -62,23 +73,47 @@ def stocked_plan(
     for answered in (f for f in found.values() if f is not None and f.stocked):
         kinds.append(answered.kind)
         areas.extend(s.category for s in answered.shelves[:1])
+    # The department of a kind the shop lacks is asked of the model only where the shop's
+    # own words say nothing: no title it finds shares a word with the search.
+    lacking = [
+        s.query or ""
+        for s in plan.search_steps
+        if (f := found[s.step])
+        and not f.stocked
+        and not any(_shares_a_word(shelf.name, s.query or "") for shelf in f.shelves)
+    ]
+    # A model may name fewer than asked: the rest keep the word search's shelves.
+    answer = departments_of(lacking) if lacking and departments_of else []
+    named = dict(zip(lacking, answer, strict=False))
     for step in plan.steps:
         unanswered = found.get(step.step)
         if unanswered is None or unanswered.stocked:
             steps.append(step)
             continue
-        # Its own shelves, those whose titles share its words first ("hiking gloves": a
-        # hiking backpack); the others matched only its words in their descriptions.
+        # Its own shelves: those whose titles share its words ("hiking gloves": a hiking
+        # backpack), then those in the department named for it, then those that matched
+        # only its words in their descriptions.
         query = step.query or ""
-        shelf = take(sorted(unanswered.shelves, key=lambda s: not _shares_a_word(s.name, query)))
+        department = named.get(query)
+        own = unanswered.shelves
+        if department:
+            own = department_shelves(catalog, query, department, _cap(step, budget)) + own
+        shelf = take(
+            sorted(
+                own,
+                key=lambda s: (not _shares_a_word(s.name, query), s.category != department),
+            )
+        )
         if shelf is None:
             steps.append(step)  # nothing near it: the approval warning names the gap
             continue
         steps.append(_searching(step, shelf))
         within = f" within {money(budget)}" if budget is not None else ""
+        where = f" (in {department}, the department named for it)"
         notes.append(
             f"step {step.step} searched {query[:60]!r}, but the shop has no {unanswered.kind}"
             f"{within}: it searches {shelf.name!r} instead, the nearest kind it has"
+            + (where if shelf.category == department else "")
         )
     # A plan the shop answers as it stands is the planner's; where code stepped in, or
     # no search is left, it also makes sure of KINDS_LOOKED_AT kinds.

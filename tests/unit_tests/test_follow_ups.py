@@ -89,12 +89,13 @@ def finished_bag(graph: Any, model: FakeShoppingChatModel) -> session.RunResult:
 
 
 def follow_up_on_bag(
-    plan: dict[str, Any], request: str, thread_id: str
+    plan: dict[str, Any], request: str, thread_id: str, *retried: dict[str, Any]
 ) -> tuple[ProductSummary, dict[str, Any]]:
-    """The hiking bag's run finished, then `request` on it, planned as `plan`: the bag
-    picked first, and the follow-up's values."""
+    """The hiking bag's run finished, then `request` on it, planned as `plan` (then as
+    `retried`, when the planner is asked again): the bag picked first, and the
+    follow-up's values."""
     graph = build_graph(checkpointer=MemorySaver())
-    model = fake_model(BAG_PLAN, plan)
+    model = fake_model(BAG_PLAN, plan, *retried)
     bag = finished_bag(graph, model).values["outcome"].picks[0]
     result = session.start(
         graph,
@@ -574,3 +575,14 @@ def test_cheaper_again_until_nothing_is_left_never_says_within_budget(
         assert "within budget" not in budget_line(outcome)
         return
     raise AssertionError("the catalog never ran out of cheaper picks")
+
+
+def test_a_follow_up_whose_plans_are_unusable_twice_searches_what_its_run_searched() -> None:
+    # "a cheaper one" names no product: the fallback plan built in code searches the
+    # previous run's item, where a new request would be refused as naming nothing.
+    empty = {"follow_up": said("cheaper", "hiking camera bag"), "goal": "x", "steps": []}
+    _, values = follow_up_on_bag(empty, "a cheaper one", "bag-fallback", dict(empty))
+    plan = values["plan"]
+    assert plan.built_in_code is not None
+    assert [s.query for s in plan.search_steps] == ["hiking camera bag"]
+    assert values["planner_calls"] == 2  # both plans the model wrote count

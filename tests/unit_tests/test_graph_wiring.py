@@ -68,6 +68,7 @@ OUTPUT_FIELDS = {
     "plan",
     "plan_warnings",
     "planner_usage",
+    "planner_calls",
     "approval",
     "plan_edit",
     "edit_error",

@@ -14,6 +14,8 @@ from graph.context import Context
 from graph.prompts import PLANNER_USER, planner_messages
 from graph.reading import nearest_shelves, search_shelves, unstocked_searches
 from graph.reading.shelves import Shelf, _name
+from graph.runs.session import usage_totals
+from graph.schemas import departments_answer
 from graph.shaping import stocked_plan
 from graph.tools import catalog_for
 
@@ -181,7 +183,11 @@ def test_a_search_for_a_kind_the_shop_lacks_is_named_with_the_nearest_shelves() 
 
 def _answered(reply: dict[str, Any], request: str) -> dict[str, Any]:
     model = FakeShoppingChatModel(
-        replies={"Plan": [reply], "ReasoningAnswer": [{"answer": "ok", "product_ids": []}]}
+        replies={
+            "Plan": [reply],
+            "Departments": [{"departments": ["outdoor"]}],
+            "ReasoningAnswer": [{"answer": "ok", "product_ids": []}],
+        }
     )
     return run_graph(model, None, request)
 
@@ -263,3 +269,79 @@ def test_a_plan_the_shop_answers_gets_no_kinds_added() -> None:
     )
     shelves = [Shelf("Travel Tripod with Ball Head", "cameras-photography", 7, 70.0, 145.99)]
     assert stocked_plan(SHOP, plan, shelves, 200) == (plan, [])
+
+
+TEACHER_GIFT = plan_of(
+    {"action": "Search gifts", "query": "thank-you gift for teachers"},
+    {"action": "Pick one", "query": None},
+)
+
+
+def test_a_kind_the_shop_lacks_goes_to_the_department_named_for_it() -> None:
+    asked: list[list[str]] = []
+
+    def departments_of(kinds: list[str]) -> list[str]:
+        asked.append(kinds)
+        return ["books"]
+
+    stocked, notes = stocked_plan(SHOP, TEACHER_GIFT, [], 30, departments_of)
+    assert asked == [["thank-you gift for teachers"]]  # one question, for what it lacks
+    first = stocked.search_steps[0]
+    assert first.category == "books"
+    found = search_shelves(SHOP, first.query or "", 30)
+    assert found is not None and found.stocked
+    assert notes[0].endswith("(in books, the department named for it)")
+    # Without the answer, the word search's own shelf stands, wherever it is.
+    alone, _ = stocked_plan(SHOP, TEACHER_GIFT, [], 30, lambda kinds: [])
+    assert alone.search_steps[0].category != "books"
+
+
+def test_the_model_is_asked_only_where_the_shops_own_words_say_nothing() -> None:
+    def departments_of(kinds: list[str]) -> list[str]:
+        raise AssertionError(f"asked about {kinds}")
+
+    answered = plan_of(
+        {"action": "Search camera bags", "query": "camera bag"},
+        {"action": "Pick one", "query": None},
+    )
+    assert stocked_plan(SHOP, answered, [], 200, departments_of) == (answered, [])
+    # No gloves, but a title shares "hiking": the word search's shelf is near enough.
+    gloves = plan_of(
+        {"action": "Search gloves", "query": "hiking gloves"},
+        {"action": "Pick one", "query": None},
+    )
+    stocked, _ = stocked_plan(SHOP, gloves, [], 70, departments_of)
+    assert stocked.search_steps[0].query == "Hiking Day Backpack"
+
+
+def test_the_model_names_departments_of_the_loaded_shop_only_and_its_call_is_counted() -> None:
+    model = FakeShoppingChatModel(
+        replies={
+            "Plan": [plan_reply(*TEACHER_GIFT.model_dump()["steps"])],
+            "Departments": [{"departments": ["books"]}],
+            "ReasoningAnswer": [{"answer": "ok", "product_ids": []}],
+        }
+    )
+    state = run_graph(model, None, "a thank-you gift for my kid's teacher, nothing over $30")
+    asked = next(
+        p
+        for p, tools in zip(model.prompts, model.tools_seen, strict=True)
+        if tools == ["Departments"]
+    )
+    assert "thank-you gift for teachers" in str(asked[-1].content)
+    for department in SHOP.categories():
+        assert department in str(asked[-1].content)
+    assert state["plan"].search_steps[0].category == "books"
+    assert state["planner_calls"] == 2  # the plan and the departments question
+    steps = sum(r.llm_calls for r in state["step_results"])
+    assert usage_totals(state).llm_calls == 2 + steps
+
+
+def test_the_departments_answer_can_name_only_the_shops_own() -> None:
+    answer = departments_answer(("books", "beauty"))
+    assert answer is departments_answer(("books", "beauty"))  # built once per shop
+    assert answer.model_validate({"departments": ["books"]})
+    with pytest.raises(ValueError):
+        answer.model_validate({"departments": ["garden"]})
+    schema = answer.model_json_schema()
+    assert schema["properties"]["departments"]["items"]["enum"] == ["books", "beauty"]
