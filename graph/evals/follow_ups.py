@@ -16,15 +16,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from catalog import CatalogBackend, SearchArgs
 from catalog.terminal import terminal_markup
 from graph.context import Context
 from graph.evals.driver import EvalReport, Note, run_cases
 from graph.evals.inputs import EvalInputError
-from graph.reading.words import product_words, stem
+from graph.reading.words import product_words, same_word, stem, title_heads
 from graph.runs.session import approve_all, run_thread
 from graph.runs.threads import ShoppingGraph
 from graph.schemas import ProductSummary
 from graph.state import plan_that_runs
+from graph.tools import catalog_for
 
 CHECKS = tuple(
     "kind cap_below_pick searches_below_pick floor_above_pick not_below_pick missing kept "
@@ -74,7 +76,7 @@ def _named(picks: Sequence[ProductSummary], words: Sequence[str]) -> list[Produc
 
 
 def score_case(
-    case: FollowUpCase, first: Mapping[str, Any], second: Mapping[str, Any]
+    case: FollowUpCase, first: Mapping[str, Any], second: Mapping[str, Any], catalog: CatalogBackend
 ) -> dict[str, bool]:
     """Each check the case states, True where it holds."""
     expect = case.expect
@@ -93,9 +95,14 @@ def score_case(
     if "kind" in expect:
         kinds = expect["kind"] if isinstance(expect["kind"], list) else [expect["kind"]]
         checks["kind"] = follow_up is not None and follow_up.kind in kinds
+    # Where the shop holds nothing cheaper of that kind, "none cheaper" is the answer
+    # (no new pick of it, and it is named missing), and the expected new pick cannot be.
+    none_cheaper = "cap_below_pick" in expect and _none_cheaper(
+        _named(first_picks, expect["cap_below_pick"]), searches, new_picks, outcome, catalog
+    )
     if "cap_below_pick" in expect:
         referenced = _named(first_picks, expect["cap_below_pick"])
-        checks["cap_below_pick"] = _cap_below(referenced, searches, new_picks)
+        checks["cap_below_pick"] = none_cheaper or _cap_below(referenced, searches, new_picks)
     if "searches_below_pick" in expect:
         referenced = _named(first_picks, expect["searches_below_pick"])
         checks["searches_below_pick"] = len(referenced) == 1 and _searches_below(
@@ -128,7 +135,7 @@ def score_case(
         gone = not {p.id for p in _named(first_picks, expect["dropped"])} & picked
         checks["dropped"] = gone and not _named(new_picks, expect["dropped"])
     if "new_item" in expect:
-        checks["new_item"] = bool(_named(new_picks, expect["new_item"]))
+        checks["new_item"] = none_cheaper or bool(_named(new_picks, expect["new_item"]))
     if "max_price" in expect:
         cap = expect["max_price"]
         checks["max_price"] = bool(searches) and all(
@@ -165,6 +172,26 @@ def _cap_below(
         return False
     price = referenced[0].price
     return _searches_below(price, searches) and all(p.price < price for p in new_picks)
+
+
+def _none_cheaper(
+    referenced: list[ProductSummary],
+    searches: Sequence[Any],
+    new_picks: list[ProductSummary],
+    outcome: Any,
+    catalog: CatalogBackend,
+) -> bool:
+    """The shop holds nothing titled as the referenced pick's kind below its price (the
+    first run took its cheapest); every search was capped below it, nothing new was
+    picked, and the outcome names the item missing."""
+    if len(referenced) != 1 or new_picks or outcome is None:
+        return False
+    pick = referenced[0]
+    kind = next(iter(title_heads(pick.title)), "")
+    found = catalog.search(SearchArgs(kind, max_price=round(pick.price - 0.01, 2), limit=50))
+    cheaper = [h for h in found if any(same_word(kind, k) for k in title_heads(h.product.title))]
+    named = any(same_word(kind, w) for m in outcome.missing for w in product_words(m.query))
+    return bool(kind) and not cheaper and named and _searches_below(pick.price, searches)
 
 
 def _searches_below(price: float, searches: Sequence[Any]) -> bool:
@@ -220,7 +247,7 @@ def run_follow_ups_eval(
         ).values
         result.first_picks = [p.id for p in first["outcome"].picks]
         result.picks = [p.id for p in second["outcome"].picks] if second.get("outcome") else []
-        result.checks = score_case(case, first, second)
+        result.checks = score_case(case, first, second, catalog_for(context))
         result.passed = bool(result.checks) and all(result.checks.values())
 
     def line(result: CaseResult) -> str:

@@ -3,9 +3,9 @@ embedded 1.5B model on the shipped catalog: each first request, then its follow-
 shopper's own words (questions, fragments, polite forms, other languages, refinements by
 feature). The planner states each follow-up's kind and code checks it against the run it
 follows. Recording also writes the report the live run produced; the replay must
-reproduce it case by case, with no case failing to run. The figure it records (29 of 35;
-26 and 21 on earlier recordings) is what docs/follow-ups.md reports; not every case passes on the
-1.5B model yet (issue #35 stays open on it).
+reproduce it case by case, with no case failing to run. The figure it records (30 of 35;
+29, 26 and 21 on earlier recordings) is what docs/follow-ups.md reports; not every case
+passes on the 1.5B model yet (issue #35 stays open on it).
 
 Record:
     RECORD=1 python -m pytest -m replay tests/integration_tests/test_follow_up_eval_replay.py -n 0

@@ -137,3 +137,30 @@ def test_the_eval_command_runs_a_case_and_scores_it(
     report = json.loads(out.read_text())
     assert report["summary"] == {"passed": 1, "total": 1}, report["results"]
     assert report["results"][0]["id"] == "bag-cheaper"
+
+
+def test_none_cheaper_is_the_answer_only_where_the_shop_has_nothing_cheaper() -> None:
+    from types import SimpleNamespace
+
+    from graph.evals.follow_ups import _none_cheaper
+    from graph.schemas import ProductSummary
+    from graph.tools import catalog_for
+
+    shop = catalog_for(Context())
+
+    def bottle(id_: str, price: float) -> ProductSummary:
+        return ProductSummary(id=id_, title="Insulated Water Bottle 32 oz", price=price)
+
+    capped = [SimpleNamespace(max_price=27.98)]
+    reported = SimpleNamespace(missing=[SimpleNamespace(query="water bottles")])
+    # out-024 ($27.99) is the shop's cheapest bottle (the running belts that hold
+    # bottles are belts): nothing cheaper, so naming it missing is right.
+    assert _none_cheaper([bottle("out-024", 27.99)], capped, [], reported, shop)
+    # A $35 bottle has cheaper ones in the shop: "missing" there is a miss.
+    above = [SimpleNamespace(max_price=34.99)]
+    assert not _none_cheaper([bottle("out-026", 35.0)], above, [], reported, shop)
+    # Not named missing, or a search left uncapped, is no answer either.
+    silent = SimpleNamespace(missing=[])
+    assert not _none_cheaper([bottle("out-024", 27.99)], capped, [], silent, shop)
+    uncapped = [SimpleNamespace(max_price=None)]
+    assert not _none_cheaper([bottle("out-024", 27.99)], uncapped, [], reported, shop)
