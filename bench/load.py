@@ -64,7 +64,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from _common import REPO_ROOT, TESTS_DIR, Report, median, percentile
+from _common import TESTS_DIR, Report, median, percentile
 
 # The replica test's plumbing (Valkey, the schema job, starting and stopping a replica)
 # and its fake model's answers serve the bench as they are: one copy of each.
@@ -72,7 +72,7 @@ sys.path.insert(0, str(TESTS_DIR / "integration_tests"))
 
 
 import test_server_replicas as replicas
-from cli_runs import cli_environment
+from cli_runs import start_graph_run
 from conftest import PrivatePostgres
 from fake_openai_server import FakeScript, fake_openai_server
 
@@ -327,16 +327,13 @@ def cli_process(
 ) -> Any:
     """One CLI process of a job (`program` is `-m graph.run`, or the floor's script);
     returns its JSON document."""
-    proc = subprocess.Popen(
-        [sys.executable, *program, *job.args],
-        cwd=REPO_ROOT,
-        env=cli_environment(
-            fake_url, root / f"worker-{worker}", OPENAI_MODEL=f"cli-worker-{worker}", **env
-        ),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    proc = start_graph_run(
+        fake_url,
+        root / f"worker-{worker}",
+        *job.args,
+        program=program,
+        OPENAI_MODEL=f"cli-worker-{worker}",
+        **env,
     )
     try:
         out, err = proc.communicate(timeout=timeout)

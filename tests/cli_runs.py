@@ -9,6 +9,7 @@ import pty
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,11 +71,18 @@ def graph_eval_process(
     )
 
 
-def start_graph_run(url: str, data_dir: Path, *args: str, **env: str) -> subprocess.Popen[str]:
-    """`python -m graph.run ARGS` started in the background (no stdin, output captured),
+def start_graph_run(
+    url: str,
+    data_dir: Path,
+    *args: str,
+    program: Sequence[str] = ("-m", "graph.run"),
+    **env: str,
+) -> subprocess.Popen[str]:
+    """`python -m graph.run ARGS` (or another `program` taking its arguments, as the load
+    bench's floor script does) started in the background (no stdin, output captured),
     like graph_run_process, for tests that run several at once."""
     return subprocess.Popen(
-        [sys.executable, "-m", "graph.run", *args],
+        [sys.executable, *program, *args],
         cwd=REPO_ROOT,
         env=cli_environment(url, data_dir, **env),
         stdin=subprocess.DEVNULL,

@@ -97,11 +97,10 @@ def score_case(
         checks["kind"] = follow_up is not None and follow_up.kind in kinds
     # Where the shop holds nothing cheaper of that kind, "none cheaper" is the answer
     # (no new pick of it, and it is named missing), and the expected new pick cannot be.
-    none_cheaper = "cap_below_pick" in expect and _none_cheaper(
-        _named(first_picks, expect["cap_below_pick"]), searches, new_picks, outcome, catalog
-    )
+    none_cheaper = False
     if "cap_below_pick" in expect:
         referenced = _named(first_picks, expect["cap_below_pick"])
+        none_cheaper = _none_cheaper(referenced, searches, new_picks, outcome, catalog)
         checks["cap_below_pick"] = none_cheaper or _cap_below(referenced, searches, new_picks)
     if "searches_below_pick" in expect:
         referenced = _named(first_picks, expect["searches_below_pick"])
@@ -188,10 +187,11 @@ def _none_cheaper(
         return False
     pick = referenced[0]
     kind = next(iter(title_heads(pick.title)), "")
-    found = catalog.search(SearchArgs(kind, max_price=round(pick.price - 0.01, 2), limit=50))
-    cheaper = [h for h in found if any(same_word(kind, k) for k in title_heads(h.product.title))]
     named = any(same_word(kind, w) for m in outcome.missing for w in product_words(m.query))
-    return bool(kind) and not cheaper and named and _searches_below(pick.price, searches)
+    if not (kind and named and _searches_below(pick.price, searches)):
+        return False  # decided without asking the catalog
+    found = catalog.search(SearchArgs(kind, max_price=round(pick.price - 0.01, 2), limit=50))
+    return not any(same_word(kind, k) for h in found for k in title_heads(h.product.title))
 
 
 def _searches_below(price: float, searches: Sequence[Any]) -> bool:
