@@ -50,7 +50,9 @@ SEARCH_QUERIES = [
     "headphones",
     "board game",
 ]
-REQUEST = "a gift box for an outdoorsy photographer who runs and drinks coffee, under $200"
+# It names the first kind searched, so a 2-step plan runs as planned (an open-ended plan
+# of one kind the request does not name looks at a second: graph/shaping/stocked.py).
+REQUEST = "a strap gift box for an outdoorsy photographer who runs and drinks coffee, under $200"
 BUDGET = 200.0
 DEFAULT_STEPS = (2, 4, 6, 8)
 REFERENCE_STEPS = 6

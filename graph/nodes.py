@@ -183,7 +183,7 @@ def _planned(
         asked: list[Usage] = []
         departments_of = _departments_asker(request, context, asked)
         plan, stocked = stocked_plan(
-            catalog_for(context), plan, shelves, stated.budget, departments_of
+            catalog_for(context), plan, shelves, stated.budget, departments_of, request
         )
         usage, calls = sum(asked, usage), calls + len(asked)
     shaped = shape_plan(request, stated, plan, follow_up)

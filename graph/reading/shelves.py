@@ -65,8 +65,8 @@ def nearest_shelves(
     """The shelves nearest `request` (its words without limit phrases) within `budget`:
     the nearest of each category in turn, so that one department whose texts repeat the
     request's word ("photography" books) does not hide the others (camera bags,
-    tripods). None when the request names a kind of product the catalog sells, or when
-    nothing is found."""
+    tripods). None of them when the request names a kind of product the catalog sells,
+    or when nothing is found."""
     words = kind_words(request)
     if not words:
         return []
@@ -82,6 +82,9 @@ def nearest_shelves(
         hits = catalog.search(
             SearchArgs(" ".join(spoken), limit=_PRODUCTS_LOOKED_AT, max_price=budget)
         )
+        # Nor does a product that uses them only in its description: "machine washable"
+        # puts no plush toy near an espresso machine.
+        hits = [hit for hit in hits if _labelled(hit.product, spoken)]
         # A category the request names ("photography": cameras-photography) is a shelf
         # of its own, though its products' texts may never use the word.
         for category in _named_categories(catalog, words):
@@ -177,12 +180,14 @@ def department_shelves(
 def _in_shop_vocabulary(catalog: CatalogBackend, word: str) -> bool:
     """Whether the shop names products with `word`: a title, a label or a category of
     one its search finds has it."""
-    for hit in catalog.search(SearchArgs(word, limit=_VOCABULARY_LOOKED_AT)):
-        product = hit.product
-        named = " ".join([product.title, *product.tags, (product.category or "")])
-        if any(same_word(word, w) for w in product_words(named.replace("-", " "))):
-            return True
-    return False
+    hits = catalog.search(SearchArgs(word, limit=_VOCABULARY_LOOKED_AT))
+    return any(_labelled(hit.product, [word]) for hit in hits)
+
+
+def _labelled(product: Product, words: list[str]) -> bool:
+    """Whether the product's title, a label or its category uses one of `words`."""
+    named = " ".join([product.title, *product.tags, (product.category or "")])
+    return any(same_word(w, n) for n in product_words(named.replace("-", " ")) for w in words)
 
 
 def _grouped(hits: list[ProductHit]) -> list[Shelf]:

@@ -4,13 +4,14 @@ lacks ("hiking gloves"), or one search for the occasion itself ("housewarming pr
 For a gift, a hobby or an occasion (shaping.occasion) any kind the shop carries near it
 will do, so before approval code replaces such a search with the nearest shelf: one its
 own words find (a title sharing them first), else one of the request's, else, while the
-plan looks at fewer than KINDS_LOOKED_AT kinds, the shop's best-rated. Where it stepped
-in, it also adds shelves up to KINDS_LOOKED_AT kinds. A request whose words the shop
+plan looks at fewer than KINDS_LOOKED_AT kinds, the best-rated of the departments its
+other searches found, then of the shop (after those searches are placed). A plan looking at
+fewer kinds gets shelves added up to KINDS_LOOKED_AT. A request whose words the shop
 never uses gets no shelves: the planner's own kinds for the person are placed here. A
 search for one of the shop's departments ("kitchen-accessories") is that department's
-nearest shelf. Each change is a note shown at approval. A plan the shop
-answers as it stands is left alone, and a request that is not open-ended is never changed
-here: a kind the shop lacks is then a warning.
+nearest shelf. Each change is a note shown at approval. Searches the shop answers as
+they stand are left alone, and a request that is not open-ended (one naming a kind the
+shop sells, too) is never changed here: a kind the shop lacks is then a warning.
 """
 
 from __future__ import annotations
@@ -38,24 +39,30 @@ def stocked_plan(
     shelves: list[Shelf],
     budget: float | None,
     departments_of: DepartmentsOf | None = None,
+    request: str = "",
 ) -> tuple[Plan, list[str]]:
     """`plan` with each search for a kind the shop lacks within `budget` replaced by a
-    shelf it has, and shelves added up to KINDS_LOOKED_AT kinds where it changed or has
-    no search; the notes say what changed. `shelves` are the request's nearest (what the
-    planner saw). `departments_of` names the department that sells each kind the shop
-    lacks: its shelves come first, as a word search cannot tell that a teacher's gift is a
-    book and not the camera strap whose description says "teacher"."""
+    shelf it has, and shelves added up to KINDS_LOOKED_AT kinds unless `request` names
+    a kind it searches ("a gift for my sister: a yoga mat"); the notes say what changed.
+    `shelves` are the request's nearest (what the planner saw). `departments_of` names
+    the department that sells each kind the shop lacks: its shelves come first, as a
+    word search cannot tell that a teacher's gift is a book and not the camera strap
+    whose description says "teacher"."""
     kinds: list[str] = []  # the kinds the plan searches, the shop has
     areas: list[str] = []  # and the catalog categories they are in
     anywhere = cache(lambda: best_rated_shelves(catalog, budget))
+    in_area = cache(lambda area: department_shelves(catalog, "", area, budget))
 
-    def take(own: list[Shelf]) -> Shelf | None:
-        """A search's own shelves first, then the request's nearest; then, while the
-        plan looks at too few kinds, the shop's best-rated, those in the plan's part of
-        the shop first (a hiking backpack, then headlamps)."""
-        short = len(kinds) < KINDS_LOOKED_AT
+    def in_areas() -> list[Shelf]:
+        return [shelf for area in dict.fromkeys(areas) for shelf in in_area(area)]
+
+    def take(own: list[Shelf], anywhere_too: bool = False) -> Shelf | None:
+        """A search's own shelves first, then the request's nearest; then, with
+        `anywhere_too` and while the plan looks at too few kinds, the best-rated of the
+        plan's part of the shop (a hiking backpack, then headlamps), then of all of it."""
+        short = anywhere_too and len(kinds) < KINDS_LOOKED_AT
         for near in (own, shelves, None) if short else (own, shelves):
-            options = near if near is not None else sorted(anywhere(), key=_away_from(areas))
+            options = near if near is not None else [*in_areas(), *anywhere()]
             if shelf := next((s for s in options if not _searched(s, kinds)), None):
                 kinds.append(_kind(shelf))
                 if near is not None:  # these say nothing of where to look
@@ -70,9 +77,12 @@ def stocked_plan(
     found = {
         s.step: search_shelves(catalog, s.query or "", _cap(s, budget)) for s in plan.search_steps
     }
-    for answered in (f for f in found.values() if f is not None and f.stocked):
-        kinds.append(answered.kind)
-        areas.extend(s.category for s in answered.shelves[:1])
+    for step in plan.search_steps:
+        if (answered := found[step.step]) is not None and answered.stocked:
+            kinds.append(answered.kind)
+            areas.extend(s.category for s in answered.shelves[:1])
+        elif answered is None and (kind := head_word(step.query or "")):
+            kinds.append(kind)  # the shop could not tell (its error): the plan's kind stands
     # The department of a kind the shop lacks is asked of the model only where the shop's
     # own words say nothing: no title it finds shares a word with the search.
     lacking = [
@@ -85,10 +95,10 @@ def stocked_plan(
     # A model may name fewer than asked: the rest keep the word search's shelves.
     answer = departments_of(lacking) if lacking and departments_of else []
     named = dict(zip(lacking, answer, strict=False))
-    for step in plan.steps:
-        unanswered = found.get(step.step)
-        if unanswered is None or unanswered.stocked:
-            steps.append(step)
+    # For each search for a kind the shop lacks: that kind, and the shelf in its place.
+    placed: dict[int, tuple[str, Shelf | None]] = {}
+    for step in plan.search_steps:
+        if (unanswered := found[step.step]) is None or unanswered.stocked:
             continue
         # Its own shelves: those whose titles share its words ("hiking gloves": a hiking
         # backpack), then those in the department named for it, then those that matched
@@ -98,12 +108,20 @@ def stocked_plan(
         own = unanswered.shelves
         if department:
             own = department_shelves(catalog, query, department, _cap(step, budget)) + own
-        shelf = take(
-            sorted(
-                own,
-                key=lambda s: (not _shares_a_word(s.name, query), s.category != department),
-            )
+        nearest = sorted(
+            own, key=lambda s: (not _shares_a_word(s.name, query), s.category != department)
         )
+        placed[step.step] = (unanswered.kind, take(nearest))
+    # A shelf nothing ties to its search comes last, from the part of the shop the
+    # others are in: laptops under $80 become another phone accessory, not bottled water.
+    for number, (kind, shelf) in placed.items():
+        placed[number] = (kind, shelf or take([], anywhere_too=True))
+    for step in plan.steps:
+        if step.step not in placed:
+            steps.append(step)
+            continue
+        query, (kind, shelf) = step.query or "", placed[step.step]
+        department = named.get(query)
         if shelf is None:
             steps.append(step)  # nothing near it: the approval warning names the gap
             continue
@@ -111,14 +129,18 @@ def stocked_plan(
         within = f" within {money(budget)}" if budget is not None else ""
         where = f" (in {department}, the department named for it)"
         notes.append(
-            f"step {step.step} searched {query[:60]!r}, but the shop has no {unanswered.kind}"
+            f"step {step.step} searched {query[:60]!r}, but the shop has no {kind}"
             f"{within}: it searches {shelf.name!r} instead, the nearest kind it has"
             + (where if shelf.category == department else "")
         )
-    # A plan the shop answers as it stands is the planner's; where code stepped in, or
-    # no search is left, it also makes sure of KINDS_LOOKED_AT kinds.
+    # A plan the shop answers as it stands keeps the planner's kinds, and looks at
+    # KINDS_LOOKED_AT at least: one kind is one guess at what suits the person, unless
+    # the shopper named it.
+    said = product_words(request.replace("-", " "))
+    shoppers_kind = any(same_word(kind, word) for kind in kinds for word in said)
+    looks_wider = notes or not kinds or not shoppers_kind
     added: list[PlanStep] = []
-    while (notes or not kinds) and len(kinds) < KINDS_LOOKED_AT and (shelf := take([])):
+    while looks_wider and len(kinds) < KINDS_LOOKED_AT and (shelf := take([], anywhere_too=True)):
         added.append(_searching(PlanStep(query=shelf.name, action=shelf.name), shelf))
         notes.append(f"too few kinds the shop has were planned: it also searches {shelf.name!r}")
     if not notes:
@@ -128,10 +150,6 @@ def stocked_plan(
     steps[last_search + 1 : last_search + 1] = added
     numbered = [s.model_copy(update={"step": n}) for n, s in enumerate(steps, start=1)]
     return plan.model_copy(update={"steps": numbered}), notes
-
-
-def _away_from(areas: list[str]) -> Callable[[Shelf], bool]:
-    return lambda shelf: shelf.category not in areas
 
 
 def _searched(shelf: Shelf, kinds: list[str]) -> bool:

@@ -97,7 +97,7 @@ def test_approval_pause_list_history_and_resume_across_processes(
     config = thread_config(thread)
     saver, graph = process(store)
     ctx = context(small_catalog_file, model())
-    paused = graph.invoke({"request": "a photo gift under $200"}, config, context=ctx)
+    paused = graph.invoke({"request": "a strap gift under $200"}, config, context=ctx)
     assert "__interrupt__" in paused
     [summary] = [s for s in list_threads(graph, saver, limit=50) if s.thread_id == thread]
     assert summary.status == "awaiting approval" and summary.steps_total == 2
@@ -120,7 +120,7 @@ def test_rejection(store: str, small_catalog_file: Path) -> None:
     thread = f"reject-{uuid.uuid4().hex[:8]}"
     _, graph = process(store)
     ctx = context(small_catalog_file, model())
-    graph.invoke({"request": "a photo gift under $200"}, thread_config(thread), context=ctx)
+    graph.invoke({"request": "a strap gift under $200"}, thread_config(thread), context=ctx)
     saver, graph = process(store)
     state = graph.invoke(Command(resume="no"), thread_config(thread), context=ctx)
     assert state["approval"] == "rejected" and state.get("outcome") is None
@@ -135,7 +135,7 @@ def test_failed_run_resumes_from_its_last_checkpoint(store: str, small_catalog_f
     broken = model(answers=0)  # no reply left for the reasoning step: the run fails there
     with pytest.raises(AssertionError, match="no scripted reply"):
         graph.invoke(
-            {"request": "a photo gift under $200"},
+            {"request": "a strap gift under $200"},
             config,
             context=context(small_catalog_file, broken, auto_approve=True),
         )
@@ -156,7 +156,7 @@ def test_recent_thread_ids_newest_first(store: str, small_catalog_file: Path) ->
     for _ in range(3):
         thread = f"order-{uuid.uuid4().hex[:8]}"
         ctx = context(small_catalog_file, model(), auto_approve=True)
-        graph.invoke({"request": "a photo gift under $200"}, thread_config(thread), context=ctx)
+        graph.invoke({"request": "a strap gift under $200"}, thread_config(thread), context=ctx)
         made.append(thread)
     assert recent_thread_ids(saver, limit=3) == made[::-1]
     # The fast path agrees with the generic one (which walks saver.list()).
@@ -177,7 +177,7 @@ store, thread, catalog, step = sys.argv[1:5]
 model = FakeShoppingChatModel(replies={{"Plan": [{plan}], "ReasoningAnswer": [{answer}]}})
 graph = build_graph(checkpointer=open_checkpointer(store))
 ctx = Context(chat_model=model, catalog=catalog, code_decisions=False)
-payload = {{"request": "a photo gift under $200"}} if step == "start" else Command(resume=True)
+payload = {{"request": "a strap gift under $200"}} if step == "start" else Command(resume=True)
 state = graph.invoke(payload, thread_config(thread), context=ctx)
 picks = [p.id for p in state["outcome"].picks] if state.get("outcome") else None
 print(json.dumps({{"paused": "__interrupt__" in state, "picks": picks, "calls": model.tools_seen}}))
@@ -231,13 +231,13 @@ def test_cli_list_history_resume_on_the_backend(
     }
     with fake_openai_server(FakeScript(replies=replies)) as url:
         # No terminal to ask: the run plans, pauses for approval and is saved.
-        paused = cli(url, "a photo gift under $200", "--catalog", str(small_catalog_file))
+        paused = cli(url, "a strap gift under $200", "--catalog", str(small_catalog_file))
         assert "--resume" in paused.stdout, paused.stdout + paused.stderr[-3000:]
         saver, _ = process(store)
         thread = recent_thread_ids(saver, limit=1)[0]
         listing = cli(url, "--list")
         assert listing.returncode == 0, listing.stderr[-3000:]
-        assert "awaiting approval" in listing.stdout and "a photo gift under $200" in listing.stdout
+        assert "awaiting approval" in listing.stdout and "a strap gift under $200" in listing.stdout
         # A later invocation (another process) approves and finishes it.
         resumed = cli(url, "--resume", thread, "--yes")
         assert resumed.returncode == 0, resumed.stdout + resumed.stderr[-3000:]

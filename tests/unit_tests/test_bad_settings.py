@@ -86,7 +86,7 @@ def test_bad_setting_fails_before_any_llm_call_with_one_line(
     data = tmp_path / "data"
     with fake_openai_server(fake) as url:
         run = graph_run_process(
-            url, data, "a photo gift under $200", "--yes", *args, timeout=30, **env
+            url, data, "a strap gift under $200", "--yes", *args, timeout=30, **env
         )
         listing = graph_run_process(url, data, "--list")
     output = run.stdout + run.stderr
@@ -110,7 +110,7 @@ def test_ctrl_d_at_the_approval_prompt_leaves_the_run_paused(
                 sys.executable,
                 "-m",
                 "graph.run",
-                "a photo gift under $200",
+                "a strap gift under $200",
                 "--thread",
                 "eof",
                 "--catalog",

@@ -33,7 +33,7 @@ def test_plan_is_printed_before_steps_and_the_outcome_is_checked(
         run = cli(
             url,
             isolated_data_dir,
-            "a photo gift under $200",
+            "a strap gift under $200",
             "--catalog",
             str(small_catalog_file),
             "-y",
@@ -93,7 +93,7 @@ def test_reusing_a_finished_thread_is_an_error(
 def test_list_and_history_show_the_run(small_catalog_file: Path, isolated_data_dir: Path) -> None:
     with fake_openai_server(script()) as url:
         args = ("--catalog", str(small_catalog_file), "--thread", "hist", "-y")
-        cli(url, isolated_data_dir, "a photo gift under $200", *args)
+        cli(url, isolated_data_dir, "a strap gift under $200", *args)
         listed = cli(url, isolated_data_dir, "--list")
         history = cli(url, isolated_data_dir, "--history", "hist")
     assert "hist" in listed.stdout and "done" in listed.stdout and "4/4" in listed.stdout

@@ -194,7 +194,7 @@ def test_json_awaiting_approval_prints_the_plan_and_exits_3(
     small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
     with fake_openai_server(photo_gift_script()) as url:
-        args = ("a photo gift under $200", "--catalog", str(small_catalog_file))
+        args = ("a strap gift under $200", "--catalog", str(small_catalog_file))
         run = graph_run_process(url, isolated_data_dir, *args, "--thread", "w", "--json")
     assert run.returncode == EXIT_AWAITING_APPROVAL, run.stdout + run.stderr
     document = json.loads(run.stdout)
@@ -230,16 +230,16 @@ def test_bad_arguments_a_runtime_failure_and_awaiting_approval_exit_distinctly(
     catalog = ("--catalog", str(small_catalog_file))
     # An argument out of range: refused before any model is asked.
     bad = graph_run_process(
-        NO_SERVER, isolated_data_dir, "a photo gift", *catalog, "--limit", "0", "--yes", "--json"
+        NO_SERVER, isolated_data_dir, "a strap gift", *catalog, "--limit", "0", "--yes", "--json"
     )
     # The model server is not there (nothing listens on the port).
     down = graph_run_process(
-        f"http://127.0.0.1:{refused_port()}/v1", isolated_data_dir, "a photo gift under $200",
+        f"http://127.0.0.1:{refused_port()}/v1", isolated_data_dir, "a strap gift under $200",
         *catalog, "--yes", "--json",
     )  # fmt: skip
     with fake_openai_server(photo_gift_script()) as url:
         paused = graph_run_process(
-            url, isolated_data_dir, "a photo gift under $200", *catalog, "--json"
+            url, isolated_data_dir, "a strap gift under $200", *catalog, "--json"
         )
     codes = {}
     for name, run, code in (
@@ -283,7 +283,7 @@ def test_the_exit_codes_localmodel_repeats_are_the_shared_ones() -> None:
 
 def test_json_done_states_its_status(small_catalog_file: Path, isolated_data_dir: Path) -> None:
     with fake_openai_server(photo_gift_script()) as url:
-        args = ("a photo gift under $200", "--catalog", str(small_catalog_file))
+        args = ("a strap gift under $200", "--catalog", str(small_catalog_file))
         run = graph_run_process(url, isolated_data_dir, *args, "--yes", "--json")
     assert run.returncode == 0, run.stdout + run.stderr
     document = json.loads(run.stdout)

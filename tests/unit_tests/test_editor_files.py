@@ -49,7 +49,7 @@ def test_an_editor_that_leaves_no_plan_file_is_no_edit_and_the_plan_runs(
         photo_gift_server.url,
         data,
         b"e\na\n",
-        "a photo gift",
+        "a strap gift",
         "--thread",
         "t",
         "--catalog",
@@ -72,7 +72,7 @@ def test_after_a_removed_plan_file_the_run_stays_paused_and_resumes(
         photo_gift_server.url,
         data,
         b"e\n\x04",  # edit, then Ctrl-D at the next question
-        "a photo gift",
+        "a strap gift",
         "--thread",
         "t",
         "--catalog",

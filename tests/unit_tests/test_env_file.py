@@ -40,7 +40,7 @@ def test_the_working_directorys_env_is_read_and_named_under_debug(
         f"OPENAI_BASE_URL={photo_gift_server.url}\nOPENAI_MODEL=fake-model\n"
     )
     run = run_in(
-        tmp_path, isolated_data_dir, "a photo gift", "--yes", "--debug",
+        tmp_path, isolated_data_dir, "a strap gift", "--yes", "--debug",
         "--catalog", str(small_catalog_file),
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
@@ -57,7 +57,7 @@ def test_an_env_above_the_working_directory_is_never_read(
         f"OPENAI_BASE_URL={photo_gift_server.url}\nOPENAI_API_KEY={KEY}\n"
     )
     (tmp_path / "checkout" / ".env").write_text(f"OPENAI_BASE_URL={photo_gift_server.url}\n")
-    run = run_in(below, isolated_data_dir, "a photo gift", "--yes", "--debug")
+    run = run_in(below, isolated_data_dir, "a strap gift", "--yes", "--debug")
     assert run.returncode != 0
     assert not photo_gift_server.script.requests, (
         "a .env above the working directory redirected the run"
@@ -72,7 +72,7 @@ def test_a_key_is_not_sent_to_a_base_url_set_without_it(
         f"OPENAI_BASE_URL={photo_gift_server.url}\nOPENAI_MODEL=fake-model\n"
     )
     run = run_in(
-        tmp_path, isolated_data_dir, "a photo gift", "--yes",
+        tmp_path, isolated_data_dir, "a strap gift", "--yes",
         "--catalog", str(small_catalog_file), OPENAI_API_KEY=KEY,
     )  # fmt: skip
     output = run.stdout + run.stderr

@@ -18,7 +18,7 @@ from conftest import FakeServer
 
 from graph.evals.inputs import write_atomically
 
-GOAL = {"instruction_text": "a photo gift under $200", "asin": "strap-1", "attributes": []}
+GOAL = {"instruction_text": "a strap gift under $200", "asin": "strap-1", "attributes": []}
 OLD_REPORT = '{"label": "old", "summary": {}}\n'
 LABELS = {"labels": {"r1": {"max_price": 200, "min_price": None, "min_rating": None}}}
 WORD_LABELS = {"labels": {"r1": {"max_price": "cheap", "min_price": None, "min_rating": None}}}
@@ -165,7 +165,7 @@ def test_a_bad_argument_is_one_line_before_any_goal_runs(
     folder = tmp_path / "work"
     folder.mkdir()
     write(folder / "goals.json", [GOAL])
-    write(folder / "requests.jsonl", '{"id": "r1", "ques": "a photo gift under $200"}\n')
+    write(folder / "requests.jsonl", '{"id": "r1", "ques": "a strap gift under $200"}\n')
     write(folder / "labels.json", LABELS)
     write(folder / "bundles.json", BUNDLES)
     write(folder / "report.json", OLD_REPORT)

@@ -22,7 +22,7 @@ from graph.evals.bundles import run_bundles_eval
 from graph.evals.limits import run_limits_eval
 from graph.evals.webshop import run_eval
 
-GOAL = {"instruction_text": "a photo gift under $200", "asin": "strap-1", "attributes": []}
+GOAL = {"instruction_text": "a strap gift under $200", "asin": "strap-1", "attributes": []}
 BASE_THREAD = "eval-same-001-strap-1"
 
 
@@ -136,7 +136,7 @@ def test_a_changed_goal_at_the_same_place_runs_afresh(small_catalog_file: Path) 
 
 def test_the_limits_mode_reruns_under_another_model(small_catalog_file: Path) -> None:
     graph = build_graph(checkpointer=MemorySaver())
-    requests = [{"id": "r1", "ques": "a photo gift under $200"}]
+    requests = [{"id": "r1", "ques": "a strap gift under $200"}]
     labels = {"r1": {"max_price": 200.0, "min_price": None, "min_rating": None}}
     threads, calls = [], []
     for model in ("m1", "m2", "m1", "m2"):

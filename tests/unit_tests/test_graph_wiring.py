@@ -112,7 +112,7 @@ def test_a_run_returns_the_output_schema_and_keeps_its_whole_state(
     graph = build_graph(checkpointer=MemorySaver())
     config = {"configurable": {"thread_id": "out"}}
     context = Context(chat_model=model, catalog=str(small_catalog_file), auto_approve=True)
-    returned = graph.invoke({"request": "a photo gift under $200"}, config, context=context)
+    returned = graph.invoke({"request": "a strap gift under $200"}, config, context=context)
     assert set(returned) <= OUTPUT_FIELDS and returned["outcome"].picks
     assert returned["approval"] == "approved" and returned["step_results"]
     assert graph.get_state(config).values["messages"]  # the thread keeps the rest

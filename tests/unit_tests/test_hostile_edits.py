@@ -221,7 +221,7 @@ def test_hostile_api_edits_are_refused_by_name_and_the_run_stays_at_approval(
     )
     graph, config = build_graph(checkpointer=MemorySaver()), thread_config("api")
     context = Context(chat_model=model, catalog=str(small_catalog_file))
-    graph.invoke({"request": "a photo gift under $200"}, config, context=context)
+    graph.invoke({"request": "a strap gift under $200"}, config, context=context)
     shown = graph.get_state(config).interrupts[0].value["plan"]
     for case, (edit, problem) in api_edits(shown).items():
         graph.invoke(Command(resume={"approved": True, "plan": edit}), config, context=context)
@@ -282,7 +282,7 @@ def test_the_cli_refuses_a_hostile_edit_file_in_one_line_and_asks_again(
             url,
             data,
             b"e\n\x04",  # edit, then Ctrl-D at the question that follows the refusal
-            "a photo gift under $200",
+            "a strap gift under $200",
             "--thread",
             "t",
             "--catalog",

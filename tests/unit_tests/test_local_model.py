@@ -542,7 +542,7 @@ def test_server_dying_mid_call_is_named_in_one_line_and_not_retried(
     monkeypatch.setenv("LOCAL_MODEL_KEEP_ALIVE", "0")  # a server of the run's own
     db = tmp_path / "runs.sqlite"
     common = ["--catalog", str(small_catalog_file), "--db", str(db)]
-    code = main(["a photo gift under $200", "--provider", "local", "-y", "--thread", "t1", *common])
+    code = main(["a strap gift under $200", "--provider", "local", "-y", "--thread", "t1", *common])
     out = capsys.readouterr()
     text = out.out + out.err
     assert code == 1, text

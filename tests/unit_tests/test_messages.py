@@ -33,7 +33,7 @@ def test_provider_error_names_the_real_thread_and_the_resume_works(
         failed = graph_run_process(
             url,
             isolated_data_dir,
-            "a photo gift under $200",
+            "a strap gift under $200",
             "--yes",
             "--thread",
             "t-9",
@@ -55,7 +55,7 @@ def test_no_terminal_to_approve_names_the_real_thread(
         paused = graph_run_process(
             url,
             isolated_data_dir,
-            "a photo gift under $200",
+            "a strap gift under $200",
             "--thread",
             "p-1",
             "--catalog",
@@ -79,7 +79,7 @@ def test_locked_database_promises_no_resume_for_a_thread_never_saved(
             run = graph_run_process(
                 url,
                 tmp_path,
-                "a photo gift under $200",
+                "a strap gift under $200",
                 "--yes",
                 "--thread",
                 "never",
@@ -109,7 +109,7 @@ def test_a_reasoning_step_without_a_structured_reply_says_so(
         run = graph_run_process(
             url,
             isolated_data_dir,
-            "a photo gift under $200",
+            "a strap gift under $200",
             "--yes",
             "--catalog",
             str(small_catalog_file),

@@ -83,7 +83,7 @@ def test_an_answer_over_a_cap_is_a_step_error(
         run = graph_run_process(
             url,
             isolated_data_dir,
-            "a photo gift under $200",
+            "a strap gift under $200",
             "--yes",
             "--json",
             "--catalog",

@@ -47,12 +47,12 @@ from graph.shaping.occasion import pick_mode
 # $200 cap filled in on step 3 (graph/checks/limits.py), and the single best of the kinds
 # searched recommended, as for any gift naming none of them (graph/checks/occasion.py).
 _RECONCILED = reconcile_limits(
-    "a photo gift under $200",
-    read_limits("a photo gift under $200"),
+    "a strap gift under $200",
+    read_limits("a strap gift under $200"),
     Plan.model_validate(GIFT_PLAN),
 ).plan
 MODEL_PLAN = _RECONCILED.model_copy(
-    update={"pick": pick_mode("a photo gift under $200", _RECONCILED)}
+    update={"pick": pick_mode("a strap gift under $200", _RECONCILED)}
 )
 # The edit the tests make: step 1's query changed, step 2 removed, a price cap on step 3.
 EDITED = {
@@ -188,7 +188,7 @@ def test_the_api_resumes_with_an_edited_plan_and_refuses_an_invalid_one(
 ) -> None:
     graph, model, config = _graph_at_approval()
     context = Context(chat_model=model, catalog=str(small_catalog_file))
-    graph.invoke({"request": "a photo gift under $200"}, config, context=context)
+    graph.invoke({"request": "a strap gift under $200"}, config, context=context)
     proposed = graph.get_state(config).values["plan"]  # as the planner node left it
     [paused] = graph.get_state(config).interrupts
     assert paused.value["how_to_answer"] == HOW_TO_ANSWER
@@ -226,7 +226,7 @@ def test_the_api_resumes_with_an_edited_plan_and_refuses_an_invalid_one(
 def test_an_edit_sent_with_a_rejection_is_ignored(small_catalog_file: Path) -> None:
     graph, model, config = _graph_at_approval()
     context = Context(chat_model=model, catalog=str(small_catalog_file))
-    graph.invoke({"request": "a photo gift under $200"}, config, context=context)
+    graph.invoke({"request": "a strap gift under $200"}, config, context=context)
     graph.invoke(Command(resume={"approved": False, "plan": EDITED}), config, context=context)
     values = graph.get_state(config).values
     assert values["approval"] == "rejected" and values.get("plan_edit") is None
@@ -303,7 +303,7 @@ def test_the_api_keeps_the_run_at_approval_after_an_unreadable_answer(
 ) -> None:
     graph, model, config = _graph_at_approval()
     context = Context(chat_model=model, catalog=str(small_catalog_file))
-    graph.invoke({"request": "a photo gift under $200"}, config, context=context)
+    graph.invoke({"request": "a strap gift under $200"}, config, context=context)
     answer, reason = UNREADABLE_ANSWERS[kind]
     graph.invoke(Command(resume=answer), config, context=context)
     state = graph.get_state(config)
@@ -400,7 +400,7 @@ def test_cli_edit_runs_the_edited_steps_exactly_and_history_shows_the_edit(
     cli_env.setenv("EDITOR", editor(tmp_path, EDIT_SCRIPT))
     db = tmp_path / "runs.sqlite"
     fake = fake_script()
-    args = ("a photo gift under $200", "--catalog", str(small_catalog_file), "--thread", "ed")
+    args = ("a strap gift under $200", "--catalog", str(small_catalog_file), "--thread", "ed")
     with fake_openai_server(fake) as url:
         code, out = run_cli(capsys, cli_env, url, db, "e\na\n", *args)
         history_code, history = run_cli(capsys, cli_env, url, db, None, "--history", "ed")
@@ -511,7 +511,7 @@ def test_cli_refuses_an_invalid_edit_and_nothing_runs(
     cli_env.setenv("EDITOR", editor(tmp_path, edit))
     db = tmp_path / "runs.sqlite"
     fake = fake_script()
-    args = ("a photo gift under $200", "--catalog", str(small_catalog_file), "--thread", "bad")
+    args = ("a strap gift under $200", "--catalog", str(small_catalog_file), "--thread", "bad")
     with fake_openai_server(fake) as url:
         code, out = run_cli(capsys, cli_env, url, db, "e\nr\n", *args)
     assert code == 0, out
@@ -539,7 +539,7 @@ def test_cli_edit_again_after_an_invalid_edit_starts_from_what_was_written(
     fake = FakeScript(
         replies={"Plan": [GIFT_PLAN], "ReasoningAnswer": [dict(a) for a in GIFT_ANSWERS]}
     )
-    args = ("a photo gift under $200", "--catalog", str(small_catalog_file), "--thread", "again")
+    args = ("a strap gift under $200", "--catalog", str(small_catalog_file), "--thread", "again")
     with fake_openai_server(fake) as url:
         code, out = run_cli(capsys, cli_env, url, db, "e\ne\na\n", *args)
     assert code == 0, out
@@ -569,7 +569,7 @@ def test_cli_unchanged_or_empty_file_is_no_edit(
     fake = FakeScript(
         replies={"Plan": [GIFT_PLAN], "ReasoningAnswer": [dict(a) for a in GIFT_ANSWERS]}
     )
-    args = ("a photo gift under $200", "--catalog", str(small_catalog_file), "--thread", "same")
+    args = ("a strap gift under $200", "--catalog", str(small_catalog_file), "--thread", "same")
     with fake_openai_server(fake) as url:
         code, out = run_cli(capsys, cli_env, url, db, "e\na\n", *args)
     assert code == 0, out
@@ -587,7 +587,7 @@ def test_cli_without_a_usable_editor_says_so_in_one_line_and_asks_again(
 ) -> None:
     cli_env.setenv("EDITOR", str(tmp_path / "no-such-editor"))
     db = tmp_path / "runs.sqlite"
-    args = ("a photo gift under $200", "--catalog", str(small_catalog_file), "--thread", "noed")
+    args = ("a strap gift under $200", "--catalog", str(small_catalog_file), "--thread", "noed")
     with fake_openai_server(fake_script()) as url:
         code, out = run_cli(capsys, cli_env, url, db, "e\nmaybe\nr\n", *args)
     assert code == 0, out
@@ -608,7 +608,7 @@ def test_resume_at_approval_offers_the_same_three_choices(
     cli_env.setenv("EDITOR", editor(tmp_path, EDIT_SCRIPT))
     db = tmp_path / "runs.sqlite"
     fake = fake_script()
-    args = ("a photo gift under $200", "--catalog", str(small_catalog_file), "--thread", "later")
+    args = ("a strap gift under $200", "--catalog", str(small_catalog_file), "--thread", "later")
     with fake_openai_server(fake) as url:
         paused, out = run_cli(capsys, cli_env, url, db, None, *args)
         assert paused == 3 and "no terminal to ask" in out
@@ -637,7 +637,7 @@ def test_person_text_in_an_edit_is_shown_as_text_not_markup(
             url,
             tmp_path / "runs.sqlite",
             "e\nr\n",
-            "a photo gift under $200",
+            "a strap gift under $200",
             "--catalog",
             str(small_catalog_file),
         )
@@ -654,7 +654,7 @@ def test_cli_process_on_a_real_terminal_edits_and_runs_the_edit(
     fake = fake_script()
     with fake_openai_server(fake) as url:
         code, output = run_on_terminal(
-            url, tmp_path / "data", b"e\na\n", "a photo gift under $200", "--thread", "tty",
+            url, tmp_path / "data", b"e\na\n", "a strap gift under $200", "--thread", "tty",
             "--catalog", str(small_catalog_file), timeout=60,
             EDITOR=editor(tmp_path, EDIT_SCRIPT), COLUMNS="200",
         )  # fmt: skip

@@ -87,7 +87,7 @@ def test_the_session_streams_the_plan_to_its_observer_and_keeps_the_usage(
         )
         recorder = Recorder()
         result = session.start(
-            graph, "a photo gift under $200", context, session.approve_all, observer=recorder
+            graph, "a strap gift under $200", context, session.approve_all, observer=recorder
         )
     assert result.status == "done"
     [plan_call] = script.calls_for("Plan")
@@ -122,5 +122,5 @@ def test_without_an_observer_that_asks_nothing_streams(
         context = session.run_context(
             {"provider": "compatible", "catalog": str(small_catalog_file)}
         )
-        session.start(graph, "a photo gift under $200", context, session.approve_all)
+        session.start(graph, "a strap gift under $200", context, session.approve_all)
     assert all(not call.get("stream") for call in script.requests)

@@ -16,7 +16,7 @@ from fakes import photo_gift_script
 # Requests stating a $20 limit that the fake model's plan (budget and max_price $200)
 # does not carry: code removes the $200 the request never states, and fills in the $20.
 REQUESTS = [
-    "a photo gift under $20",
+    "a strap gift under $20",
     "camera strap, no more than $20",
     "a strap for my camera below $20.00 please",
 ]
@@ -72,7 +72,7 @@ def test_a_plan_carrying_the_stated_limit_is_within_budget_without_warnings(
     run = graph_run_process(
         photo_gift_server.url,
         isolated_data_dir,
-        "a photo gift under $200",
+        "a strap gift under $200",
         "--yes",
         "--catalog",
         str(small_catalog_file),

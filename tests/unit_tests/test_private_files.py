@@ -44,7 +44,7 @@ def test_runs_logs_and_caches_are_private_from_the_first_write(
     run = cli_with_umask_022(
         photo_gift_server.url,
         data_dir,
-        "a photo gift",
+        "a strap gift",
         "--yes",
         "--catalog",
         str(small_catalog_file),

@@ -76,7 +76,7 @@ def test_a_read_only_data_dir_stops_a_run_before_the_planner_call(
     built, new = write_catalog(tmp_path / "a.jsonl", ""), write_catalog(tmp_path / "b.jsonl", "b-")
     url, fake = photo_gift_server.url, photo_gift_server.script
     with tmpfs(tmp_path / "data") as data:
-        first = ("a photo gift", "--yes", "--db", str(db), "--catalog", str(built))
+        first = ("a strap gift", "--yes", "--db", str(db), "--catalog", str(built))
         code, out = cli(url, data, *first)
         assert code == 0, out
         (data / "servers").mkdir(mode=0o700)
@@ -91,7 +91,7 @@ def test_a_read_only_data_dir_stops_a_run_before_the_planner_call(
             "shipped catalog": (),
         }
         for thread, catalog in runs.items():
-            args = ("a photo gift", "--yes", "--db", str(db), "--thread", thread, *catalog)
+            args = ("a strap gift", "--yes", "--db", str(db), "--thread", thread, *catalog)
             code, out = cli(url, data, *args)
             assert code == 2, out
             one_error_line(out, "read-only" if thread == "built catalog" else "Read-only")

@@ -124,7 +124,7 @@ def test_planner_fault_once_is_retried_and_the_run_succeeds(
             url = stack.enter_context(fake_openai_server(fake))
             counter = CountingRetry()
         fast_retry(monkeypatch, counter)
-        args = ("a photo gift under $200", "--catalog", str(small_catalog_file), "-y", "--json")
+        args = ("a strap gift under $200", "--catalog", str(small_catalog_file), "-y", "--json")
         code, out = run_cli(capsys, url, tmp_path / "c.sqlite", *args)
     assert code == 0, out
     report = json.loads(out[out.index("{") :])
@@ -155,7 +155,7 @@ def test_planner_fault_every_time_fails_after_three_attempts_with_one_clear_line
             else stack.enter_context(fake_openai_server(fake))
         )
         args = (
-            "a photo gift under $200",
+            "a strap gift under $200",
             "--catalog",
             str(small_catalog_file),
             "-y",
@@ -189,7 +189,7 @@ def test_checkpoint_survives_a_failed_step_and_resume_runs_every_step_once(
     db = tmp_path / "c.sqlite"
     with fake_openai_server(fake) as url:
         args = (
-            "a photo gift under $200",
+            "a strap gift under $200",
             "--catalog",
             str(small_catalog_file),
             "-y",

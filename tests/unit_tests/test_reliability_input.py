@@ -187,7 +187,9 @@ def test_messy_requests_are_cleaned_and_planned(name: str, small_catalog_file: P
     assert all(ch.isprintable() for ch in cleaned)
     model = FakeShoppingChatModel(replies={"Plan": [STRAP_PLAN], "ReasoningAnswer": [STRAP_PICK]})
     state = run_graph(model, small_catalog_file, raw)
-    assert [r.step for r in state["step_results"]] == [1, 2]
+    # Every step planned ran (a gift's plan may look at a second kind: graph/shaping/stocked.py).
+    assert [r.step for r in state["step_results"]] == [s.step for s in state["plan"].steps]
+    assert state["outcome"].picks
     planner_prompt = text_of(model.prompts[0])
     assert cleaned in planner_prompt
     assert not CONTROL.search(planner_prompt)

@@ -48,7 +48,7 @@ def save_a_run(db: Path, catalog: Path, thread_id: str = "saved") -> None:
         model = FakeShoppingChatModel(replies=replies())
         ctx = Context(chat_model=model, catalog=str(catalog), auto_approve=True)
         build_graph(checkpointer=saver).invoke(
-            {"request": "a photo gift under $200"},
+            {"request": "a strap gift under $200"},
             {"configurable": {"thread_id": thread_id}},
             context=ctx,
         )
@@ -90,7 +90,7 @@ def one_error_line(out: str, *words: str) -> str:
 
 
 def run_args(catalog: Path, thread_id: str = "new") -> tuple[str, ...]:
-    return ("a photo gift under $200", "--catalog", str(catalog), "-y", "--thread", thread_id)
+    return ("a strap gift under $200", "--catalog", str(catalog), "-y", "--thread", thread_id)
 
 
 # ---------------------------------------------------------------- corrupted

@@ -94,7 +94,7 @@ def test_hostile_numbers_and_structure_in_a_catalog_are_one_line(
     fake = FakeScript(replies={"Plan": [dict(STRAP_PLAN)]})
     data = tmp_path / "data"
     with fake_openai_server(fake) as url:
-        run = graph_run_process(url, data, "a photo gift", "--yes", "--catalog", str(catalog))
+        run = graph_run_process(url, data, "a strap gift", "--yes", "--catalog", str(catalog))
         listing = graph_run_process(url, data, "--list")
     output = run.stdout + run.stderr
     assert run.returncode == 2 and "Traceback" not in output, output
@@ -197,13 +197,13 @@ def test_a_usage_block_that_is_not_token_counts_is_unknown_usage_said_once(
     catalog = ("--catalog", str(small_catalog_file))
     with fake_openai_server(fake) as url:
         runs = [
-            graph_run_process(url, data, "a photo gift", "--yes", "--thread", case, *catalog)
+            graph_run_process(url, data, "a strap gift", "--yes", "--thread", case, *catalog)
             for case, _ in HOSTILE_USAGE
         ]
         fake.usage_blocks = [HOSTILE_USAGE[3][1]] * 2  # negative counts again, for --json
         fake.replies = {"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]}
         as_json = graph_run_process(
-            url, data, "a photo gift", "--yes", "--json", "--thread", "json", *catalog
+            url, data, "a strap gift", "--yes", "--json", "--thread", "json", *catalog
         )
         listing = graph_run_process(url, data, "--list", COLUMNS="200")
     for (case, _), run in zip(HOSTILE_USAGE, runs, strict=True):
@@ -236,7 +236,7 @@ def test_a_time_setting_past_a_day_is_one_line_naming_it_and_the_range(
     data = tmp_path / "data"
     catalog = ("--catalog", str(small_catalog_file))
     run = graph_run_process(
-        photo_gift_server.url, data, "a photo gift", "--yes", *catalog, **{name: value}
+        photo_gift_server.url, data, "a strap gift", "--yes", *catalog, **{name: value}
     )
     output = run.stdout + run.stderr
     assert run.returncode == 2 and "Traceback" not in output, output
@@ -308,7 +308,7 @@ def test_a_thread_a_newer_version_wrote_is_one_line_naming_both_versions(
     model = FakeShoppingChatModel(replies={"Plan": [dict(STRAP_PLAN)] * 2})
     context = Context(chat_model=model, catalog=str(small_catalog_file))
     for thread_id in ("newer", "fits"):
-        paused = session.start(graph, "a photo gift", context, stay_paused, thread_id=thread_id)
+        paused = session.start(graph, "a strap gift", context, stay_paused, thread_id=thread_id)
         assert paused.status == "paused"
     # This version writes its own version into every checkpoint it saves.
     assert read_state(graph, "fits").metadata[WRITER_VERSION] == this_version()

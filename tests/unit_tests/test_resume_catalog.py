@@ -50,7 +50,7 @@ def test_a_relative_catalog_resumed_from_another_directory_is_the_same_file(
         code, out = cli(
             url,
             isolated_data_dir,
-            "a photo gift",
+            "a strap gift",
             "--thread",
             "t",
             "--catalog",
@@ -71,7 +71,7 @@ def test_a_resume_that_would_see_another_catalog_stops_unless_told(
     planted = write_catalog(tmp_path / "planted.jsonl", "planted-")
     with fake_openai_server(photo_gift_script(3)) as url:
         # Started on the shipped default; SHOPPING_CATALOG set before the resume.
-        code, out = cli(url, isolated_data_dir, "a photo gift", "--thread", "d", cwd=tmp_path)
+        code, out = cli(url, isolated_data_dir, "a strap gift", "--thread", "d", cwd=tmp_path)
         assert code == 3, out  # paused at approval
         code, out = cli(
             url, isolated_data_dir, "--resume", "d", "--yes", cwd=tmp_path,
@@ -85,7 +85,7 @@ def test_a_resume_that_would_see_another_catalog_stops_unless_told(
 
         # Started on a file that changed before the resume.
         code, out = cli(
-            url, isolated_data_dir, "a photo gift", "--thread", "f", "--catalog",
+            url, isolated_data_dir, "a strap gift", "--thread", "f", "--catalog",
             str(shop), cwd=tmp_path,
         )  # fmt: skip
         assert code == 3, out  # paused at approval
@@ -109,7 +109,7 @@ def test_a_product_appended_while_paused_is_searched_on_a_resume_told_so(
     shop = write_catalog(tmp_path / "shop.jsonl", "")
     with fake_openai_server(photo_gift_script(2)) as url:
         code, out = cli(
-            url, isolated_data_dir, "a photo gift", "--thread", "a", "--catalog",
+            url, isolated_data_dir, "a strap gift", "--thread", "a", "--catalog",
             str(shop), cwd=tmp_path,
         )  # fmt: skip
         assert code == EXIT_AWAITING_APPROVAL, out
@@ -141,7 +141,7 @@ def test_a_resume_in_the_same_process_searches_the_shipped_catalog_as_changed_si
     monkeypatch.setenv("OPENAI_MODEL", "fake-model")
     db = isolated_data_dir / "checkpoints.sqlite"
     with fake_openai_server(photo_gift_script(1)) as url:
-        code, out = graph_run_main(capsys, url, db, "a photo gift", "--thread", "s")
+        code, out = graph_run_main(capsys, url, db, "a strap gift", "--thread", "s")
         assert code == EXIT_AWAITING_APPROVAL and "--yes" in out, out
         appended = {**SMALL_CATALOG[0], "id": "strap-new", "rating": 4.9, "price": 19.0}
         with shipped.open("a") as catalog_file:

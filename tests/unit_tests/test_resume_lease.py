@@ -71,7 +71,7 @@ def test_two_resumes_at_once_run_the_thread_once(
     fake = script(step_delay=6.0)
     with fake_openai_server(fake) as url:
         paused = graph_run_process(
-            url, isolated_data_dir, "a photo gift", "--thread", thread,
+            url, isolated_data_dir, "a strap gift", "--thread", thread,
             "--catalog", str(small_catalog_file), **env,
         )  # fmt: skip
         assert paused.returncode == 3 and "--yes" in paused.stdout, paused.stdout
@@ -99,7 +99,7 @@ def resume_in_its_reasoning_call(
     checkpoint says "resumable"), do `meanwhile` and `--resume` it from another process;
     the first run must still finish. The resume's process is returned."""
     running = start_graph_run(
-        url, data_dir, "a photo gift", "--yes", "--thread", thread, "--catalog", str(catalog),
+        url, data_dir, "a strap gift", "--yes", "--thread", thread, "--catalog", str(catalog),
         **env,
     )  # fmt: skip
     deadline = time.monotonic() + 60
@@ -175,7 +175,7 @@ def test_a_killed_runs_lease_does_not_block_the_thread(
     with fake_openai_server(fake) as url:
         fake.delays["Plan"] = 30.0  # killed while planning
         start_and_kill_at(
-            url, fake, "Plan", isolated_data_dir, "a photo gift", "--yes", "--thread", thread,
+            url, fake, "Plan", isolated_data_dir, "a strap gift", "--yes", "--thread", thread,
             "--catalog", str(small_catalog_file), **env,
         )  # fmt: skip
         fake.delays["Plan"] = 0.0  # the resume that plans is killed mid-step
@@ -205,7 +205,7 @@ def test_list_tells_a_run_held_by_a_live_process_from_one_whose_process_died(
 
     with fake_openai_server(fake) as url:
         running = start_graph_run(
-            url, isolated_data_dir, "a photo gift", "--yes", "--thread", thread,
+            url, isolated_data_dir, "a strap gift", "--yes", "--thread", thread,
             "--catalog", str(small_catalog_file), **env,
         )  # fmt: skip
         try:

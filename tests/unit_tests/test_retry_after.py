@@ -22,7 +22,7 @@ def run_with(fault: str, catalog: Path, data_dir: Path) -> tuple[object, FakeScr
         run = graph_run_process(
             url,
             data_dir,
-            "a photo gift under $200",
+            "a strap gift under $200",
             "--yes",
             "--catalog",
             str(catalog),

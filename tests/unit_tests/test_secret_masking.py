@@ -35,7 +35,7 @@ def test_an_error_body_echoing_the_key_is_masked_with_and_without_debug(
         run = graph_run_process(
             url,
             isolated_data_dir,
-            "a photo gift under $200",
+            "a strap gift under $200",
             "--yes",
             *flags,
             "--catalog",
@@ -60,7 +60,7 @@ def test_credentials_in_the_base_url_never_appear(
         run = graph_run_process(
             leaky,
             isolated_data_dir,
-            "a photo gift under $200",
+            "a strap gift under $200",
             "--yes",
             *flags,
             "--catalog",
@@ -90,7 +90,7 @@ def test_a_key_the_model_echoes_is_masked_before_it_is_stored_or_shown(
             run = graph_run_process(
                 url,
                 isolated_data_dir,
-                "a photo gift under $200",
+                "a strap gift under $200",
                 "--yes",
                 *flags,
                 "--db",

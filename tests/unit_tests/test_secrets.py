@@ -92,7 +92,7 @@ def test_http_500_every_time_real_cli_backs_off_fails_clearly_and_shows_no_key(
     fake = FakeScript(replies={"Plan": [STRAP_PLAN]}, faults=["500"] * 3)
     with fake_openai_server(fake) as url:
         run = cli(
-            url, isolated_data_dir, "a photo gift under $200", "--catalog", str(small_catalog_file)
+            url, isolated_data_dir, "a strap gift under $200", "--catalog", str(small_catalog_file)
         )
     output = run.stdout + run.stderr
     assert run.returncode == 1, output
@@ -111,7 +111,7 @@ def test_http_401_echoing_the_key_is_not_retried_and_the_key_is_masked(
     fake = FakeScript(replies={"Plan": [STRAP_PLAN]}, faults=["401"])
     with fake_openai_server(fake) as url:
         run = cli(
-            url, isolated_data_dir, "a photo gift under $200", "--catalog", str(small_catalog_file)
+            url, isolated_data_dir, "a strap gift under $200", "--catalog", str(small_catalog_file)
         )
     output = run.stdout + run.stderr
     assert run.returncode == 1, output

@@ -40,13 +40,13 @@ def test_cli_json_and_eval_report_the_same_usage_totals_for_one_thread(
     with fake_openai_server(script) as url:
         monkeypatch.setenv("OPENAI_BASE_URL", url)
         monkeypatch.setenv("OPENAI_MODEL", "fake-model")
-        args = ["a photo gift under $200", "--catalog", str(small_catalog_file), "--thread", thread]
+        args = ["a strap gift under $200", "--catalog", str(small_catalog_file), "--thread", thread]
         code = main([*args, "-y", "--json", "--db", str(db)])
     assert code == 0
     cli = json.loads(capsys.readouterr().out)["usage"]
     llm_requests = len(script.requests)
 
-    goals = [{"instruction_text": "a photo gift under $200", "asin": "strap-1", "attributes": []}]
+    goals = [{"instruction_text": "a strap gift under $200", "asin": "strap-1", "attributes": []}]
     graph = build_graph(checkpointer=open_sqlite_checkpointer(db))
     context = Context(catalog=str(small_catalog_file), auto_approve=True)
     report = run_eval(goals, small_catalog_file, context, graph, label="same", progress=False)
@@ -70,7 +70,7 @@ def test_resume_reuses_the_settings_saved_with_the_run(small_catalog_file: Path)
     def leave_paused(request: ApprovalRequest) -> None:
         asked.append(request)
 
-    paused = session.start(graph, "a photo gift under $200", context, leave_paused, thread_id="t")
+    paused = session.start(graph, "a strap gift under $200", context, leave_paused, thread_id="t")
     assert paused.status == "paused" and paused.estimate is not None
     assert [s.step for s in asked[0].plan.steps] == [1, 2, 3, 4]
     saved = session.saved_settings(graph, "t")

@@ -36,6 +36,16 @@ def test_a_request_naming_a_kind_the_shop_sells_sees_no_shelves() -> None:
     assert nearest_shelves(SHOP, "running shoes and a water bottle", 200) == []
 
 
+def test_a_word_only_a_description_uses_finds_no_shelf() -> None:
+    # Within $50 the shop has no espresso machine. "machine" is in a plush toy's and a
+    # palette's descriptions ("machine washable"), and that is no reason to show them.
+    request = "a gift for someone who just bought their first espresso machine"
+    shelves = nearest_shelves(SHOP, request, 50)
+    assert all(s.category not in ("toys-games", "beauty") for s in shelves), shelves
+    camping = nearest_shelves(SHOP, "my dad loves camping", 120)
+    assert camping and {s.category for s in camping} == {"outdoor"}
+
+
 def test_no_words_means_no_shelves() -> None:
     assert nearest_shelves(SHOP, "a gift for them", None) == []
 
@@ -91,6 +101,22 @@ def test_a_kind_added_to_a_plan_comes_from_its_own_department_first() -> None:
     # department picked at random.
     assert len(categories) == 2 and categories[0] == categories[1], categories
     assert len(notes) == 2
+
+
+def test_a_search_nothing_ties_to_the_shop_gets_a_shelf_where_the_others_are() -> None:
+    # "zzqx gizmo" finds nothing and no department is named for it; the gloves are the
+    # hiking backpack. The gizmo is placed last, among the outdoor shelves, not on
+    # whatever the whole shop rates best.
+    plan = plan_of(
+        {"action": "Search gizmos", "query": "zzqx gizmo"},
+        {"action": "Search gloves", "query": "hiking gloves"},
+        {"action": "Pick one", "query": None},
+    )
+    stocked, notes = stocked_plan(SHOP, plan, [], 70, request="a gift for a keen hiker")
+    gizmo, gloves = stocked.search_steps
+    assert gloves.query == "Hiking Day Backpack"
+    assert gizmo.category == "outdoor" and gizmo.query != gloves.query, gizmo
+    assert len(notes) == 2 and all("instead" in n for n in notes)
 
 
 def test_shelves_come_from_any_catalog_the_user_loads() -> None:
@@ -262,13 +288,23 @@ def test_the_request_shelves_come_before_the_best_rated_when_a_kind_is_added() -
     assert second.query == "Everyday Sling Camera Bag" and len(notes) == 2
 
 
-def test_a_plan_the_shop_answers_gets_no_kinds_added() -> None:
+def test_a_plan_the_shop_answers_keeps_its_kinds_and_looks_at_a_second() -> None:
     plan = plan_of(
         {"action": "Search camera bags", "query": "camera bag"},
         {"action": "Pick one", "query": None},
     )
     shelves = [Shelf("Travel Tripod with Ball Head", "cameras-photography", 7, 70.0, 145.99)]
-    assert stocked_plan(SHOP, plan, shelves, 200) == (plan, [])
+    request = "stocking stuffer for a photographer"
+    stocked, notes = stocked_plan(SHOP, plan, shelves, 200, request=request)
+    bag, tripod = stocked.search_steps
+    assert bag == plan.search_steps[0]
+    assert tripod.query == "Travel Tripod with Ball Head" and stocked.steps[-1].query is None
+    assert notes == [
+        "too few kinds the shop has were planned: it also searches 'Travel Tripod with Ball Head'"
+    ]
+    # The kind the shopper named is what they want: nothing is added beside it.
+    named = "a birthday gift for my sister: a camera bag"
+    assert stocked_plan(SHOP, plan, shelves, 200, request=named) == (plan, [])
 
 
 TEACHER_GIFT = plan_of(
@@ -304,7 +340,8 @@ def test_the_model_is_asked_only_where_the_shops_own_words_say_nothing() -> None
         {"action": "Search camera bags", "query": "camera bag"},
         {"action": "Pick one", "query": None},
     )
-    assert stocked_plan(SHOP, answered, [], 200, departments_of) == (answered, [])
+    stocked, _ = stocked_plan(SHOP, answered, [], 200, departments_of)
+    assert stocked.search_steps[0] == answered.search_steps[0]
     # No gloves, but a title shares "hiking": the word search's shelf is near enough.
     gloves = plan_of(
         {"action": "Search gloves", "query": "hiking gloves"},

@@ -51,7 +51,7 @@ def test_a_stalled_call_ends_the_run_within_three_times_the_deadline(
         run = graph_run_process(
             url,
             isolated_data_dir,
-            "a photo gift under $200",
+            "a strap gift under $200",
             "--yes",
             "--thread",
             "stall",
@@ -97,7 +97,7 @@ def test_one_ctrl_c_stops_the_run_at_once_and_the_thread_resumes(
         run = start_run(
             url,
             isolated_data_dir,
-            "a photo gift under $200",
+            "a strap gift under $200",
             "--yes",
             "--thread",
             "ctrl-c",

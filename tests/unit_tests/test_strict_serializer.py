@@ -46,7 +46,7 @@ model = FakeShoppingChatModel(
     replies={"Plan": [dict(GIFT_PLAN)], "ReasoningAnswer": [dict(a) for a in GIFT_ANSWERS]}
 )
 context = Context(chat_model=model, catalog=sys.argv[3])
-paused = session.start(build_graph(store), "a photo gift under $200", context, lambda r: None,
+paused = session.start(build_graph(store), "a strap gift under $200", context, lambda r: None,
                        thread_id="strict")
 assert paused.status == "paused", paused.status
 # A second graph over the same store reads the paused run back and resumes it.
@@ -65,7 +65,7 @@ from langgraph.checkpoint.memory import MemorySaver
 from langgraph.types import Command
 from graph.builder import graph as studio
 lent = {"configurable": {"thread_id": "studio", "__pregel_checkpointer": MemorySaver()}}
-studio.invoke({"request": "a photo gift under $200"}, lent, context=Context(
+studio.invoke({"request": "a strap gift under $200"}, lent, context=Context(
     chat_model=FakeShoppingChatModel(replies={
         "Plan": [dict(GIFT_PLAN)], "ReasoningAnswer": [dict(a) for a in GIFT_ANSWERS]}),
     catalog=sys.argv[3]))
@@ -77,7 +77,7 @@ assert not bad, bad
 # there our types load back as dicts of their fields: the nodes still get models.
 copied = studio.copy(update={"checkpointer": MemorySaver()})
 config = {"configurable": {"thread_id": "copied"}}
-copied.invoke({"request": "a photo gift under $200"}, config, context=Context(
+copied.invoke({"request": "a strap gift under $200"}, config, context=Context(
     chat_model=FakeShoppingChatModel(replies={
         "Plan": [dict(GIFT_PLAN)], "ReasoningAnswer": [dict(a) for a in GIFT_ANSWERS]}),
     catalog=sys.argv[3]))
@@ -131,7 +131,7 @@ model = FakeShoppingChatModel(
     replies={"Plan": [dict(GIFT_PLAN)], "ReasoningAnswer": [dict(a) for a in GIFT_ANSWERS]}
 )
 config = {"configurable": {"thread_id": "t"}}
-graph.invoke({"request": "a photo gift under $200"}, config,
+graph.invoke({"request": "a strap gift under $200"}, config,
              context=Context(chat_model=model, catalog=sys.argv[1], auto_approve=True))
 assert isinstance(graph.get_state(config).values["plan"], Plan)
 unregistered = [m for m in messages if "unregistered" in m]

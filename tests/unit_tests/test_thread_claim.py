@@ -36,7 +36,7 @@ def race(url: str, data_dir: Path, catalog: Path, thread: str, **env: str) -> li
         start_graph_run(
             url,
             data_dir,
-            f"a photo gift number {n}",
+            f"a strap gift number {n}",
             "--yes",
             "--thread",
             thread,
@@ -67,7 +67,7 @@ def check_one_winner(results: list[Any], fake: FakeScript, db: str, thread: str)
     values = graph.get_state(thread_config(thread)).values
     assert values["outcome"] is not None and len(values["step_results"]) == 2
     # Nothing interleaved: one request, one "run started", the winner's.
-    assert values["request"] in winners[0] or values["request"].startswith("a photo gift number")
+    assert values["request"] in winners[0] or values["request"].startswith("a strap gift number")
     history = thread_history(graph, thread)
     assert sum(entry.summary == "run started" for entry in history) == 1
 

@@ -30,7 +30,7 @@ def test_one_undecodable_checkpoint_hides_only_its_thread(
     with fake_openai_server(fake) as url:
         for thread in ("good", "bad"):
             run = graph_run_process(
-                url, isolated_data_dir, "a photo gift", "--yes", "--thread", thread, *catalog
+                url, isolated_data_dir, "a strap gift", "--yes", "--thread", thread, *catalog
             )
             assert run.returncode == 0, run.stdout + run.stderr
         db = isolated_data_dir / "checkpoints.sqlite"
@@ -53,6 +53,6 @@ def test_one_undecodable_checkpoint_hides_only_its_thread(
 
     graph = build_graph(open_checkpointer(str(db)))
     context = Context(catalog=str(small_catalog_file))
-    assert run_thread(graph, "good", "a photo gift", context, approve_all).status == "done"
+    assert run_thread(graph, "good", "a strap gift", context, approve_all).status == "done"
     with pytest.raises(UnreadableThread):
-        run_thread(graph, "bad", "a photo gift", context, approve_all)
+        run_thread(graph, "bad", "a strap gift", context, approve_all)
