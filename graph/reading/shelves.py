@@ -65,8 +65,8 @@ def nearest_shelves(
     """The shelves nearest `request` (its words without limit phrases) within `budget`:
     the nearest of each category in turn, so that one department whose texts repeat the
     request's word ("photography" books) does not hide the others (camera bags,
-    tripods). None of them when the request names a kind of product the catalog sells,
-    or when nothing is found."""
+    tripods). Empty when the request names a kind of product the catalog sells, or when
+    nothing is found."""
     words = kind_words(request)
     if not words:
         return []

@@ -138,7 +138,7 @@ def stocked_plan(
     # the shopper named it.
     said = product_words(request.replace("-", " "))
     shoppers_kind = any(same_word(kind, word) for kind in kinds for word in said)
-    looks_wider = notes or not kinds or not shoppers_kind
+    looks_wider = notes or not shoppers_kind  # no kinds at all: none the shopper named
     added: list[PlanStep] = []
     while looks_wider and len(kinds) < KINDS_LOOKED_AT and (shelf := take([], anywhere_too=True)):
         added.append(_searching(PlanStep(query=shelf.name, action=shelf.name), shelf))
