@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from catalog import money
-from graph.reading.stated import MAX_QUERY_WORDS
+from graph.reading.stated import MAX_QUERY_WORDS, without_limit_phrases
 from graph.reading.words import product_words
 from graph.schemas import Plan, PlanningError, PlanStep, StatedLimits
 
@@ -25,7 +25,8 @@ def fallback_plan(
     model's `raw` output) when there is nothing to search for either."""
     # All the request's product words: the catalog ranks by how many a product matches,
     # and the product's name may come after its features ("slim fit men's henleys").
-    words = product_words(request) or product_words(next(iter(earlier), ""))
+    # Its limits are in `stated`: "nothing over $60" names no product, nor a feature.
+    words = product_words(without_limit_phrases(request)) or product_words(next(iter(earlier), ""))
     words = words[:MAX_QUERY_WORDS]
     if not words:
         raise PlanningError(

@@ -216,7 +216,10 @@ def test_invalid_plan_twice_gives_a_fallback_plan_built_from_the_request(
         }
     )
     state = run_graph(
-        model, small_catalog_file, request="a padded camera strap under $30", code_decisions=False
+        model,
+        small_catalog_file,
+        request="a padded camera strap, nothing over $30",
+        code_decisions=False,
     )
     assert model.tools_seen == [["Plan"], ["Plan"], ["ReasoningAnswer"]]
     assert "was rejected" in str(model.prompts[1][-1].content)
@@ -224,9 +227,11 @@ def test_invalid_plan_twice_gives_a_fallback_plan_built_from_the_request(
     plan = state["plan"]
     assert plan.built_in_code is not None and "numbered" in plan.built_in_code
     assert "pydantic" not in plan.built_in_code  # no help links in a message for people
-    # One search with the request's product words and its stated limit, then a pick.
+    # One search with the request's product words and its stated limit, then a pick: no
+    # word of the limit ("nothing") is searched for or wanted.
     [search, pick] = plan.steps
     assert search.query == "padded camera strap"
+    assert plan.features == ["padded", "camera", "strap"]
     assert search.max_price == 30 and search.filled_from_request == ["max_price"]
     assert pick.query is None
     assert [p.id for p in state["outcome"].picks] == ["strap-2"]
