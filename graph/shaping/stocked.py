@@ -3,9 +3,9 @@ nearest shelves (graph/reading/shelves.py) but a small model still plans kinds t
 lacks ("hiking gloves"), or one search for the occasion itself ("housewarming present").
 For a gift, a hobby or an occasion (shaping.occasion) any kind the shop carries near it
 will do, so before approval code replaces such a search with the nearest shelf: one its
-own words find (a title sharing them first), else one of the request's, else, while the
-plan looks at fewer than KINDS_LOOKED_AT kinds, the best-rated of the departments its
-other searches found, then of the shop (after those searches are placed). A plan looking at
+own words find (a title sharing them first), else one of the request's, else the
+best-rated of the departments its other searches found, then, while the plan looks at
+fewer than KINDS_LOOKED_AT kinds, of the shop (after those searches are placed). A plan looking at
 fewer kinds gets shelves added up to KINDS_LOOKED_AT. A request whose words the shop
 never uses gets no shelves: the planner's own kinds for the person are placed here. A
 search for one of the shop's departments ("kitchen-accessories") is that department's
@@ -58,11 +58,11 @@ def stocked_plan(
 
     def take(own: list[Shelf], anywhere_too: bool = False) -> Shelf | None:
         """A search's own shelves first, then the request's nearest; then, with
-        `anywhere_too` and while the plan looks at too few kinds, the best-rated of the
-        plan's part of the shop (a hiking backpack, then headlamps), then of all of it."""
-        short = anywhere_too and len(kinds) < KINDS_LOOKED_AT
-        for near in (own, shelves, None) if short else (own, shelves):
-            options = near if near is not None else [*in_areas(), *anywhere()]
+        `anywhere_too`, the best-rated of the plan's part of the shop (a hiking backpack,
+        then headlamps), and while the plan looks at too few kinds, of all of it."""
+        for near in (own, shelves, None) if anywhere_too else (own, shelves):
+            short = len(kinds) < KINDS_LOOKED_AT
+            options = near if near is not None else [*in_areas(), *(anywhere() if short else [])]
             if shelf := next((s for s in options if not _searched(s, kinds)), None):
                 kinds.append(_kind(shelf))
                 if near is not None:  # these say nothing of where to look
@@ -113,7 +113,8 @@ def stocked_plan(
         )
         placed[step.step] = (unanswered.kind, take(nearest))
     # A shelf nothing ties to its search comes last, from the part of the shop the
-    # others are in: laptops under $80 become another phone accessory, not bottled water.
+    # others are in: laptops under $80 become another phone accessory, not bottled water,
+    # and a garden kneeler beside a plant pot another of home-decoration's best-rated.
     for number, (kind, shelf) in placed.items():
         placed[number] = (kind, shelf or take([], anywhere_too=True))
     for step in plan.steps:

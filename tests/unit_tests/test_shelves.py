@@ -117,6 +117,21 @@ def test_a_search_nothing_ties_to_the_shop_gets_a_shelf_where_the_others_are() -
     assert gloves.query == "Hiking Day Backpack"
     assert gizmo.category == "outdoor" and gizmo.query != gloves.query, gizmo
     assert len(notes) == 2 and all("instead" in n for n in notes)
+    # So too beside two kinds the shop has: a search that can find nothing is replaced
+    # from their department by a kind not searched yet, and says so.
+    plan = plan_of(
+        {"action": "Search camera bags", "query": "camera bag"},
+        {"action": "Search gizmos", "query": "zzqx gizmo"},
+        {"action": "Search tripods", "query": "travel tripod"},
+        {"action": "Pick one", "query": None},
+    )
+    stocked, [note] = stocked_plan(SHOP, plan, [], 200, request="a gift for a photographer")
+    bag, gizmo, tripod = stocked.search_steps
+    assert (bag, tripod) == (plan.steps[0], plan.steps[2].model_copy(update={"step": 3}))
+    assert gizmo.category == "cameras-photography" and gizmo.query not in {bag.query, tripod.query}
+    assert note.startswith("step 2 searched 'zzqx gizmo'")
+    found = search_shelves(SHOP, gizmo.query or "", 200)
+    assert found is not None and found.stocked
 
 
 def test_shelves_come_from_any_catalog_the_user_loads() -> None:
