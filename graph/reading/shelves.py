@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from itertools import zip_longest
 
 from catalog import CatalogBackend, Product, ProductHit, SearchArgs, money
+from graph.reading.kinds import is_of_kind, kinds_of
 from graph.reading.words import (
     head_word,
     kind_words,
@@ -120,12 +121,17 @@ def unstocked_searches(catalog: CatalogBackend, plan: Plan) -> list[str]:
 
 @dataclass(frozen=True)
 class SearchShelves:
-    """What one search's words find: the kind it asks for (its head word), whether any
-    product found within its cap has that word in its title, and the shelves found."""
+    """What one search's words find: the kind it asks for (its head word), the category of
+    the first product found within its cap that is of that kind (its title or labels say
+    so; None: none is), and the shelves found."""
 
     kind: str
-    stocked: bool
+    area: str | None
     shelves: list[Shelf]
+
+    @property
+    def stocked(self) -> bool:
+        return self.area is not None
 
 
 def search_shelves(catalog: CatalogBackend, query: str, cap: float | None) -> SearchShelves | None:
@@ -139,15 +145,17 @@ def search_shelves(catalog: CatalogBackend, query: str, cap: float | None) -> Se
     words = kind_words(query)
     try:
         hits = catalog.search(SearchArgs(" ".join(words), limit=_PRODUCTS_LOOKED_AT, max_price=cap))
-        stocked = any(same_word(kind, w) for hit in hits for w in product_words(hit.product.title))
+        of_kind = (hit.product for hit in hits if _of_kind(hit.product, kind))
+        area = next((product.category or "" for product in of_kind), None)
         # A search for a department ("kitchen-accessories", copied from a shelf's line)
-        # finds that department's shelves.
-        if not stocked and (department := _department_named(catalog, words)):
+        # that no title names finds that department's shelves: it names no kind.
+        department = _department_named(catalog, words)
+        if department and not any(_titled(hit.product, kind) for hit in hits):
             listed = SearchArgs("", category=department, limit=_PRODUCTS_LOOKED_AT, max_price=cap)
-            hits = catalog.search(listed)
+            hits, area = catalog.search(listed), None
     except Exception:
         return None
-    return SearchShelves(kind, stocked, _grouped(hits))
+    return SearchShelves(kind, area, _grouped(hits))
 
 
 def best_rated_shelves(catalog: CatalogBackend, budget: float | None) -> list[Shelf]:
@@ -175,6 +183,16 @@ def department_shelves(
     except Exception:  # advice only, as nearest_shelves
         return []
     return []
+
+
+def _of_kind(product: Product, kind: str) -> bool:
+    """Whether the product is of `kind`, as a pick step judges it (reading.kinds): a
+    "Wrist Camera Strap" is no camera, a spatula tagged "utensils" is a utensil."""
+    return is_of_kind(kind, kinds_of(product), _titled(product, kind))
+
+
+def _titled(product: Product, word: str) -> bool:
+    return any(same_word(word, w) for w in product_words(product.title))
 
 
 def _in_shop_vocabulary(catalog: CatalogBackend, word: str) -> bool:

@@ -78,9 +78,9 @@ def stocked_plan(
         s.step: search_shelves(catalog, s.query or "", _cap(s, budget)) for s in plan.search_steps
     }
     for step in plan.search_steps:
-        if (answered := found[step.step]) is not None and answered.stocked:
+        if (answered := found[step.step]) is not None and answered.area is not None:
             kinds.append(answered.kind)
-            areas.extend(s.category for s in answered.shelves[:1])
+            areas.append(answered.area)  # where its kind is, not its first hit (cooking oil)
         elif answered is None and (kind := head_word(step.query or "")):
             kinds.append(kind)  # the shop could not tell (its error): the plan's kind stands
     # The department of a kind the shop lacks is asked of the model only where the shop's

@@ -7,7 +7,8 @@ import pytest
 from fakes import FakeShoppingChatModel, plan_reply, run_graph
 
 from catalog import Product
-from graph.choosing.picks import Candidate, _check_kind, is_of_kind, kinds_of
+from graph.choosing.picks import Candidate, _check_kind
+from graph.reading.kinds import is_of_kind, kinds_of
 from graph.reading.words import title_heads
 from graph.schemas import ProductSummary
 

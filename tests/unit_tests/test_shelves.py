@@ -68,6 +68,30 @@ def test_words_the_shop_never_uses_leave_the_kinds_to_the_planner() -> None:
         assert found is not None and found.stocked, step.query
 
 
+def test_the_shop_carries_a_kind_only_where_a_title_or_label_says_a_product_is_one() -> None:
+    # Under $20 the shipped shop's titles with "camera" are wrist camera straps: no camera,
+    # which the plan's approval says, naming them as the nearest.
+    found = search_shelves(SHOP, "camera", 20)
+    assert found is not None and not found.stocked
+    within = plan_of({"action": "Search", "query": "camera"}, {"action": "Pick", "query": None})
+    [warning] = unstocked_searches(SHOP, within.model_copy(update={"budget": 20}))
+    assert "the shop has no camera within $20.00; nearest: Wrist Camera Strap" in warning
+    cameras = search_shelves(SHOP, "camera", 200)  # instant cameras
+    assert cameras is not None and cameras.stocked
+    # DummyJSON's forks and spoons have no "utensil" in their titles, but are tagged so.
+    dummy = catalog_for(Context(catalog=str(shared_file("dummyjson", "products.json"))))
+    utensils = search_shelves(dummy, "cooking utensils", 30)
+    assert utensils is not None and utensils.area == "kitchen-accessories"
+    # Its search stands, and the kind added beside it comes from where the utensils are,
+    # not from where its first hit is (Cooking Oil, in groceries).
+    assert utensils.shelves[0].category == "groceries"
+    plan = plan_of(
+        {"action": "Search", "query": "cooking utensils"}, {"action": "Pick", "query": None}
+    )
+    stocked, _ = stocked_plan(dummy, plan, [], 30, request="someone who loves to cook")
+    assert [s.category for s in stocked.search_steps] == [None, "kitchen-accessories"]
+
+
 def test_a_search_for_a_department_becomes_its_nearest_shelf() -> None:
     # No title says "beauty" or "kitchen": two queries copied from departments' names.
     plan = plan_of(
