@@ -67,7 +67,8 @@ _UPPER_OF_LANGUAGE = {
 }
 # ... and after it: "200ドル以下", "200 euros o menos".
 _UPPER_AFTER_OF_LANGUAGE = {
-    "en": r"or less|or under|or below|max(?:imum)?\b|at most|tops|total|in total",
+    "en": r"or less|or under|or below|max(?:imum)?\b|at most|tops|total|in total"
+    r"|limit\b|budget\b|cap\b",
     "ja": r"以下|以内|未満|まで",
     "zh": r"以下的|以内的",
     "es": r"o menos",

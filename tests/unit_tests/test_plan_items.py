@@ -166,3 +166,7 @@ def test_the_words_of_a_total_are_never_a_listed_item() -> None:
         "running belt",
     ]
     assert listed_items("a mug and a kettle, $10 apiece") == ["mug", "kettle"]
+    # Nor the noun that names a cap after its amount.
+    for cap in ("limit", "budget", "cap"):
+        request = f"gift ideas, $150 {cap}, she likes jewellery and bags"
+        assert listed_items(request) == ["jewellery", "bags"], cap
