@@ -5,8 +5,8 @@ For a gift, a hobby or an occasion (shaping.occasion) any kind the shop carries 
 will do, so before approval code replaces such a search with the nearest shelf: one its
 own words find (a title sharing them first), else one of the request's, else the
 best-rated of the departments its other searches found, then, while the plan looks at
-fewer than KINDS_LOOKED_AT kinds, of the shop (after those searches are placed). A plan looking at
-fewer kinds gets shelves added up to KINDS_LOOKED_AT. A request whose words the shop
+fewer than KINDS_LOOKED_AT kinds, of the shop (after those searches are placed). A plan
+looking at fewer kinds gets shelves added up to KINDS_LOOKED_AT. A request whose words the shop
 never uses gets no shelves: the planner's own kinds for the person are placed here. A
 search for one of the shop's departments ("kitchen-accessories") is that department's
 nearest shelf. Each change is a note shown at approval. Searches the shop answers as
@@ -113,8 +113,8 @@ def stocked_plan(
         )
         placed[step.step] = (unanswered.kind, take(nearest))
     # A shelf nothing ties to its search comes last, from the part of the shop the
-    # others are in: laptops under $80 become another phone accessory, not bottled water,
-    # and a garden kneeler beside a plant pot another of home-decoration's best-rated.
+    # others are in: laptops under $80 become another phone accessory, not bottled water;
+    # with nothing else there, it stays, and the approval warning names the gap.
     for number, (kind, shelf) in placed.items():
         placed[number] = (kind, shelf or take([], anywhere_too=True))
     for step in plan.steps:
