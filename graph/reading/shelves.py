@@ -145,14 +145,15 @@ def search_shelves(catalog: CatalogBackend, query: str, cap: float | None) -> Se
     words = kind_words(query)
     try:
         hits = catalog.search(SearchArgs(" ".join(words), limit=_PRODUCTS_LOOKED_AT, max_price=cap))
-        of_kind = (hit.product for hit in hits if _of_kind(hit.product, kind))
-        area = next((product.category or "" for product in of_kind), None)
         # A search for a department ("kitchen-accessories", copied from a shelf's line)
         # that no title names finds that department's shelves: it names no kind.
-        department = _department_named(catalog, words)
-        if department and not any(_titled(hit.product, kind) for hit in hits):
+        titled = any(_titled(hit.product, kind) for hit in hits)
+        if not titled and (department := _department_named(catalog, words)):
             listed = SearchArgs("", category=department, limit=_PRODUCTS_LOOKED_AT, max_price=cap)
             hits, area = catalog.search(listed), None
+        else:
+            of_kind = (hit.product for hit in hits if _of_kind(hit.product, kind))
+            area = next((product.category or "" for product in of_kind), None)
     except Exception:
         return None
     return SearchShelves(kind, area, _grouped(hits))
@@ -174,7 +175,8 @@ def department_shelves(
     """The shelves of one of the shop's departments within `cap`: those `query`'s words
     find there, else the department's best-rated."""
     try:
-        for words in (" ".join(kind_words(query)), ""):
+        # A query with no words is the department's best-rated: searched once, not twice.
+        for words in dict.fromkeys((" ".join(kind_words(query)), "")):
             listed = SearchArgs(
                 words, category=department, limit=_PRODUCTS_LOOKED_AT, max_price=cap
             )
