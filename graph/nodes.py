@@ -32,14 +32,7 @@ from graph.prompts import (
 from graph.providers.models import structured_model, tool_model
 from graph.providers.retry import is_streaming_refused
 from graph.providers.secrets import redact_tree
-from graph.reading import (
-    Shelf,
-    checked_request,
-    nearest_shelves,
-    shopping_reason,
-    unstocked_searches,
-    without_limit_phrases,
-)
+from graph.reading import Shelf, nearest_shelves, read_request, shopping_reason, unstocked_searches
 from graph.schemas import (
     MAX_PLAN_STEPS,
     FollowUpPlan,
@@ -49,8 +42,8 @@ from graph.schemas import (
     PreviousRun,
     ProductSummary,
     ReasoningAnswer,
+    RequestReading,
     SearchDispatch,
-    StatedLimits,
     StepResult,
     Usage,
     departments_answer,
@@ -66,7 +59,6 @@ from graph.shaping import (
     fallback_plan,
     read_answer,
     shape_plan,
-    speaks_of_an_occasion,
     stocked_plan,
 )
 from graph.state import State
@@ -77,13 +69,13 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Turn the request into a Plan with structured output. No tools are bound here.
 
     The model's plan is then reconciled in code with the limits the request states
-    (graph/checks/stated.py, graph/checks/limits.py). If the model gives no usable plan
-    twice, a plan is built in code from the request (graph/checks/fallback.py); it still
-    goes through approval. The cleaned request and its stated limits are written into
+    (graph/reading/stated.py, graph/shaping/limits.py). If the model gives no usable plan
+    twice, a plan is built in code from the request (graph/shaping/fallback.py); it still
+    goes through approval. The request as read once (RequestReading) is written into
     state for the later nodes."""
-    # The one reading of the request's limits in a run; before any call, an impossible
-    # limit is refused (no plan can meet it, and no search should try).
-    request, stated = checked_request(state.request)
+    # The one reading of the request in a run; before any call, an impossible limit is
+    # refused (no plan can meet it, and no search should try).
+    reading = read_request(state.request)
     # A follow-up: its finished parent read back, and what carries over (in code).
     # The planner states what the follow-up does to it; code checks that and carries over.
     previous = parent_in_graph(state.follow_up_of) if state.follow_up_of else None
@@ -94,11 +86,11 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # (code, not a tool: the planner stays tool-free); a follow-up sees its previous run.
     # None: not open-ended (its plan's kinds are the shopper's, never replaced).
     shelves = (
-        nearest_shelves(catalog_for(context), without_limit_phrases(request), stated.budget)
-        if previous is None and speaks_of_an_occasion(request)
+        nearest_shelves(catalog_for(context), reading.product_text, reading.limits.budget)
+        if previous is None and reading.open_ended
         else None
     )
-    messages = planner_messages(request, previous, shelves or [])
+    messages = planner_messages(reading.text, previous, shelves or [])
     started = time.perf_counter()
     usage = Usage()
     for attempt in (1, 2):
@@ -116,7 +108,7 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         error = result.get("parsing_error") or "the model returned no plan"
         if isinstance(plan, Plan) and plan.not_shopping:
             # The model's "nothing to buy" stands only if code finds nothing to buy either.
-            reason = shopping_reason(request, stated, plan.goal, catalog_for(context))
+            reason = shopping_reason(reading, plan.goal, catalog_for(context))
             if reason is not None:
                 plan, error = None, reason
         if isinstance(plan, Plan):
@@ -126,16 +118,7 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             statement = plan.follow_up if isinstance(plan, FollowUpPlan) else None
             plan = plan.plan() if isinstance(plan, FollowUpPlan) else plan
             return _planned(
-                request,
-                stated,
-                plan,
-                usage,
-                attempt,
-                started,
-                previous,
-                statement,
-                shelves,
-                context,
+                reading, plan, usage, attempt, started, previous, statement, shelves, context
             )
         if attempt == 2:
             if f"at most {MAX_PLAN_STEPS} steps" in str(error):
@@ -147,9 +130,9 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             # The error quotes the model's output, which may echo a key: masked.
             why = redact_tree(f"the planner returned no valid plan twice ({short_error(error)})")
             earlier = previous.queries if previous else ()
-            plan = fallback_plan(request, stated, why, raw_text_of(raw), earlier)
+            plan = fallback_plan(reading, why, raw_text_of(raw), earlier)
             return _planned(
-                request, stated, plan, usage, attempt, started, previous, None, shelves, context
+                reading, plan, usage, attempt, started, previous, None, shelves, context
             )
         # One retry with the validation error shown: it fixes most numbering slips of
         # small models. This is not replanning: no step has run yet.
@@ -161,8 +144,7 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 
 def _planned(
-    request: str,
-    stated: StatedLimits,
+    reading: RequestReading,
     plan: Plan,
     usage: Usage,
     calls: int,
@@ -173,24 +155,25 @@ def _planned(
     context: Context,
 ) -> dict[str, Any]:
     follow_up = None
+    stated = reading.limits
     stocked: list[str] = []
     if previous is not None:
         # Checked against the shop's own products: what it wants is a feature or a product.
         catalog = catalog_for(context)
-        follow_up, stated = carry_over(request, stated, previous, statement, catalog)
+        follow_up, stated = carry_over(reading, previous, statement, catalog)
     elif shelves is not None:
         # Open-ended: a search for a kind the shop lacks becomes one it has, before approval.
         asked: list[Usage] = []
-        departments_of = _departments_asker(request, context, asked)
+        departments_of = _departments_asker(reading.text, context, asked)
         plan, stocked = stocked_plan(
-            catalog_for(context), plan, shelves, stated.budget, departments_of, request
+            catalog_for(context), plan, shelves, stated.budget, departments_of, reading.words
         )
         usage, calls = sum(asked, usage), calls + len(asked)
-    shaped = shape_plan(request, stated, plan, follow_up)
+    shaped = shape_plan(reading, stated, plan, follow_up)
     # Checked against the shop before anyone approves it: a search for a kind it lacks.
     unstocked = unstocked_searches(catalog_for(context), shaped.plan)
     return {
-        "clean_request": request,
+        "reading": reading,
         "stated_limits": stated,
         "follow_up": follow_up,
         "plan": shaped.plan,
@@ -364,9 +347,9 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
 
 def _pool(state: State, results: list[StepResult], context: Context) -> ChoicePool:
     """What the pick step and verify choose from: one pool, so both see the same."""
-    assert state.run_plan is not None and state.clean_request is not None
+    assert state.run_plan is not None and state.reading is not None
     return choice_pool(
-        state.run_plan, state.clean_request, state.follow_up, results, catalog_for(context)
+        state.run_plan, state.reading, state.follow_up, results, catalog_for(context)
     )
 
 

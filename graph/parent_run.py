@@ -41,10 +41,10 @@ def previous_run_of(thread_id: str, values: Mapping[str, Any]) -> PreviousRun:
     state = state_of(values)
     plan, outcome, stated = state.run_plan, state.outcome, state.stated_limits
     # Finished (run_end): in this version's shape it holds these, however old it is.
-    assert outcome is not None and state.clean_request is not None and stated is not None
+    assert outcome is not None and state.reading is not None and stated is not None
     return PreviousRun(
         thread_id=thread_id,
-        request=state.clean_request,
+        request=state.reading.text,
         goal=plan.goal if plan else "",
         queries=tuple(s.query for s in plan.search_steps if s.query) if plan else (),
         picks=tuple(

@@ -18,6 +18,7 @@ from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 
 from graph import schemas
+from graph.reading.request import reading_of
 from graph.reading.stated import read_limits, validate_request
 from graph.reading.words import product_words, stem
 from graph.schemas import (
@@ -26,6 +27,7 @@ from graph.schemas import (
     Outcome,
     Plan,
     PlanEdit,
+    RequestReading,
     SearchDispatch,
     StatedLimits,
     StepResult,
@@ -55,9 +57,10 @@ class InputState:
 class State(InputState):
     """Everything the graph tracks for one run (one checkpointed thread)."""
 
-    # planner: the request as every node reads it (control characters cleaned), and its
-    # stated limits, read once (graph/checks/stated.py), with a follow-up's carried over.
-    clean_request: str | None = None
+    # planner: the request as read once (graph/reading/request.py), which every later
+    # node reads instead of the request; and the limits the run holds to: the request's,
+    # with a follow-up's carried over.
+    reading: RequestReading | None = None
     stated_limits: StatedLimits | None = None
     follow_up: FollowUp | None = None  # planner: what a follow-up carries over
     plan: Plan | None = None  # planner
@@ -85,6 +88,7 @@ class State(InputState):
         # A strict serializer that does not know our types (LANGGRAPH_STRICT_MSGPACK=true
         # in a server that drops the compile-time allowlist, as `langgraph dev` does)
         # loads them back as plain dicts of their fields; nodes get the models again.
+        self.reading = _as_model(RequestReading, self.reading)
         self.stated_limits = _as_model(StatedLimits, self.stated_limits)
         self.follow_up = _as_model(FollowUp, self.follow_up)
         self.plan = _as_model(Plan, self.plan)
@@ -100,13 +104,16 @@ class State(InputState):
         one place that knows a run's older shapes. Nothing is written back: the saved run
         stays as that version left it."""
         finished = self.outcome is not None
-        if self.stated_limits is None and (finished or self.plan is not None):
-            # Saved before the planner stored the cleaned request and its limits. A run
-            # still going (paused at approval) reads them from its request now; a finished
-            # one is only read by a follow-up, which gets it as saved: its request as given,
-            # and no limits to carry over (that version applied its own reading of them).
-            self.clean_request = self.request if finished else validate_request(self.request)
-            self.stated_limits = StatedLimits() if finished else read_limits(self.clean_request)
+        if self.reading is None and (finished or self.plan is not None):
+            # Saved before the planner stored its reading of the request (or its limits).
+            # A run still going (paused at approval) reads its request now, keeping any
+            # limits it saved; a finished one is only read by a follow-up, which gets it as
+            # saved: its request as given, and no limits to carry over unless it saved them
+            # (that version applied its own reading of them).
+            text = self.request if finished else validate_request(self.request)
+            limits = self.stated_limits or (StatedLimits() if finished else read_limits(text))
+            self.reading = reading_of(text, limits)
+            self.stated_limits = limits
         outcome = self.outcome
         if outcome is not None and not all(outcome.items.get(p.id) for p in outcome.picks):
             # Saved before the outcome named each pick's item (or one it could not name):

@@ -4,20 +4,21 @@ the budget they leave, and the kept picks themselves."""
 from __future__ import annotations
 
 from catalog import CatalogBackend
-from graph.schemas import FollowUp, Plan, ProductSummary
+from graph.reading.words import product_words
+from graph.schemas import FollowUp, Plan, ProductSummary, RequestReading
 
 
-def words_about(request: str, follow_up: FollowUp | None) -> str:
-    """What a follow-up's picks must be about: its own words and the planner's reading
-    of them (what it adds or wants, in the shop's words though the shopper wrote in
-    another language), and for the same items anew ("a cheaper one", "under $45
-    instead") the previous request's too."""
+def words_about(reading: RequestReading, follow_up: FollowUp | None) -> tuple[str, ...]:
+    """The product words a follow-up's picks must be about: its own and the planner's
+    reading of them (what it adds or wants, in the shop's words though the shopper wrote
+    in another language), and for the same items anew ("a cheaper one", "under $45
+    instead") the previous request's too. A first run's: the request's."""
     if follow_up is None:
-        return request
-    said = " ".join(w for w in (request, follow_up.added, follow_up.wants) if w)
-    if follow_up.kind not in ("cheaper", "dearer", "refine"):
-        return said
-    return f"{said} {follow_up.previous.request}"
+        return reading.words
+    texts = [follow_up.added, follow_up.wants]
+    if follow_up.kind in ("cheaper", "dearer", "refine"):
+        texts.append(follow_up.previous.request)
+    return (*reading.words, *(w for t in texts for w in product_words(t.replace("-", " "))))
 
 
 def budget_left(plan: Plan, follow_up: FollowUp | None) -> Plan:

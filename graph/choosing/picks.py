@@ -42,12 +42,13 @@ def missing_limit_warning(stated: StatedLimits, plan: Plan) -> str | None:
     return f"the request states a limit of {money(limit)}, but the plan does not carry it"
 
 
-def request_words(request: str, plan: Plan) -> set[str]:
-    """What a recommended product must be about: the request's product words, and the
-    plan's goal and features (the model may have translated the request). Not the plan's
-    queries: a search finds products with its own words, whatever the request asked."""
-    texts = [request, plan.goal, *plan.features]
-    return {stem(w) for t in texts for w in product_words(t.replace("-", " "))}
+def request_words(words: Sequence[str], plan: Plan) -> set[str]:
+    """What a recommended product must be about: the request's product words (`words`),
+    and the plan's goal and features (the model may have translated the request). Not the
+    plan's queries: a search finds products with its own words, whatever the request asked."""
+    texts = [plan.goal, *plan.features]
+    planned = (w for t in texts for w in product_words(t.replace("-", " ")))
+    return {stem(w) for w in (*words, *planned)}
 
 
 def is_relevant(product: Product, words: set[str]) -> bool:
@@ -269,7 +270,7 @@ def item_of_step(
     """Each search step's item, numbered by its first step: the items are what the
     request lists and the plan names, never what the results happen to share (a
     laptop-stand search and a hub search both find USB-C chargers, yet a stand is no
-    hub). A query holding an item the request lists (`listed`, reading.listed_items) is
+    hub). A query holding an item the request lists (`listed`, RequestReading.items) is
     that item's search ("power bank laptop" of "a power bank and a usb-c charger for my
     laptop"), never another listed item's. Steps are one item when their queries name
     one kind (_same_kind: "wool sweater", "crew neck sweater"). A step whose query names
@@ -399,7 +400,7 @@ def missing_items(
 ) -> list[MissingItem]:
     """The plan's searched-for items that no pick answers, each with its reason, named by
     the item's first search step (searches for one item, item_of_step, are one item), then
-    the items the request lists (`listed`, reading.listed_items) that no step searched
+    the items the request lists (`listed`, RequestReading.items) that no step searched
     for (_unsearched). A pick answers one item only, though several searches found it
     (_answered). A plan for the single best of several kinds (pick "one") misses nothing
     once it has a pick."""

@@ -9,8 +9,7 @@ from dataclasses import dataclass
 from catalog import CatalogBackend, Product
 from graph.choosing.kept import budget_left, words_about
 from graph.choosing.picks import Candidate, candidates_and_records, is_relevant, request_words
-from graph.reading import listed_items
-from graph.schemas import FollowUp, Plan, StepResult
+from graph.schemas import FollowUp, Plan, RequestReading, StepResult
 
 
 @dataclass(frozen=True)
@@ -23,25 +22,25 @@ class ChoicePool:
     all_candidates: list[Candidate]
     found: dict[str, Product]  # each candidate's catalog record, by id
     unrelated: set[str]  # ids that match none of the request's words
-    # The items the request lists (reading.listed_items), each in the plan, picked or
+    # The items the request lists (RequestReading.items), each in the plan, picked or
     # named missing; none for a follow-up, which names what changes, or a gift (pick one).
     listed: tuple[str, ...] = ()
 
 
 def choice_pool(
     plan: Plan,
-    request: str,
+    reading: RequestReading,
     follow_up: FollowUp | None,
     results: list[StepResult],
     catalog: CatalogBackend,
 ) -> ChoicePool:
     """The pool for `plan` (the plan that runs) after `results` (the steps run so far)."""
-    listed = listed_items(request) if plan.pick == "each" and follow_up is None else []
+    listed = list(reading.items) if plan.pick == "each" and follow_up is None else []
     all_candidates, found = candidates_and_records(plan, results, catalog, listed)
     # An open-ended request (pick "one") names the person, not the product ("a gift for a
     # runner"): its words are no test of relevance; the kinds the plan searched are.
-    request = words_about(request, follow_up)  # "a cheaper one": the earlier item's
-    wanted = request_words(request, plan) if plan.pick == "each" else set()
+    words = words_about(reading, follow_up)  # "a cheaper one": the earlier item's
+    wanted = request_words(words, plan) if plan.pick == "each" else set()
     unrelated = {i for i, r in found.items() if wanted and not is_relevant(r, wanted)}
     candidates = [
         c for c in all_candidates if c.summary.id in found and c.summary.id not in unrelated

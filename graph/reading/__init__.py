@@ -1,10 +1,12 @@
 """What the shopper asked, read in code before any model call (no LLM, no LangGraph): the
-request cleaned and checked, the limits it states, and whether it asks for anything the
-shop sells."""
+request read once (`read_request`: cleaned and checked, the limits it states, its words,
+its items, whether it is open-ended), whether it asks for anything the shop sells, and
+the shop's shelves near it."""
 
 from __future__ import annotations
 
 from graph.reading.intent import departments_of, names_another_product, shopping_reason
+from graph.reading.request import read_request
 from graph.reading.shelves import (
     Shelf,
     best_rated_shelves,
@@ -12,11 +14,5 @@ from graph.reading.shelves import (
     nearest_shelves,
     search_shelves,
     unstocked_searches,
-)
-from graph.reading.stated import (
-    checked_request,
-    listed_items,
-    validate_request,
-    without_limit_phrases,
 )
 from graph.reading.words import product_words

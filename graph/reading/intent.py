@@ -11,7 +11,7 @@ import re
 
 from catalog import CatalogBackend, CatalogError, Product, SearchArgs
 from graph.reading.words import head_word, product_words, same_word, stem, title_heads
-from graph.schemas import StatedLimits
+from graph.schemas import RequestReading
 
 # A goal that buys: "Buy a camera.", "Purchase running shoes", "Shop for a gift".
 # Not "get" or "find": "Get the weather forecast", "Find out the time" buy nothing.
@@ -41,17 +41,15 @@ def _kind_words(catalog: CatalogBackend, words: list[str]) -> set[str]:
     return {word for word in words if stem(word) in kinds}
 
 
-def shopping_reason(
-    request: str, stated: StatedLimits, goal: str, catalog: CatalogBackend
-) -> str | None:
+def shopping_reason(reading: RequestReading, goal: str, catalog: CatalogBackend) -> str | None:
     """Why a plan the model marked "not shopping" must be planned as shopping after all,
     as a line for its retry prompt; None when nothing in the request is for sale."""
-    if stated.any:
+    if reading.limits.any:
         # A request that states a price or rating limit is about buying something.
         return "the request states a price or rating limit: plan its search"
     if _PURCHASE.search(goal):
         return f"your goal {goal.strip()!r} is to buy something: plan its search"
-    words = product_words(request)
+    words = list(reading.words)
     named = _kind_words(catalog, words) if words else set()
     if named:
         listed = ", ".join(sorted(named))

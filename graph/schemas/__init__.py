@@ -1,7 +1,8 @@
 """The schemas the graph passes on and stores, by what they hold: the plan (`plan`), what
-running it produces (`results`), the limits a request states (`limits`), what a follow-up
-carries over (`follow_up`), what the model may write (`model_text`), and the errors of a
-request or plan that cannot be used (`errors`). Plain pydantic: no LangGraph, no LLM."""
+running it produces (`results`), the request as read once (`request`) and the limits it
+states (`limits`), what a follow-up carries over (`follow_up`), what the model may write
+(`model_text`), and the errors of a request or plan that cannot be used (`errors`).
+Plain pydantic: no LangGraph, no LLM."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ from graph.schemas.plan import (
     PlanValue,
     departments_answer,
 )
+from graph.schemas.request import RequestReading
 from graph.schemas.results import (
     MissingItem,
     Outcome,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from graph.schemas import FollowUp, Plan, StatedLimits
+from graph.schemas import FollowUp, Plan, RequestReading, StatedLimits
 from graph.shaping.edits import (
     HOW_TO_ANSWER,
     AnswerError,
@@ -24,7 +24,7 @@ from graph.shaping.fallback import fallback_plan
 from graph.shaping.follow_up import carry_over, follow_up_plan
 from graph.shaping.limits import limit_warnings, reconcile_limits
 from graph.shaping.named import with_named_product
-from graph.shaping.occasion import pick_mode, speaks_of_an_occasion
+from graph.shaping.occasion import pick_mode
 from graph.shaping.stocked import DepartmentsOf, stocked_plan
 from graph.shaping.tidy import merge_reasoning_runs
 
@@ -39,16 +39,19 @@ class ShapedPlan:
 
 
 def shape_plan(
-    request: str, stated: StatedLimits, plan: Plan, follow_up: FollowUp | None = None
+    reading: RequestReading, stated: StatedLimits, plan: Plan, follow_up: FollowUp | None = None
 ) -> ShapedPlan:
     """The model's `plan` (or the fallback) made into the plan that is shown: a
     follow-up's fixed (it names what changes, "a cheaper grinder", not the product anew),
     else the product the request names kept whole in its queries; limits reconciled with
-    the request's; reasoning steps that read the same results merged."""
+    `stated` (the request's, with a follow-up's carried over); reasoning steps that read
+    the same results merged."""
     plan, fixed = (
-        follow_up_plan(plan, follow_up) if follow_up else with_named_product(request, plan)
+        follow_up_plan(plan, follow_up)
+        if follow_up
+        else with_named_product(reading.named_product, plan)
     )
-    reconciled = reconcile_limits(request, stated, plan)
+    reconciled = reconcile_limits(reading.product_words, stated, plan)
     tidied, merged = merge_reasoning_runs(reconciled.plan)
-    tidied = tidied.model_copy(update={"pick": pick_mode(request, tidied)})
+    tidied = tidied.model_copy(update={"pick": pick_mode(reading, tidied)})
     return ShapedPlan(tidied, fixed + reconciled.notes + merged + limit_warnings(stated, tidied))

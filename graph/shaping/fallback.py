@@ -10,23 +10,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from catalog import money
-from graph.reading.stated import MAX_QUERY_WORDS, without_limit_phrases
+from graph.reading.stated import MAX_QUERY_WORDS
 from graph.reading.words import product_words
-from graph.schemas import Plan, PlanningError, PlanStep, StatedLimits
+from graph.schemas import Plan, PlanningError, PlanStep, RequestReading
 
 
 def fallback_plan(
-    request: str, stated: StatedLimits, why: str, raw: str = "", earlier: Sequence[str] = ()
+    reading: RequestReading, why: str, raw: str = "", earlier: Sequence[str] = ()
 ) -> Plan:
-    """One search for the request's product words, then a pick, within its `stated`
-    limits; shape_plan reconciles it with them, as any plan. A follow-up that names no
+    """One search for the request's product words, then a pick, within the limits it
+    states; shape_plan reconciles it with them, as any plan. A follow-up that names no
     product ("a cheaper one") searches its previous run's first search (`earlier`)
     instead. `why` says why the model's plans were unusable; PlanningError (with the
     model's `raw` output) when there is nothing to search for either."""
     # All the request's product words: the catalog ranks by how many a product matches,
     # and the product's name may come after its features ("slim fit men's henleys").
-    # Its limits are in `stated`: "nothing over $60" names no product, nor a feature.
-    words = product_words(without_limit_phrases(request)) or product_words(next(iter(earlier), ""))
+    # Its limits are read apart: "nothing over $60" names no product, nor a feature.
+    words = list(reading.product_words) or product_words(next(iter(earlier), ""))
     words = words[:MAX_QUERY_WORDS]
     if not words:
         raise PlanningError(
@@ -34,11 +34,12 @@ def fallback_plan(
             raw,
         )
     query = " ".join(words)
-    cap = f" for {money(stated.budget)} or less" if stated.budget is not None else ""
+    budget = reading.limits.budget
+    cap = f" for {money(budget)} or less" if budget is not None else ""
     return Plan(
         # The goal stays generic: the request reaches the executor only as product words.
         goal=f"Find the product that best matches the request's words{cap}",
-        budget=stated.budget,
+        budget=budget,
         features=words,
         steps=[
             PlanStep(step=1, action=f"Search the catalog for {query}", query=query),

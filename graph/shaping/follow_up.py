@@ -22,9 +22,7 @@ from __future__ import annotations
 
 from catalog import CatalogBackend, CatalogError, money
 from graph.reading import departments_of, names_another_product
-from graph.reading.phrases import ADDING
-from graph.reading.stated import without_limit_phrases
-from graph.reading.words import head_word, opening, product_words, same_word, stem
+from graph.reading.words import head_word, product_words, same_word, stem
 from graph.schemas import (
     MAX_FEATURES,
     FollowUp,
@@ -34,6 +32,7 @@ from graph.schemas import (
     PlanStep,
     PreviousPick,
     PreviousRun,
+    RequestReading,
     StatedLimits,
 )
 
@@ -52,17 +51,19 @@ def _matching(picks: tuple[PreviousPick, ...], words: set[str]) -> tuple[Previou
     return tuple(p for p, n in zip(picks, shared, strict=True) if most and n == most)
 
 
-def _named_first(picks: tuple[PreviousPick, ...], request: str) -> tuple[PreviousPick, ...]:
+def _named_first(
+    picks: tuple[PreviousPick, ...], reading: RequestReading
+) -> tuple[PreviousPick, ...]:
     """The earlier picks whose item's head word ("bag" of "camera bag") the follow-up
-    names before its first preposition (words.opening)."""
-    said = product_words(opening(without_limit_phrases(request)).replace("-", " "))
+    names before its first preposition (RequestReading.opening_words)."""
+    said = reading.opening_words
     return tuple(
         p for p in picks if (head := head_word(p.item)) and any(same_word(head, w) for w in said)
     )
 
 
 def _adds_to(
-    request: str,
+    reading: RequestReading,
     wants: str,
     picks: tuple[PreviousPick, ...],
     catalog: CatalogBackend,
@@ -73,7 +74,7 @@ def _adds_to(
     the shop an earlier pick is in (a lens kit beside a camera bag). "a yoga mat" after a
     camera bag does neither: it is a new request, and the bag's budget is not its own;
     a note says so. Where the shop cannot tell, the planner's reading stands."""
-    if ADDING.search(request):
+    if reading.adds:
         return True
     wanted = departments_of(catalog, wants) if wants else set()
     try:
@@ -94,7 +95,7 @@ def _shown(pick: PreviousPick) -> str:
 
 
 def checked_statement(
-    request: str,
+    reading: RequestReading,
     previous: PreviousRun,
     statement: FollowUpStatement | None,
     catalog: CatalogBackend,
@@ -112,7 +113,7 @@ def checked_statement(
         f"the planner reads it as {kind!r}" + (f" of {item!r}" if item else "")
         + (f", wanting {wants!r}" if wants else "")
     )  # fmt: skip
-    named = _stems(without_limit_phrases(request))
+    named = {stem(w) for w in reading.product_words}
     earlier = _stems(" ".join((previous.request, *previous.queries)))
     if kind == "new":
         if named and not named & earlier:
@@ -126,14 +127,14 @@ def checked_statement(
         # "swap the bag for a strap", "a kettlebell rather than the mat": what it names
         # before any preposition is an earlier item, so the new product takes its place
         # ("a strap for the bag" names the bag only after "for": an added item).
-        swapped = _named_first(picks, request)
+        swapped = _named_first(picks, reading)
         if swapped:
             notes.append(
                 f"{wants!r} is another kind of product in this shop, named in place of "
                 f"{', '.join(p.item or p.title for p in swapped)!r}: read as a swap"
             )
             return "replace", swapped
-        if not _adds_to(request, wants, picks, catalog, notes):
+        if not _adds_to(reading, wants, picks, catalog, notes):
             return "new", ()
         notes.append(f"{wants!r} is another kind of product in this shop: read as an added item")
         return "add", ()
@@ -142,7 +143,7 @@ def checked_statement(
         notes.append(f"{wants or 'what it asks for'!r} is {why} here: read as a refinement")
         kind = "refine"
     if kind == "add":
-        if not _adds_to(request, wants, picks, catalog, notes):
+        if not _adds_to(reading, wants, picks, catalog, notes):
             return "new", ()
         return kind, ()
     # The item it is about as the planner names it, else as the follow-up's own words
@@ -159,17 +160,17 @@ def checked_statement(
 
 
 def carry_over(
-    request: str,
-    stated: StatedLimits,
+    reading: RequestReading,
     previous: PreviousRun,
     statement: FollowUpStatement | None,
     catalog: CatalogBackend,
 ) -> tuple[FollowUp, StatedLimits]:
-    """What the follow-up `request` (its own limits `stated`), as the planner reads it
+    """What the follow-up (`reading`, its own limits among it), as the planner reads it
     (`statement`), carries over from the finished run `previous`, and the limits the
     new run holds to."""
+    stated = reading.limits
     notes = [f"follows up thread {previous.thread_id} ({previous.request[:80]!r})"]
-    kind, about = checked_statement(request, previous, statement, catalog, notes)
+    kind, about = checked_statement(reading, previous, statement, catalog, notes)
     wants = statement.wants or "" if statement else ""
     picks = previous.picks
     if kind == "new":
@@ -193,7 +194,7 @@ def carry_over(
     kept = tuple(p for p in picks if p not in replaced)
     notes.extend(f"replaces {_shown(p)}" for p in replaced if kind != "refine")
     notes.extend(f"kept from the previous run: {_shown(p)}" for p in kept)
-    added = wants or " ".join(product_words(without_limit_phrases(request)))
+    added = wants or " ".join(reading.product_words)
     limits = _merged(
         kind, stated, previous, kept, cap, floor, notes, cap_is_total=len(replaced) > 1
     )

@@ -1,4 +1,4 @@
-"""The plan reconciled with the limits its request states (graph/checks/stated.py): a
+"""The plan reconciled with the limits its request states (graph/reading/stated.py): a
 limit the request states fills a step's empty filter, a limit it does not state is
 removed, each step gets its item's cap, and a query of no product words gets some. Every
 change is recorded on the plan, so the person approving it sees exactly what will run.
@@ -8,6 +8,7 @@ No LLM call happens here.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from catalog.models import PRICE_CURRENCY, money
@@ -68,10 +69,11 @@ def step_cap(step: PlanStep, stated: StatedLimits) -> tuple[float | None, ItemCa
     return stated.total, None
 
 
-def reconcile_limits(request: str, stated: StatedLimits, plan: Plan) -> Reconciled:
+def reconcile_limits(request_words: Sequence[str], stated: StatedLimits, plan: Plan) -> Reconciled:
     """Fill each search step's empty limit from the request's `stated` limits, and remove
     limits the request does not state. Each change is named in `notes` and marked on the
-    step. `request` (cleaned) gives a query of no product words its words."""
+    step. The request's product words (RequestReading.product_words) are a query of no
+    product words' last resort."""
     notes: list[str] = []
     budget = plan.budget
     if budget is not None and not _stated(budget, stated.prices):
@@ -87,7 +89,7 @@ def reconcile_limits(request: str, stated: StatedLimits, plan: Plan) -> Reconcil
     if budget is None and stated.budget is not None:
         budget = stated.budget
     steps = [
-        _reconcile_step(step, request, stated, notes)
+        _reconcile_step(step, request_words, stated, notes)
         for step in _without_limit_searches(plan, notes)
     ]
     update = {"budget": budget, "steps": steps}
@@ -110,15 +112,16 @@ def _without_limit_searches(plan: Plan, notes: list[str]) -> list[PlanStep]:
     return [s.model_copy(update={"step": n}) for n, s in enumerate(kept, start=1)]
 
 
-def _query_of(step: PlanStep, request: str, notes: list[str]) -> str:
+def _query_of(step: PlanStep, request_words: Sequence[str], notes: list[str]) -> str:
     """The step's query without its limit phrases. A query that is only a limit, a stop
     word or nothing ("under 200 dollars") finds nothing the shopper wants: the product
     words of the step's action are searched instead, else those of the request."""
     query = without_limit_phrases(step.query or "")
     if product_words(query):
         return query
-    for source, text in (("the step's action", step.action), ("the request", request)):
-        words = product_words(without_limit_phrases(text))[:MAX_QUERY_WORDS]
+    action_words = product_words(without_limit_phrases(step.action))
+    for source, words in (("the step's action", action_words), ("the request", request_words)):
+        words = list(words)[:MAX_QUERY_WORDS]
         if words:
             replacement = " ".join(words)
             notes.append(
@@ -130,7 +133,7 @@ def _query_of(step: PlanStep, request: str, notes: list[str]) -> str:
 
 
 def _reconcile_step(
-    step: PlanStep, request: str, stated: StatedLimits, notes: list[str]
+    step: PlanStep, request_words: Sequence[str], stated: StatedLimits, notes: list[str]
 ) -> PlanStep:
     if not step.is_search:
         # A reasoning step runs no search: limits on it are never used, so none are kept.
@@ -140,7 +143,7 @@ def _reconcile_step(
         "min_price": step.min_price,
         "min_rating": step.min_rating,
     }
-    query = _query_of(step, request, notes)
+    query = _query_of(step, request_words, notes)
     cap, item_cap = step_cap(step.model_copy(update={"query": query}), stated)
     filled: list[str] = list(step.filled_from_request)
     wanted_of = {"max_price": cap, "min_price": stated.min_price, "min_rating": stated.min_rating}

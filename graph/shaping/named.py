@@ -11,33 +11,14 @@ strap", "shoes, socks") is left as planned: which query is for which item is not
 
 from __future__ import annotations
 
-import re
-
-from graph.reading.stated import without_limit_phrases
-from graph.reading.words import WORD, kind_words, opening, product_words, same_word
+from graph.reading.words import WORD, product_words, same_word
 from graph.schemas import Plan
 
-_LIST = re.compile(r"\band\b|\bor\b|\bplus\b|[,&/;]", re.IGNORECASE)
-_CLAUSE = re.compile(r"\s(?:that|which|who)\s", re.IGNORECASE)
 
-
-def named_product(request: str) -> tuple[str, str] | None:
-    """The (modifier, head) of the one product the request's opening names ("camera",
-    "bag"), or None: no compound name, or a list of products."""
-    # "a smartwatch that is compatible": the clause after the product is no part of it.
-    named = _CLAUSE.split(opening(without_limit_phrases(request)), maxsplit=1)[0]
-    if _LIST.search(named):
-        return None
-    words = kind_words(named)
-    if not 2 <= len(words) <= 4:
-        return None
-    return words[-2], words[-1]
-
-
-def with_named_product(request: str, plan: Plan) -> tuple[Plan, list[str]]:
-    """`plan` with the request's compound product name whole in every search that has its
-    head word only, and a note for each query changed."""
-    named = named_product(request)
+def with_named_product(named: tuple[str, str] | None, plan: Plan) -> tuple[Plan, list[str]]:
+    """`plan` with the request's compound product name (`named`, its modifier and head:
+    RequestReading.named_product) whole in every search that has its head word only,
+    and a note for each query changed."""
     if named is None:
         return plan, []
     modifier, head = named

@@ -39,11 +39,12 @@ def stocked_plan(
     shelves: list[Shelf],
     budget: float | None,
     departments_of: DepartmentsOf | None = None,
-    request: str = "",
+    request_words: Sequence[str] = (),
 ) -> tuple[Plan, list[str]]:
     """`plan` with each search for a kind the shop lacks within `budget` replaced by a
-    shelf it has, and shelves added up to KINDS_LOOKED_AT kinds unless `request` names
-    a kind it searches ("a gift for my sister: a yoga mat"); the notes say what changed.
+    shelf it has, and shelves added up to KINDS_LOOKED_AT kinds unless the request's
+    words (`request_words`: RequestReading.words) name a kind it searches ("a gift for my
+    sister: a yoga mat"); the notes say what changed.
     `shelves` are the request's nearest (what the planner saw). `departments_of` names
     the department that sells each kind the shop lacks: its shelves come first, as a
     word search cannot tell that a teacher's gift is a book and not the camera strap
@@ -137,8 +138,7 @@ def stocked_plan(
     # A plan the shop answers as it stands keeps the planner's kinds, and looks at
     # KINDS_LOOKED_AT at least: one kind is one guess at what suits the person, unless
     # the shopper named it.
-    said = product_words(request.replace("-", " "))
-    shoppers_kind = any(same_word(kind, word) for kind in kinds for word in said)
+    shoppers_kind = any(same_word(kind, word) for kind in kinds for word in request_words)
     looks_wider = notes or not shoppers_kind  # no kinds at all: none the shopper named
     added: list[PlanStep] = []
     while looks_wider and len(kinds) < KINDS_LOOKED_AT and (shelf := take([], anywhere_too=True)):

@@ -312,7 +312,7 @@ def test_studio_loads_the_graph_with_its_schemas(studio: Studio) -> None:
     # the messages or the nodes' bookkeeping (#37).
     output = set(schemas["output_schema"]["properties"])
     assert {"plan", "approval", "step_results", "outcome", "planner_usage"} <= output
-    assert not output & {"messages", "dispatched", "clean_request", "planner_latency_s"}
+    assert not output & {"messages", "dispatched", "reading", "planner_latency_s"}
 
     drawn = studio.client.assistants.get_graph(assistant_id)
     nodes = {node["id"] for node in drawn["nodes"]}

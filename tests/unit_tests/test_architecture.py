@@ -148,7 +148,7 @@ def add_line(path: Path, line: str) -> None:
         ),
         (
             "graph/choosing/picks.py",
-            "from graph.shaping.named import named_product  # deliberate: rooms stay apart",
+            "from graph.shaping.named import with_named_product  # deliberate: rooms stay apart",
             "graph-layers",
             "graph.choosing.picks -> graph.shaping.named",
         ),

@@ -11,6 +11,7 @@ import pytest
 
 from graph.choosing.choice import best_combination, choose
 from graph.choosing.picks import Candidate, _check_kind
+from graph.reading import read_request
 from graph.schemas import Plan, ProductSummary
 from graph.shaping.occasion import pick_mode
 
@@ -170,7 +171,7 @@ def test_an_open_ended_request_naming_no_kind_searched_picks_one(
             ],
         }
     )
-    assert pick_mode(request_text, plan) == mode
+    assert pick_mode(read_request(request_text), plan) == mode
 
 
 def test_the_choice_is_exact_against_brute_force_on_random_pools() -> None:

@@ -19,6 +19,7 @@ from graph.context import Context
 from graph.evals.follow_ups import FollowUpCase, run_follow_ups_eval
 from graph.parent_run import FollowUpRefused
 from graph.prompts import planner_messages, previous_run_text
+from graph.reading import read_request
 from graph.reading.stated import read_limits
 from graph.runs import follow_ups, session
 from graph.runs.approval import ApprovalRequest
@@ -28,7 +29,6 @@ from graph.schemas import (
     PreviousPick,
     PreviousRun,
     ProductSummary,
-    StatedLimits,
 )
 from graph.shaping import shape_plan
 from graph.shaping.follow_up import carry_over
@@ -440,7 +440,7 @@ def test_what_carries_over(
     total: float | None,
 ) -> None:
     statement = FollowUpStatement(**reading) if reading is not None else None
-    follow_up, limits = carry_over(follow, read_limits(follow), previous, statement, SHOP)
+    follow_up, limits = carry_over(read_request(follow), previous, statement, SHOP)
     assert follow_up.kind == kind
     assert [p.id for p in follow_up.kept] == kept
     assert limits.max_price == (pytest.approx(max_price) if max_price is not None else None)
@@ -457,7 +457,7 @@ def test_what_carries_over(
 def test_a_cheaper_cap_beside_a_looser_stated_one_says_which_wins() -> None:
     follow = "a cheaper one under $80"
     follow_up, limits = carry_over(
-        follow, read_limits(follow), BAG, FollowUpStatement(kind="cheaper", item=BAG_ITEM), SHOP
+        read_request(follow), BAG, FollowUpStatement(kind="cheaper", item=BAG_ITEM), SHOP
     )
     assert limits.max_price == pytest.approx(43.98)
     assert "the stated $80.00 cap is looser: cheaper wins" in follow_up.notes
@@ -466,14 +466,14 @@ def test_a_cheaper_cap_beside_a_looser_stated_one_says_which_wins() -> None:
 def test_a_dearer_one_has_a_floor_above_the_earlier_pick_that_code_keeps() -> None:
     follow = "a more expensive one"
     follow_up, limits = carry_over(
-        follow, read_limits(follow), BAG, FollowUpStatement(kind="dearer", item=BAG_ITEM), SHOP
+        read_request(follow), BAG, FollowUpStatement(kind="dearer", item=BAG_ITEM), SHOP
     )
     assert follow_up.kind == "dearer" and [p.id for p in follow_up.replaced] == ["cam-096"]
     assert limits.min_price == pytest.approx(44.0) and "min_price" in limits.carried
     assert limits.max_price == 60  # the earlier cap still holds
     for planned in ({"query": "expensive camera bag"}, {"query": "camera bag", "min_price": 44}):
         # Whether the model left the floor out or wrote it itself, code keeps it.
-        plan = shape_plan(follow, limits, plan_of(planned), follow_up).plan
+        plan = shape_plan(read_request(follow), limits, plan_of(planned), follow_up).plan
         (search,) = plan.search_steps
         assert search.min_price == pytest.approx(44.0) and search.max_price == 60
         assert search.query == BAG_ITEM  # the same item, searched as before
@@ -482,8 +482,7 @@ def test_a_dearer_one_has_a_floor_above_the_earlier_pick_that_code_keeps() -> No
 def test_a_dearer_one_above_the_earlier_cap_drops_that_cap_and_says_so() -> None:
     cheap = BAG.model_copy(update={"budget": 40, "limits": read_limits("a camera bag under $40")})
     follow_up, limits = carry_over(
-        "a pricier one",
-        StatedLimits(),
+        read_request("a pricier one"),
         cheap,
         FollowUpStatement(kind="dearer", item=BAG_ITEM),
         SHOP,
@@ -495,9 +494,9 @@ def test_a_dearer_one_above_the_earlier_cap_drops_that_cap_and_says_so() -> None
 def test_a_refinement_searches_the_item_with_what_it_wants() -> None:
     follow = "a waterproof one instead"
     follow_up, limits = carry_over(
-        follow, read_limits(follow), BAG, FollowUpStatement(kind="refine", wants="waterproof"), SHOP
+        read_request(follow), BAG, FollowUpStatement(kind="refine", wants="waterproof"), SHOP
     )
-    shaped = shape_plan(follow, limits, plan_of({"query": "camera bag"}), follow_up)
+    shaped = shape_plan(read_request(follow), limits, plan_of({"query": "camera bag"}), follow_up)
     assert [s.query for s in shaped.plan.search_steps] == ["waterproof camera bag"]
     assert "waterproof" in shaped.plan.features
 
@@ -505,7 +504,7 @@ def test_a_refinement_searches_the_item_with_what_it_wants() -> None:
 def test_a_cheaper_one_in_another_currency_keeps_the_cap_and_names_the_foreign_limit() -> None:
     follow = "a cheaper one, under 40 euros"
     follow_up, limits = carry_over(
-        follow, read_limits(follow), BAG, FollowUpStatement(kind="cheaper"), SHOP
+        read_request(follow), BAG, FollowUpStatement(kind="cheaper"), SHOP
     )
     assert follow_up.kind == "cheaper" and limits.max_price == pytest.approx(43.98)
     assert [f.currency for f in limits.foreign] == ["EUR"]
@@ -514,11 +513,10 @@ def test_a_cheaper_one_in_another_currency_keeps_the_cap_and_names_the_foreign_l
 def test_a_stated_rating_carries_over_unless_stated_anew() -> None:
     rated = BAG.model_copy(update={"limits": read_limits("a camera bag rated 4.5 stars under $60")})
     cheaper = FollowUpStatement(kind="cheaper")
-    _, carried = carry_over("a cheaper one", read_limits("a cheaper one"), rated, cheaper, SHOP)
+    _, carried = carry_over(read_request("a cheaper one"), rated, cheaper, SHOP)
     assert carried.min_rating == 4.5 and "min_rating" in carried.carried
     _, anew = carry_over(
-        "a cheaper one rated 4 stars",
-        read_limits("a cheaper one rated 4 stars"),
+        read_request("a cheaper one rated 4 stars"),
         rated,
         cheaper,
         SHOP,

@@ -99,7 +99,7 @@ def test_the_output_schema_names_state_fields_only() -> None:
     state = {f.name for f in dataclasses.fields(State)}
     output = {f.name for f in dataclasses.fields(OutputState)}
     assert output == OUTPUT_FIELDS and output <= state
-    assert not output & {"messages", "dispatched", "clean_request", "planner_latency_s"}
+    assert not output & {"messages", "dispatched", "reading", "planner_latency_s"}
     assert set(get_args(ProviderName)) == set(PROVIDERS)
 
 

@@ -10,6 +10,7 @@ import pytest
 from conftest import shared_file
 from fakes import plan_of
 
+from graph.reading import read_request
 from graph.reading.stated import read_limits
 from graph.schemas import Plan
 from graph.shaping.limits import Reconciled, limit_warnings, reconcile_limits
@@ -66,7 +67,8 @@ PICK = {"action": "Pick", "query": None}
 
 def reconcile(request: str, plan: Plan) -> Reconciled:
     """The planner node's reconciliation: the request's limits read once, then applied."""
-    return reconcile_limits(request, read_limits(request), plan)
+    reading = read_request(request)
+    return reconcile_limits(reading.product_words, reading.limits, plan)
 
 
 def warnings_of(request: str, plan: Plan) -> list[str]:

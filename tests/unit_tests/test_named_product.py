@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 from fakes import FakeShoppingChatModel, plan_of, run_graph
 
-from graph.shaping.named import named_product, with_named_product
+from graph.reading import read_request
+from graph.shaping.named import with_named_product
 
 
 @pytest.mark.parametrize(
@@ -28,19 +29,24 @@ from graph.shaping.named import named_product, with_named_product
 def test_the_one_compound_product_a_request_opens_with(
     request_text: str, named: tuple[str, str] | None
 ) -> None:
-    assert named_product(request_text) == named
+    assert read_request(request_text).named_product == named
 
 
 def test_a_query_with_the_head_word_only_gets_the_name_back() -> None:
     queries = ("hiking bags", "camera bag", "rain cover", None)
     plan = plan_of(*({"action": f"Step {n}", "query": q} for n, q in enumerate(queries, 1)))
-    fixed, notes = with_named_product("a camera bag for hiking under $60", plan)
+    fixed, notes = with_named_product(
+        read_request("a camera bag for hiking under $60").named_product, plan
+    )
     queries = [s.query for s in fixed.steps]
     assert queries == ["hiking camera bags", "camera bag", "rain cover", None]
     assert notes == [
         "step 1: searched for 'hiking camera bags', not 'hiking bags': the request names camera bag"
     ]
-    assert with_named_product("a tent and a sleeping bag", plan) == (plan, [])
+    assert with_named_product(read_request("a tent and a sleeping bag").named_product, plan) == (
+        plan,
+        [],
+    )
 
 
 def test_the_planned_search_finds_the_named_product(small_catalog_file: Path) -> None:

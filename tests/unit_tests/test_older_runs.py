@@ -32,8 +32,9 @@ def pick(product_id: str, title: str) -> ProductSummary:
 
 def test_a_run_paused_at_approval_by_an_older_version_reads_its_limits_from_its_request() -> None:
     state = state_of({"request": REQUEST, "plan": PLAN})
-    assert state.clean_request == "wireless headphones under $100 and a case"
-    assert state.stated_limits == read_limits(state.clean_request)
+    assert state.reading is not None
+    assert state.reading.text == "wireless headphones under $100 and a case"
+    assert state.stated_limits == read_limits(state.reading.text)
     assert state.stated_limits.max_price == 100
 
 

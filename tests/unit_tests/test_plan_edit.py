@@ -24,6 +24,7 @@ from langgraph.types import Command
 
 from graph.builder import build_graph
 from graph.context import Context
+from graph.reading import read_request
 from graph.reading.stated import read_limits
 from graph.runs.checkpoint import open_sqlite_checkpointer
 from graph.runs.threads import thread_config
@@ -44,16 +45,13 @@ from graph.shaping.limits import reconcile_limits
 from graph.shaping.occasion import pick_mode
 
 # The fake model's plan as the planner node leaves it for the tests' request: the stated
-# $200 cap filled in on step 3 (graph/checks/limits.py), and the single best of the kinds
-# searched recommended, as for any gift naming none of them (graph/checks/occasion.py).
+# $200 cap filled in on step 3 (graph/shaping/limits.py), and the single best of the kinds
+# searched recommended, as for any gift naming none of them (graph/shaping/occasion.py).
+_READING = read_request("a strap gift under $200")
 _RECONCILED = reconcile_limits(
-    "a strap gift under $200",
-    read_limits("a strap gift under $200"),
-    Plan.model_validate(GIFT_PLAN),
+    _READING.product_words, _READING.limits, Plan.model_validate(GIFT_PLAN)
 ).plan
-MODEL_PLAN = _RECONCILED.model_copy(
-    update={"pick": pick_mode("a strap gift under $200", _RECONCILED)}
-)
+MODEL_PLAN = _RECONCILED.model_copy(update={"pick": pick_mode(_READING, _RECONCILED)})
 # The edit the tests make: step 1's query changed, step 2 removed, a price cap on step 3.
 EDITED = {
     "goal": GIFT_PLAN["goal"],

@@ -13,6 +13,7 @@ from graph.choosing.choice import choose
 from graph.choosing.outcome import checked_outcome
 from graph.choosing.picks import candidates_of, item_of_step, missing_items
 from graph.choosing.pool import choice_pool
+from graph.reading import read_request
 from graph.reading.stated import listed_items
 from graph.schemas import Plan, ProductSummary, StatedLimits, StepResult
 
@@ -82,7 +83,9 @@ def test_an_item_no_product_answers_is_named_missing_and_never_within_budget() -
     # stand and mat are not "within budget", being only part of what was asked.
     plan = plan_of(["laptop stand", "usb-c hub", "desk mat"], budget=69)
     results, catalog = searched([STAND_AND_HUB[0], CHARGERS, STAND_AND_HUB[2]])
-    pool = choice_pool(plan, "a laptop stand, a usb-c hub and a desk mat", None, results, catalog)
+    pool = choice_pool(
+        plan, read_request("a laptop stand, a usb-c hub and a desk mat"), None, results, catalog
+    )
     outcome = checked_outcome(
         plan,
         pool,

@@ -12,7 +12,7 @@ from fakes import FakeShoppingChatModel, plan_of, plan_reply, run_graph
 from catalog import CatalogError, Product, SearchArgs
 from graph.context import Context
 from graph.prompts import PLANNER_USER, planner_messages
-from graph.reading import nearest_shelves, search_shelves, unstocked_searches
+from graph.reading import nearest_shelves, read_request, search_shelves, unstocked_searches
 from graph.reading.shelves import Shelf, _name
 from graph.runs.session import usage_totals
 from graph.schemas import departments_answer
@@ -88,7 +88,9 @@ def test_the_shop_carries_a_kind_only_where_a_title_or_label_says_a_product_is_o
     plan = plan_of(
         {"action": "Search", "query": "cooking utensils"}, {"action": "Pick", "query": None}
     )
-    stocked, _ = stocked_plan(dummy, plan, [], 30, request="someone who loves to cook")
+    stocked, _ = stocked_plan(
+        dummy, plan, [], 30, request_words=read_request("someone who loves to cook").words
+    )
     assert [s.category for s in stocked.search_steps] == [None, "kitchen-accessories"]
 
 
@@ -136,7 +138,9 @@ def test_a_search_nothing_ties_to_the_shop_gets_a_shelf_where_the_others_are() -
         {"action": "Search gloves", "query": "hiking gloves"},
         {"action": "Pick one", "query": None},
     )
-    stocked, notes = stocked_plan(SHOP, plan, [], 70, request="a gift for a keen hiker")
+    stocked, notes = stocked_plan(
+        SHOP, plan, [], 70, request_words=read_request("a gift for a keen hiker").words
+    )
     gizmo, gloves = stocked.search_steps
     assert gloves.query == "Hiking Day Backpack"
     assert gizmo.category == "outdoor" and gizmo.query != gloves.query, gizmo
@@ -149,7 +153,9 @@ def test_a_search_nothing_ties_to_the_shop_gets_a_shelf_where_the_others_are() -
         {"action": "Search tripods", "query": "travel tripod"},
         {"action": "Pick one", "query": None},
     )
-    stocked, [note] = stocked_plan(SHOP, plan, [], 200, request="a gift for a photographer")
+    stocked, [note] = stocked_plan(
+        SHOP, plan, [], 200, request_words=read_request("a gift for a photographer").words
+    )
     bag, gizmo, tripod = stocked.search_steps
     assert (bag, tripod) == (plan.steps[0], plan.steps[2].model_copy(update={"step": 3}))
     assert gizmo.category == "cameras-photography" and gizmo.query not in {bag.query, tripod.query}
@@ -334,7 +340,9 @@ def test_a_plan_the_shop_answers_keeps_its_kinds_and_looks_at_a_second() -> None
     )
     shelves = [Shelf("Travel Tripod with Ball Head", "cameras-photography", 7, 70.0, 145.99)]
     request = "stocking stuffer for a photographer"
-    stocked, notes = stocked_plan(SHOP, plan, shelves, 200, request=request)
+    stocked, notes = stocked_plan(
+        SHOP, plan, shelves, 200, request_words=read_request(request).words
+    )
     bag, tripod = stocked.search_steps
     assert bag == plan.search_steps[0]
     assert tripod.query == "Travel Tripod with Ball Head" and stocked.steps[-1].query is None
@@ -343,7 +351,10 @@ def test_a_plan_the_shop_answers_keeps_its_kinds_and_looks_at_a_second() -> None
     ]
     # The kind the shopper named is what they want: nothing is added beside it.
     named = "a birthday gift for my sister: a camera bag"
-    assert stocked_plan(SHOP, plan, shelves, 200, request=named) == (plan, [])
+    assert stocked_plan(SHOP, plan, shelves, 200, request_words=read_request(named).words) == (
+        plan,
+        [],
+    )
 
 
 TEACHER_GIFT = plan_of(

@@ -1,0 +1,97 @@
+"""The request read once (RequestReading): cleaned and checked, the limits it states, the
+words it asks with, the items it lists, and whether it is open-ended. The planner node
+reads it and stores it in state; every later node reads that, never the request again.
+No LLM call, no LangGraph."""
+
+from __future__ import annotations
+
+import re
+
+from graph.reading.phrases import ADDING
+from graph.reading.stated import checked_request, listed_items, without_limit_phrases
+from graph.reading.words import kind_words, opening, product_words
+from graph.schemas import RequestReading, StatedLimits
+
+# A gift or an occasion, in the languages the limits reader knows (phrases.py).
+_OPEN_ENDED = re.compile(
+    r"\b(gifts?|presents?|stocking[- ]stuffers?|birthday|anniversary|christmas|xmas"
+    r"|housewarming|graduation|something for|lovers?|loves|enthusiasts?|fans? of"
+    r"|secret santa|\w+['’]s day"
+    r"|regalos?|cadeaux?|geschenke?|presentes?|anniversaire|cumpleaños|geburtstag)\b",
+    re.IGNORECASE,
+)
+# A person the shopper buys for, with what to buy left open ("what can I buy a friend
+# who is getting into yoga", "a treat for someone into skincare"): the planner chooses it
+# among the shop's shelves. "a theremin for my nephew" names what to buy. Words for
+# people (someone, friends, kin, roles) and for a thing left open are small closed
+# classes, unlike the ways of phrasing a gift. A person word that names a product's kind
+# ("baby powder", "kids camera", "children's books") is followed by that product, not by
+# a clause or the sentence's end.
+_A_PERSON = re.compile(
+    r"\b(?:someone|somebody|alguien|quelqu'un|jemand"
+    r"|(?:friends?|colleagues?|co-?workers?|boss|teachers?|neighbou?rs?|mum|mom|mother|dad"
+    r"|father|parents?|wife|husband|partner|boyfriend|girlfriend|son|daughter|kids?|child"
+    r"|children|baby|brother|sister|sibling|nephew|niece|aunt|uncle|cousin|teen(?:ager)?"
+    r"|grand(?:ma|pa|mother|father|parents?|son|daughter)|\d+[- ]year[- ]old"
+    r"|amig[oa]s?|amie?s?|freund(?:in)?)"
+    r"(?=\s*(?:[^\w\s'’]|$)|\s+(?:who|that|into|and|is|are|has|just|loves?|likes?)\b))",
+    re.IGNORECASE,
+)
+_LEFT_OPEN = re.compile(
+    r"\b(?:something|anything|what|treats?|ideas?|stuff|algo|qué|quelque chose|etwas)\b",
+    re.IGNORECASE,
+)
+_WANTS_A_SET = re.compile(
+    r"\b(sets?|bundles?|baskets?|hampers?|put together|a few|several|some things|both"
+    r"|everything|all (?:two|three|four|of them)|each)\b",
+    re.IGNORECASE,
+)
+
+_LIST = re.compile(r"\band\b|\bor\b|\bplus\b|[,&/;]", re.IGNORECASE)
+_CLAUSE = re.compile(r"\s(?:that|which|who)\s", re.IGNORECASE)
+
+
+def read_request(request: object) -> RequestReading:
+    """The request read once; RequestError when it is unusable or states a limit no
+    product can meet (checked_request)."""
+    return reading_of(*checked_request(request))
+
+
+def reading_of(text: str, limits: StatedLimits) -> RequestReading:
+    """The reading of a cleaned request `text` whose limits are `limits`."""
+    product_text = without_limit_phrases(text)
+    named = opening(product_text)
+    return RequestReading(
+        text=text,
+        limits=limits,
+        product_text=product_text,
+        product_words=tuple(product_words(product_text)),
+        words=tuple(product_words(text.replace("-", " "))),
+        opening_words=tuple(product_words(named.replace("-", " "))),
+        named_product=_named_product(named),
+        items=tuple(listed_items(text)),
+        open_ended=speaks_of_an_occasion(text),
+        asks_for_a_set=_WANTS_A_SET.search(text) is not None,
+        adds=ADDING.search(text) is not None,
+    )
+
+
+def _named_product(opening_text: str) -> tuple[str, str] | None:
+    """The (modifier, head) of the one product a request's opening names ("camera",
+    "bag"), or None: no compound name, or a list of products."""
+    # "a smartwatch that is compatible": the clause after the product is no part of it.
+    named = _CLAUSE.split(opening_text, maxsplit=1)[0]
+    if _LIST.search(named):
+        return None
+    words = kind_words(named)
+    if not 2 <= len(words) <= 4:
+        return None
+    return words[-2], words[-1]
+
+
+def speaks_of_an_occasion(request: str) -> bool:
+    """Whether the request speaks of a gift, an occasion or a person's hobby, or of a
+    person it is for without naming what to buy."""
+    if _OPEN_ENDED.search(request):
+        return True
+    return bool(_A_PERSON.search(request) and _LEFT_OPEN.search(request))
