@@ -47,8 +47,13 @@ def previous_run_of(thread_id: str, values: Mapping[str, Any]) -> PreviousRun:
         request=state.reading.text,
         goal=plan.goal if plan else "",
         queries=tuple(s.query for s in plan.search_steps if s.query) if plan else (),
+        categories=tuple(dict.fromkeys(s.category for s in plan.search_steps if s.category))
+        if plan
+        else (),
         picks=tuple(
-            PreviousPick(id=p.id, title=p.title, price=p.price, item=outcome.items[p.id])
+            PreviousPick(
+                id=p.id, title=p.title, price=p.price, item=outcome.items[p.id], category=p.category
+            )
             for p in outcome.picks
         ),
         budget=outcome.budget if outcome.budget is not None else (plan.budget if plan else None),

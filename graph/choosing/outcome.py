@@ -15,6 +15,15 @@ from graph.schemas import FollowUp, Outcome, Plan, ProductSummary, StatedLimits,
 NOT_SHOPPING_NOTE = (
     "this is not a shopping request: nothing was searched and nothing is recommended"
 )
+# What a follow-up of each kind does, as the outcome says it ran.
+_RAN_AS = {
+    "cheaper": "cheaper than the earlier pick",
+    "dearer": "dearer than the earlier pick",
+    "add": "an item added beside the earlier picks",
+    "replace": "a swap of an earlier pick",
+    "refine": "the same item searched anew, with no price limit from the earlier pick",
+    "new": "a new request, nothing carried over",
+}
 
 
 def checked_outcome(
@@ -50,6 +59,25 @@ def checked_outcome(
     kept = {p.id: p.item for p in follow_up.kept} if follow_up else {}
     outcome.items = {p.id: kept.get(p.id) or choice.items.get(p.id, "") for p in outcome.picks}
     outcome.warnings += gone
+    outcome.warnings += [
+        f"{i}, the earlier pick, is not recommended again: it lacks what the follow-up wants"
+        for i in sorted(pool.earlier)
+    ]
+    again = (
+        {p.id for p in follow_up.replaced} if follow_up and follow_up.kind == "refine" else set()
+    )
+    outcome.warnings += [
+        f"{p.id}, the earlier pick, is recommended again: it meets what the follow-up asks"
+        for p in outcome.picks
+        if p.id in again
+    ]
+    if follow_up is not None and follow_up.planner_kind != follow_up.kind:
+        # Code ran another reading than the planner's: the recommendation says which.
+        read = _RAN_AS.get(follow_up.planner_kind or "", "no usable reading")
+        outcome.warnings.append(
+            f"the follow-up ran as {_RAN_AS[follow_up.kind]}, not as the planner read it "
+            f"({read}); the plan's notes say why"
+        )
     outcome.unknown_ids = [i for i in dict.fromkeys(model_ids) if i not in found]
     if missing_limit_warning(stated, plan):
         # The plan's budget is not what the shopper asked for: say so, never "within budget".

@@ -51,11 +51,15 @@ def request_words(words: Sequence[str], plan: Plan) -> set[str]:
     return {stem(w) for w in (*words, *planned)}
 
 
+def record_text(product: Product) -> str:
+    """What a product's record says of it: its title, category, tags and description."""
+    return " ".join([product.title, product.category or "", *product.tags, product.description])
+
+
 def is_relevant(product: Product, words: set[str]) -> bool:
     """Whether a product's title, tags, category or description has any of the words: a
     product that matches none of them is not a pick, however it was found."""
-    text = " ".join([product.title, product.category or "", *product.tags, product.description])
-    found = word_stems(text)
+    found = word_stems(record_text(product))
     return not words.isdisjoint(found) or any(
         _same_root(a, b) for a in words for b in found if a[:3] == b[:3]
     )

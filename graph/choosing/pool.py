@@ -8,7 +8,14 @@ from dataclasses import dataclass
 
 from catalog import CatalogBackend, Product
 from graph.choosing.kept import budget_left, words_about
-from graph.choosing.picks import Candidate, candidates_and_records, is_relevant, request_words
+from graph.choosing.picks import (
+    Candidate,
+    candidates_and_records,
+    is_relevant,
+    record_text,
+    request_words,
+)
+from graph.reading.words import product_words, words_found
 from graph.schemas import FollowUp, Plan, RequestReading, StepResult
 
 
@@ -22,6 +29,8 @@ class ChoicePool:
     all_candidates: list[Candidate]
     found: dict[str, Product]  # each candidate's catalog record, by id
     unrelated: set[str]  # ids that match none of the request's words
+    # A refinement's earlier picks that lack what it wants: the same product is no change.
+    earlier: set[str]
     # The items the request lists (RequestReading.items), each in the plan, picked or
     # named missing; none for a follow-up, which names what changes, or a gift (pick one).
     listed: tuple[str, ...] = ()
@@ -42,10 +51,31 @@ def choice_pool(
     words = words_about(reading, follow_up)  # "a cheaper one": the earlier item's
     wanted = request_words(words, plan) if plan.pick == "each" else set()
     unrelated = {i for i, r in found.items() if wanted and not is_relevant(r, wanted)}
+    # A refinement asks for the same item otherwise: an earlier pick whose record lacks
+    # what it wants ("a different camera bag"), or one that asks for nothing code can
+    # tell (no reading, no limit of its own), is no answer; one that has what it wants,
+    # or meets a limit it states ("4.5 stars minimum"), may be the answer again.
+    changed = follow_up.replaced if follow_up and follow_up.kind == "refine" else ()
+    wants = product_words(follow_up.wants) if follow_up else []
+    earlier = {
+        p.id
+        for p in changed
+        if p.id in found
+        and (
+            len(words_found(wants, record_text(found[p.id]))) < len(wants)
+            if wants
+            else not reading.limits.any
+        )
+    }
+    # "Cheaper" is its cap: a product over it is no answer, however near ("the cheapest
+    # is shown, $0.01 over" was the earlier pick again).
+    cheaper = follow_up is not None and follow_up.kind == "cheaper"
+    over = {c.summary.id for c in all_candidates if cheaper and not c.within_limits}
     candidates = [
-        c for c in all_candidates if c.summary.id in found and c.summary.id not in unrelated
+        c
+        for c in all_candidates
+        if c.summary.id in found and c.summary.id not in unrelated | earlier | over
     ]
     # A follow-up's kept picks count against the budget: the new items get what is left.
-    return ChoicePool(
-        budget_left(plan, follow_up), candidates, all_candidates, found, unrelated, tuple(listed)
-    )
+    plan = budget_left(plan, follow_up)
+    return ChoicePool(plan, candidates, all_candidates, found, unrelated, earlier, tuple(listed))

@@ -55,6 +55,7 @@ class PreviousPick(BaseModel):
     title: str
     price: float
     item: str = ""
+    category: str | None = None  # its catalog category: where the same item is looked for
 
 
 class PreviousRun(BaseModel):
@@ -67,6 +68,9 @@ class PreviousRun(BaseModel):
     request: str
     goal: str = ""
     queries: tuple[str, ...] = ()
+    # The catalog categories its searches were held to: where a chain's item is looked
+    # for once a link found nothing (no pick to take the category from).
+    categories: tuple[str, ...] = ()
     picks: tuple[PreviousPick, ...] = ()
     budget: float | None = None
     # The limits it held to (its request's, with any it carried over itself): a follow-up
@@ -84,6 +88,9 @@ class FollowUp(BaseModel):
 
     previous: PreviousRun
     kind: FollowUpKind
+    # The kind the planner stated (None: it gave no usable reading), where code ran
+    # another: the outcome says so, and the eval counts which of the two was right.
+    planner_kind: FollowUpKind | None = None
     kept: tuple[PreviousPick, ...] = ()
     replaced: tuple[PreviousPick, ...] = ()
     added: str = ""  # an "add" or "replace" follow-up's words for the new item ("sleeping bag")

@@ -121,7 +121,11 @@ def checked_statement(
         notes.append("it names no product the previous run did not: read as a refinement")
         return "refine", picks
     # What it wants, by the shop's own products: another kind of product, or a feature.
+    # An added or swapped-in item the reading leaves unnamed is what the follow-up's
+    # own words name ("and a strap too").
     items = (*([item] if item else []), *(p.item for p in picks if p.item), *previous.queries)
+    if kind in ("add", "replace") and not wants:
+        wants = " ".join(reading.product_words)
     another = names_another_product(catalog, wants, items) if wants else None
     if kind in ("cheaper", "dearer", "refine") and another:
         # "swap the bag for a strap", "a kettlebell rather than the mat": what it names
@@ -171,11 +175,13 @@ def carry_over(
     stated = reading.limits
     notes = [f"follows up thread {previous.thread_id} ({previous.request[:80]!r})"]
     kind, about = checked_statement(reading, previous, statement, catalog, notes)
+    planner_kind = statement.kind if statement else None
     wants = statement.wants or "" if statement else ""
     picks = previous.picks
     if kind == "new":
         notes.append("a new request: nothing carries over from the previous run")
-        return FollowUp(previous=previous, kind=kind, notes=tuple(notes)), stated
+        new = FollowUp(previous=previous, kind=kind, planner_kind=planner_kind, notes=tuple(notes))
+        return new, stated
     cap = floor = None  # the new item's price limit the previous run implies
     if kind == "cheaper" and len(about) == 1:
         cap = round(about[0].price - CENT, 2)
@@ -201,6 +207,7 @@ def carry_over(
     follow_up = FollowUp(
         previous=previous,
         kind=kind,
+        planner_kind=planner_kind,
         kept=kept,
         replaced=replaced,
         added=added if kind in ("add", "replace") else "",
@@ -240,7 +247,9 @@ def _merged(
         carried.append("total")
         notes.append(f"budget {money(budget)} carried over, the kept picks counted in it")
     if not prices_anew:
-        if budget is not None and not kept and kind != "cheaper":
+        # "cheaper" sets its own cap below the pick; with no pick to be cheaper than (the
+        # last link of a chain found nothing), the earlier cap still holds.
+        if budget is not None and not kept and (kind != "cheaper" or cap is None):
             max_price = earlier.max_price if earlier.max_price is not None else budget
             total = earlier.total
             carried += [n for n, v in (("max_price", max_price), ("total", total)) if v is not None]
@@ -348,10 +357,31 @@ def follow_up_plan(plan: Plan, follow_up: FollowUp) -> tuple[Plan, list[str]]:
         notes.extend(f"step {s.step} searched again for {s.query!r}: removed" for s in rest)
         steps = [new if s is first else s for s in steps if s not in rest]
     steps = [s.model_copy(update={"step": n}) for n, s in enumerate(steps, start=1)]
+    steps = _in_category_of_the_item(steps, follow_up, notes)
     features = plan.features
     if follow_up.wants and follow_up.wants not in features and len(features) < MAX_FEATURES:
         features = [*features, follow_up.wants]
     return plan.model_copy(update={"steps": steps, "features": features}), notes
+
+
+def _in_category_of_the_item(
+    steps: list[PlanStep], follow_up: FollowUp, notes: list[str]
+) -> list[PlanStep]:
+    """The same item anew ("cheaper", "dearer", a refinement) is looked for where the
+    shop keeps the earlier pick: a cheaper camera bag is not a dry bag from another shelf."""
+    categories = {p.category for p in follow_up.replaced} or set(follow_up.previous.categories)
+    if follow_up.kind not in ("cheaper", "dearer", "refine") or len(categories) != 1:
+        return steps
+    (category,) = categories
+    if category is None:
+        return steps
+    shelved = []
+    for step in steps:
+        if step.is_search and step.category != category:
+            notes.append(f"step {step.step}: searched in {category!r}, where the earlier pick is")
+            step = step.model_copy(update={"category": category})
+        shelved.append(step)
+    return shelved
 
 
 def _searched_anew(steps: list[PlanStep], follow_up: FollowUp, notes: list[str]) -> list[PlanStep]:

@@ -571,6 +571,16 @@ def test_cheaper_again_until_nothing_is_left_never_says_within_budget(
         assert outcome.within_budget is not True
         assert [m.query for m in outcome.missing] == [item]
         assert "within budget" not in budget_line(outcome)
+        # Asked once more, the chain keeps its cap and its shelf: nothing that is not
+        # cheaper than the last pick, nor another kind of bag, comes back.
+        again = session.start(
+            graph, "a cheaper one", Context(chat_model=model), session.approve_all,
+            follow_up_of=result.thread_id,
+        ).values["outcome"]  # fmt: skip
+        for pick in again.picks:
+            if again.items.get(pick.id) == item:
+                assert pick.price < previous_pick.price
+                assert pick.category == previous_pick.category
         return
     raise AssertionError("the catalog never ran out of cheaper picks")
 
@@ -584,3 +594,55 @@ def test_a_follow_up_whose_plans_are_unusable_twice_searches_what_its_run_search
     assert plan.built_in_code is not None
     assert [s.query for s in plan.search_steps] == ["hiking camera bag"]
     assert values["planner_calls"] == 2  # both plans the model wrote count
+
+
+@pytest.mark.parametrize(
+    ("reading", "ran_as"),
+    [
+        (None, "no usable reading"),  # `follow_up: null`: the model's reading is unusable
+        (said("new"), "a new request"),  # names no product the previous run did not
+    ],
+)
+def test_a_cheaper_one_the_planner_misread_says_what_ran_and_never_the_same_bag(
+    reading: dict[str, Any] | None, ran_as: str
+) -> None:
+    plan = {"follow_up": reading, "goal": "A cheaper bag.", "steps": BAG_PLAN["steps"]}
+    bag, values = follow_up_on_bag(plan, "a cheaper one", "bag-misread", dict(plan))
+    outcome = values["outcome"]
+    assert bag.id not in [p.id for p in outcome.picks]
+    said_so = [w for w in outcome.warnings if w.startswith("the follow-up ran as")]
+    assert said_so and "with no price limit from the earlier pick" in said_so[0]
+    assert ran_as in said_so[0]
+
+
+def test_a_different_camera_bag_is_another_bag_from_the_same_shelf() -> None:
+    plan = {
+        "follow_up": said("refine", BAG_ITEM, "different"),
+        "goal": "A different camera bag.",
+        "steps": BAG_PLAN["steps"],
+    }
+    bag, values = follow_up_on_bag(plan, "a different camera bag", "bag-different")
+    (pick,) = values["outcome"].picks
+    assert pick.id != bag.id and pick.category == bag.category == "cameras-photography"
+    assert [s.category for s in values["plan"].search_steps] == ["cameras-photography"]
+    assert f"{bag.id}, the earlier pick, is not recommended again" in " ".join(
+        values["outcome"].warnings
+    )
+
+
+def test_a_cheaper_one_is_looked_for_on_the_earlier_picks_shelf() -> None:
+    shelved = BAG.model_copy(
+        update={"picks": (BAG.picks[0].model_copy(update={"category": "cameras-photography"}),)}
+    )
+    reading = read_request("a cheaper camera bag")
+    follow_up, limits = carry_over(reading, shelved, FollowUpStatement(kind="cheaper"), SHOP)
+    shaped = shape_plan(reading, limits, plan_of({"query": "bag"}), follow_up)
+    (search,) = shaped.plan.search_steps
+    assert search.category == "cameras-photography" and search.max_price == pytest.approx(43.98)
+
+
+def test_an_add_the_planner_named_nothing_for_keeps_the_earlier_pick_in_the_total() -> None:
+    reading = read_request("and a lens cleaning kit for it")
+    follow_up, limits = carry_over(reading, BAG, FollowUpStatement(kind="add"), SHOP)
+    assert follow_up.kind == "add" and [p.id for p in follow_up.kept] == ["cam-096"]
+    assert limits.total == 60 and limits.max_price == pytest.approx(16.01)
