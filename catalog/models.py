@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from catalog.kinds import ProductKinds, kinds_of
 
 MAX_LIMIT = 50  # most products one search returns
 # Every catalog's prices are in US dollars (the loaders read plain numbers, no currency).
@@ -89,6 +92,20 @@ class Product(BaseModel):
     brand: str | None = None
     tags: list[str] = []
     options: dict[str, list[str]] = {}
+    # What the product is, worked out once from the fields above when it is loaded; a
+    # backend stores it beside the product (stored_json) and reads it back as it is.
+    # Internal: no printed or published form of a product shows it.
+    kinds: ProductKinds = Field(
+        default_factory=lambda fields: kinds_of(
+            fields["title"], fields["category"], fields["tags"], fields["brand"]
+        ),
+        exclude=True,
+        repr=False,
+    )
+
+    def stored_json(self) -> str:
+        """The product as a backend stores it: its fields and its kinds."""
+        return json.dumps({**self.model_dump(mode="json"), "kinds": asdict(self.kinds)})
 
     @field_validator("id", "title")
     @classmethod

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from catalog import CatalogBackend, CatalogError, Product, SearchArgs
-from graph.reading.words import head_word, product_words, same_word, stem, title_heads
+from catalog.text import head_word, product_words, same_word, stem, title_heads
 from graph.schemas import RequestReading
 
 # A goal that buys: "Buy a camera.", "Purchase running shoes", "Shop for a gift".

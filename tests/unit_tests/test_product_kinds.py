@@ -7,9 +7,9 @@ import pytest
 from fakes import FakeShoppingChatModel, plan_reply, run_graph
 
 from catalog import Product
+from catalog.kinds import is_of_kind
+from catalog.text import title_heads
 from graph.choosing.picks import Candidate, _check_kind
-from graph.reading.kinds import is_of_kind, kinds_of
-from graph.reading.words import title_heads
 from graph.schemas import ProductSummary
 
 
@@ -129,16 +129,16 @@ def test_a_product_is_of_the_kind_its_title_says(
     record = product(title, tags, category, brand)
     text = " ".join([title, category, *tags])
     candidate = Candidate(ProductSummary.of(record), source_step=1, rank=1, within_limits=True)
-    _check_kind(candidate, text, [head], kinds_of(record))
+    _check_kind(candidate, text, [head], record.kinds)
     assert candidate.of_searched_kind is of_kind
     mentioned = head in text.lower()
-    assert is_of_kind(head, kinds_of(record), mentioned) is of_kind
+    assert is_of_kind(head, record.kinds, mentioned) is of_kind
 
 
 def test_a_title_with_no_clear_head_is_read_by_what_it_mentions() -> None:
-    said = kinds_of(product("Corefit Kettlebell 16 kg Cast Iron", ["home gym", "strength"]))
+    said = product("Corefit Kettlebell 16 kg Cast Iron", ["home gym", "strength"]).kinds
     assert said.title == ["iron"] and said.known == []
-    strap = kinds_of(product("Halden Wrist Camera Strap", ["camera strap", "accessory"]))
+    strap = product("Halden Wrist Camera Strap", ["camera strap", "accessory"]).kinds
     assert strap.known == ["strap"]
 
 
