@@ -286,7 +286,7 @@ class _Meta:
     read_at: float
 
 
-def _read_meta(conn: Any, table: str) -> _Meta | None:
+def _read_meta(conn: Any, table: str, *, any_version: bool = False) -> _Meta | None:
     try:
         row = conn.execute(
             sql.SQL(
@@ -299,7 +299,7 @@ def _read_meta(conn: Any, table: str) -> _Meta | None:
     if row is None:
         return None
     count, categories, source, version = row
-    if version != SCHEMA_VERSION:
+    if version != SCHEMA_VERSION and not any_version:
         raise CatalogError(
             f"catalog table {table!r} has schema version {version!r}, "
             f"not the supported version {SCHEMA_VERSION}; load it again"
@@ -335,7 +335,7 @@ def load_postgres_catalog(
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOAD_LOCK_KEY,))
             _setup(conn)
             if unless_source is not None:
-                meta = _read_meta(conn, table)
+                meta = _read_meta(conn, table, any_version=True)  # its marker says the version
                 if meta is not None and meta.source == unless_source:
                     return None
             items = products() if callable(products) else products
@@ -587,7 +587,8 @@ def open_postgres_catalog(
     try:
         catalog: PostgresCatalog | None = PostgresCatalog.open(url, table)
     except CatalogError as exc:
-        if "no catalog table" not in str(exc):
+        # A table an older release loaded (another schema version) is loaded again.
+        if "no catalog table" not in str(exc) and "schema version" not in str(exc):
             raise
         catalog = None
     found = catalog.source if catalog is not None else None

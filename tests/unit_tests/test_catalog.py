@@ -620,6 +620,18 @@ def test_catalog_url_selects_postgres_for_files_and_tools(
     assert [p["id"] for p in artifact["products"]] == ["strap-2", "clean-1"]
     for catalog in (first, again):
         catalog.close()
+    # A table an older release loaded (schema version 1: no kinds stored) is loaded again.
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE catalog_meta SET schema_version = 1, source = 'old' WHERE table_name = %s",
+            (first.table,),
+        )
+    reloaded = open_catalog(small_catalog_file, url=pg_url)
+    assert reloaded.source == first.source
+    assert ids(reloaded.search(SearchArgs("", kind="strap", limit=10))) == ["strap-1", "strap-2"]
+    reloaded.close()
     # An index directory given explicitly is still opened with tantivy.
     index_dir = build_index(PRODUCTS, small_catalog_file.parent / f"idx-{uuid.uuid4().hex[:6]}")
     assert isinstance(open_catalog(index_dir, url=pg_url), Catalog)
