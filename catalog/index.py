@@ -34,6 +34,7 @@ from catalog.errors import CatalogError, CatalogUnavailable
 from catalog.kinds import KindStock
 from catalog.models import Product, ProductHit
 from catalog.sources import SCHEMA_VERSION
+from catalog.text import ANALYZER as _ANALYZER
 from catalog.validation import MAX_QUERY_TOKENS, SearchArgs, check_ids, distinct_products
 
 MANIFEST_NAME = "catalog-manifest.json"
@@ -47,27 +48,6 @@ FIELD_BOOSTS = (("title", 3.0), ("description", 1.0), ("tags", 1.5))
 KEEP_OLD_VERSIONS = 1
 STALE_BUILD_SECONDS = 3600.0
 ANALYZER_NAME = "catalog_en"
-
-
-def _make_analyzer() -> tantivy.TextAnalyzer:
-    # tantivy's built-in "en_stem" pipeline plus English stop words (so "and", "or",
-    # "not", "for", "the" in chatty queries do not drown the real terms) and ASCII
-    # folding ("café" ~ "cafe").
-    # We build it ourselves because the very same object then tokenizes queries in
-    # Python, so query terms equal index terms by construction: no query parser (and
-    # so no query syntax) is ever involved, and stemming still lets "straps" match "strap".
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(40))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.stopword("english"))
-        .filter(tantivy.Filter.ascii_fold())
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
-
-
-_ANALYZER = _make_analyzer()
 
 
 def query_tokens(text: str) -> list[str]:

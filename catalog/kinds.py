@@ -45,7 +45,8 @@ class ProductKinds:
     def terms(self) -> list[str]:
         """The kinds a backend indexes the product under (``SearchArgs.kind``): the stem
         of each title head and class, as kind_term writes a kind asked for."""
-        return list(dict.fromkeys(index_stem(w) for w in [*self.title, *self.classes]))
+        stems = (index_stem(w) for w in [*self.title, *self.classes])
+        return list(dict.fromkeys(s for s in stems if s))
 
     def in_title(self, word: str) -> bool:
         return any(same_word(w, word) for part in self.words for w in part)
@@ -147,8 +148,7 @@ def is_of_kind(head: str, said: ProductKinds, mentioned: bool) -> bool:
 def kind_term(kind: str) -> str:
     """A kind as the backends index it (ProductKinds.terms): the stem of the word naming
     it ("running shoes" -> "shoe"); "" when no word of `kind` names one ("the")."""
-    head = head_word(kind)
-    return index_stem(head) if head else ""
+    return index_stem(head_word(kind) or "")
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,14 @@
-"""Product words: the words of a request (or a query, a goal, a product's text) that can
-name a product, without fillers, shop names or the words of limits."""
+"""The catalog's text analysis: the index's own analyzer (Snowball English, stop words),
+and product words, the words of a request (or a query, a goal, a product's text) that
+can name a product, without fillers, shop names or the words of limits, with the head
+word of a name and the heads of a catalog title."""
 
 from __future__ import annotations
 
 import functools
 import re
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    import tantivy
+import tantivy
 
 # Words that carry no product meaning in a request: requests' verbs and fillers, shops,
 # and the words of limits (whose numbers graph/checks/stated.py reads).
@@ -47,18 +47,30 @@ def _product_words(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(kept))
 
 
-@functools.cache
-def _stemmer() -> tantivy.TextAnalyzer:
-    # The index's own stemmer (Snowball English, catalog/index.py), loaded on first use.
-    import tantivy
+def _make_analyzer() -> tantivy.TextAnalyzer:
+    # tantivy's built-in "en_stem" pipeline plus English stop words (so "and", "or",
+    # "not", "for", "the" in chatty queries do not drown the real terms) and ASCII
+    # folding ("café" ~ "cafe").
+    # We build it ourselves because the very same object then tokenizes queries in
+    # Python, so query terms equal index terms by construction: no query parser (and
+    # so no query syntax) is ever involved, and stemming still lets "straps" match "strap".
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stopword("english"))
+        .filter(tantivy.Filter.ascii_fold())
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
 
-    stemmer = tantivy.Filter.stemmer("english")
-    return tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.raw()).filter(stemmer).build()
+
+ANALYZER = _make_analyzer()  # catalog/index.py indexes and queries with it
 
 
 def index_stem(word: str) -> str:
-    """`word`'s Snowball English stem, as the index stems it ("shoes" -> "shoe")."""
-    return next(iter(_stemmer().analyze(word.lower())), word)
+    """`word` as the index stores it ("Shoes" -> "shoe"); "" for a stop word."""
+    return next(iter(ANALYZER.analyze(word)), "")
 
 
 # Not index_stem: the pick checks and the shop check compare words with this one; with

@@ -25,7 +25,6 @@ from catalog.text import (
     product_words,
     same_word,
     stem,
-    title_heads,
     title_parts,
     without_measures,
 )
@@ -246,8 +245,7 @@ def _named_categories(catalog: CatalogBackend, words: list[str]) -> list[str]:
 
 
 def _head(product: Product) -> str | None:
-    heads = title_heads(product.title)
-    return heads[0] if heads else None
+    return next(iter(product.kinds.title), None)
 
 
 def _shelf(products: list[Product]) -> Shelf:
