@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
 
 from catalog.kinds import ProductKinds, kinds_of
 
@@ -105,7 +104,7 @@ class Product(BaseModel):
 
     def stored_json(self) -> str:
         """The product as a backend stores it: its fields and its kinds."""
-        return json.dumps({**self.model_dump(mode="json"), "kinds": asdict(self.kinds)})
+        return f'{self.model_dump_json()[:-1]},"kinds":{_KINDS.dump_json(self.kinds).decode()}}}'
 
     @field_validator("id", "title")
     @classmethod
@@ -168,6 +167,9 @@ class Product(BaseModel):
             if tag:
                 seen.setdefault(tag, None)
         return list(seen)
+
+
+_KINDS = TypeAdapter(ProductKinds)
 
 
 @dataclass(frozen=True, slots=True)
