@@ -93,7 +93,8 @@ class Product(BaseModel):
     options: dict[str, list[str]] = {}
     # What the product is, worked out once from the fields above when it is loaded; a
     # backend stores it beside the product (stored_json) and reads it back as it is.
-    # Internal: no printed or published form of a product shows it.
+    # Internal: no printed or published form of a product shows it. A copy made with
+    # other fields (model_copy(update=...)) keeps it: build a new Product instead.
     kinds: ProductKinds = Field(
         default_factory=lambda fields: kinds_of(
             fields["title"], fields["category"], fields["tags"], fields["brand"]
