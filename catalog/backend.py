@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol, runtime_checkable
 
+from catalog.kinds import KindStock
 from catalog.models import Product, ProductHit
 from catalog.validation import SearchArgs
 
@@ -20,9 +21,10 @@ class CatalogBackend(Protocol):
 
     ``search`` returns ``ProductHit``s best first for one ``SearchArgs`` (checked when it is
     made, so ``CatalogQueryError`` comes from building it); query text is only ever
-    treated as words. ``get`` returns the products among ``ids`` that exist, keyed by
-    id. ``len`` and ``categories`` describe the catalog being served; ``reload`` makes a
-    catalog replaced in the meantime visible at once.
+    treated as words. ``kind_stock`` says whether and where the shop carries a kind of
+    product (``SearchArgs.kind``) within a price cap. ``get`` returns the products among
+    ``ids`` that exist, keyed by id. ``len`` and ``categories`` describe the catalog being
+    served; ``reload`` makes a catalog replaced in the meantime visible at once.
     """
 
     @property
@@ -37,5 +39,7 @@ class CatalogBackend(Protocol):
     def get(self, ids: Iterable[str]) -> dict[str, Product]: ...
 
     def search(self, args: SearchArgs) -> list[ProductHit]: ...
+
+    def kind_stock(self, kind: str, max_price: float | None = None) -> KindStock: ...
 
     def reload(self) -> None: ...

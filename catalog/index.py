@@ -31,8 +31,10 @@ from pathlib import Path
 import tantivy
 
 from catalog.errors import CatalogError, CatalogUnavailable
+from catalog.kinds import KindStock
 from catalog.models import Product, ProductHit
 from catalog.sources import SCHEMA_VERSION
+from catalog.text import ANALYZER as _ANALYZER
 from catalog.validation import MAX_QUERY_TOKENS, SearchArgs, check_ids, distinct_products
 
 MANIFEST_NAME = "catalog-manifest.json"
@@ -46,27 +48,6 @@ FIELD_BOOSTS = (("title", 3.0), ("description", 1.0), ("tags", 1.5))
 KEEP_OLD_VERSIONS = 1
 STALE_BUILD_SECONDS = 3600.0
 ANALYZER_NAME = "catalog_en"
-
-
-def _make_analyzer() -> tantivy.TextAnalyzer:
-    # tantivy's built-in "en_stem" pipeline plus English stop words (so "and", "or",
-    # "not", "for", "the" in chatty queries do not drown the real terms) and ASCII
-    # folding ("café" ~ "cafe").
-    # We build it ourselves because the very same object then tokenizes queries in
-    # Python, so query terms equal index terms by construction: no query parser (and
-    # so no query syntax) is ever involved, and stemming still lets "straps" match "strap".
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(40))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.stopword("english"))
-        .filter(tantivy.Filter.ascii_fold())
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
-
-
-_ANALYZER = _make_analyzer()
 
 
 def query_tokens(text: str) -> list[str]:
@@ -85,10 +66,11 @@ def _build_schema() -> tantivy.Schema:
     builder.add_text_field("title", tokenizer_name=ANALYZER_NAME)
     builder.add_text_field("description", tokenizer_name=ANALYZER_NAME)
     builder.add_text_field("tags", tokenizer_name=ANALYZER_NAME)
-    builder.add_text_field("category", tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("category", tokenizer_name="raw", index_option="basic", fast=True)
+    builder.add_text_field("kind", tokenizer_name="raw", index_option="basic")  # SearchArgs.kind
     builder.add_float_field("price", indexed=True, fast=True)
     builder.add_float_field("rating", indexed=True, fast=True)
-    # The whole product as JSON: one stored-field read rebuilds a hit.
+    # The whole product as JSON, its kinds too: one stored-field read rebuilds a hit.
     builder.add_bytes_field("product", stored=True, indexed=False)
     return builder.build()
 
@@ -161,9 +143,11 @@ def _document(product: Product) -> tantivy.Document:
     for tag in product.tags:
         doc.add_text("tags", tag)
     doc.add_text("category", product.category)
+    for term in product.kinds.terms:
+        doc.add_text("kind", term)
     doc.add_float("price", product.price)
     doc.add_float("rating", product.rating if product.rating is not None else MISSING_RATING)
-    doc.add_bytes("product", product.model_dump_json().encode("utf-8"))
+    doc.add_bytes("product", product.stored_json().encode("utf-8"))
     return doc
 
 
@@ -440,6 +424,8 @@ class Catalog:
         filters: list[tantivy.Query] = []
         if args.category_slug is not None:
             filters.append(tantivy.Query.term_query(_SCHEMA, "category", args.category_slug))
+        if args.kind_term is not None:
+            filters.append(tantivy.Query.term_query(_SCHEMA, "kind", args.kind_term))
         if low is not None or high is not None:
             filters.append(
                 tantivy.Query.range_query(_SCHEMA, "price", tantivy.FieldType.Float, low, high)
@@ -483,6 +469,24 @@ class Catalog:
         return [
             ProductHit(self._product(snap, address), float(score)) for score, address in result.hits
         ]
+
+    def kind_stock(self, kind: str, max_price: float | None = None) -> KindStock:
+        """Whether and where the shop carries `kind` within `max_price` (KindStock)."""
+        args = SearchArgs("", kind=kind, max_price=max_price)
+        query = tantivy.Query.term_query(_SCHEMA, "kind", args.kind_term)
+        if max_price is not None:
+            price = tantivy.Query.range_query(
+                _SCHEMA, "price", tantivy.FieldType.Float, None, max_price
+            )
+            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in (query, price)])
+        by_department = {"terms": {"field": "category", "size": 10_000}}
+        found = self._snapshot.searcher.aggregate(
+            query, {"in": {**by_department, "aggs": {"cheapest": {"min": {"field": "price"}}}}}
+        )
+        buckets = found["in"]["buckets"]
+        return KindStock.of(
+            kind, [(b["key"], b["doc_count"], b["cheapest"]["value"]) for b in buckets]
+        )
 
     @staticmethod
     def _product(snap: _Snapshot, address: tantivy.DocAddress) -> Product:

@@ -42,6 +42,8 @@ def _describe_validation(err: ValidationError) -> str:
             # Our validators already phrase the message with the offending value.
             message = str(item["ctx"]["error"])
             parts.append(message if message.startswith(field) else f"{field}: {message}")
+        elif item["type"] == "default_factory_not_called":
+            continue  # Product.kinds, read from the fields the other errors name
         elif item["type"] == "missing":
             parts.append(f"missing required field '{field}'")
         else:

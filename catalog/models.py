@@ -7,7 +7,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator
+
+from catalog.kinds import ProductKinds, kinds_of
 
 MAX_LIMIT = 50  # most products one search returns
 # Every catalog's prices are in US dollars (the loaders read plain numbers, no currency).
@@ -89,6 +91,21 @@ class Product(BaseModel):
     brand: str | None = None
     tags: list[str] = []
     options: dict[str, list[str]] = {}
+    # What the product is, worked out once from the fields above when it is loaded; a
+    # backend stores it beside the product (stored_json) and reads it back as it is.
+    # Internal: no printed or published form of a product shows it. A copy made with
+    # other fields (model_copy(update=...)) keeps it: build a new Product instead.
+    kinds: ProductKinds = Field(
+        default_factory=lambda fields: kinds_of(
+            fields["title"], fields["category"], fields["tags"], fields["brand"]
+        ),
+        exclude=True,
+        repr=False,
+    )
+
+    def stored_json(self) -> str:
+        """The product as a backend stores it: its fields and its kinds."""
+        return f'{self.model_dump_json()[:-1]},"kinds":{_KINDS.dump_json(self.kinds).decode()}}}'
 
     @field_validator("id", "title")
     @classmethod
@@ -151,6 +168,9 @@ class Product(BaseModel):
             if tag:
                 seen.setdefault(tag, None)
         return list(seen)
+
+
+_KINDS = TypeAdapter(ProductKinds)
 
 
 @dataclass(frozen=True, slots=True)

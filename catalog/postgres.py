@@ -9,9 +9,10 @@ Layout in the database (all in the connection's current schema)::
 
     catalog_meta(table_name PK, count, categories[], source, schema_version, loaded_at)
     catalog_products            the served table (one per catalog; files get their own table)
-      seq, id, title, description, tags, category, price, rating, product (JSON text),
+      seq, id, title, description, tags, category, price, rating, kinds (Product.kinds's
+      terms), product (JSON text, its kinds too),
       tsv tsvector GENERATED ALWAYS AS (title weight A || tags B || description C) STORED
-      indexes: GIN(tsv), btree(category), btree(price), btree(rating), unique(id)
+      indexes: GIN(tsv), GIN(kinds), btree(category), btree(price), btree(rating), unique(id)
     catalog_en                  text search configuration: english + unaccent ("café" ~ "cafe")
 
 A load streams the products with ``COPY`` into a NEW table, indexes and analyzes it,
@@ -41,6 +42,7 @@ from typing import Any
 
 from catalog.errors import CatalogError, CatalogUnavailable
 from catalog.exits import exit_code_of
+from catalog.kinds import KindStock
 from catalog.loaders import FORMATS, load_products
 from catalog.models import Product, ProductHit
 from catalog.paths import CATALOG_URL_ENV, catalog_url_from_env, is_postgres_url, redact_url
@@ -76,10 +78,11 @@ RANK_NORMALIZATION = 1
 _LOAD_LOCK_KEY = 0x5EA7C4A7
 # Each search filter: its SearchArgs field, and the condition it sets on a product.
 _FILTERS = {
-    "category_slug": "p.category =",
-    "min_price": "p.price >=",
-    "max_price": "p.price <=",
-    "min_rating": "p.rating >=",
+    "category_slug": "p.category = %(category_slug)s",
+    "kind_term": "p.kinds @> ARRAY[%(kind_term)s]",
+    "min_price": "p.price >= %(min_price)s",
+    "max_price": "p.price <= %(max_price)s",
+    "min_rating": "p.rating >= %(min_rating)s",
 }
 # How long __len__/categories() trust their cached metadata before re-reading it.
 META_TTL_SECONDS = 30.0
@@ -230,6 +233,7 @@ def _table_ddl(name: str) -> Any:
           category text NOT NULL,
           price double precision NOT NULL,
           rating double precision,
+          kinds text[] NOT NULL,
           product text NOT NULL,
           tsv tsvector GENERATED ALWAYS AS (
             setweight(to_tsvector({cfg}::regconfig, title), 'A')
@@ -252,6 +256,7 @@ def _index_ddl(table: str, token: str) -> list[Any]:
     return [
         index("id", "(id)", unique=True),
         index("tsv", "USING gin (tsv)"),
+        index("kinds", "USING gin (kinds)"),
         index("category", "(category, rating DESC NULLS LAST, seq)"),
         index("price", "(price)"),
         index("rating", "(rating DESC NULLS LAST, seq)"),
@@ -268,7 +273,8 @@ def _row(seq: int, product: Product) -> tuple[Any, ...]:
         _clean(product.category),
         product.price,
         product.rating,
-        product.model_dump_json(),  # JSON escapes NUL, so the stored text never holds one
+        [_clean(term) for term in product.kinds.terms],
+        product.stored_json(),  # JSON escapes NUL, so the stored text never holds one
     )
 
 
@@ -280,7 +286,7 @@ class _Meta:
     read_at: float
 
 
-def _read_meta(conn: Any, table: str) -> _Meta | None:
+def _read_meta(conn: Any, table: str, *, any_version: bool = False) -> _Meta | None:
     try:
         row = conn.execute(
             sql.SQL(
@@ -293,7 +299,7 @@ def _read_meta(conn: Any, table: str) -> _Meta | None:
     if row is None:
         return None
     count, categories, source, version = row
-    if version != SCHEMA_VERSION:
+    if version != SCHEMA_VERSION and not any_version:
         raise CatalogError(
             f"catalog table {table!r} has schema version {version!r}, "
             f"not the supported version {SCHEMA_VERSION}; load it again"
@@ -329,13 +335,13 @@ def load_postgres_catalog(
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOAD_LOCK_KEY,))
             _setup(conn)
             if unless_source is not None:
-                meta = _read_meta(conn, table)
+                meta = _read_meta(conn, table, any_version=True)  # its marker says the version
                 if meta is not None and meta.source == unless_source:
                     return None
             items = products() if callable(products) else products
             conn.execute(_table_ddl(new))
             count, categories = 0, set[str]()
-            columns = "seq, id, title, description, tags, category, price, rating, product"
+            columns = "seq, id, title, description, tags, category, price, rating, kinds, product"
             copy_sql = _on_tables("COPY {} (" + columns + ") FROM STDIN", new)
             with conn.cursor() as cur, cur.copy(copy_sql) as copy:
                 for count, product in enumerate(distinct_products(items, categories), 1):
@@ -503,7 +509,7 @@ class PostgresCatalog:
         for name, condition in _FILTERS.items():
             if (value := getattr(args, name)) is not None:
                 params[name] = value
-                where += f" AND {condition} %({name})s"
+                where += f" AND {condition}"
         listing = (
             "SELECT p.product, 0.0::float8 AS score FROM {table} p WHERE {cond}" + where + " "
             "ORDER BY p.rating DESC NULLS LAST, p.seq LIMIT %(limit)s"
@@ -532,6 +538,22 @@ class PostgresCatalog:
         with self._pool.connection() as conn:
             rows = conn.execute(statement, params).fetchall()
         return [ProductHit(Product.model_validate_json(raw), float(score)) for raw, score in rows]
+
+    def kind_stock(self, kind: str, max_price: float | None = None) -> KindStock:
+        """Whether and where the shop carries `kind` within `max_price` (KindStock)."""
+        args = SearchArgs("", kind=kind, max_price=max_price)
+        statement = sql.SQL(
+            "SELECT category, count(*), min(price) FROM {table} p WHERE "
+            + _FILTERS["kind_term"]
+            + " AND (%(max_price)s::float8 IS NULL OR "
+            + _FILTERS["max_price"]
+            + ") GROUP BY category"
+        ).format(table=self._ident)
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                statement, {"kind_term": args.kind_term, "max_price": args.max_price}
+            ).fetchall()
+        return KindStock.of(kind, [(str(c), int(n), float(low)) for c, n, low in rows])
 
 
 def table_for_file(path: Path) -> str:
@@ -565,7 +587,8 @@ def open_postgres_catalog(
     try:
         catalog: PostgresCatalog | None = PostgresCatalog.open(url, table)
     except CatalogError as exc:
-        if "no catalog table" not in str(exc):
+        # A table an older release loaded (another schema version) is loaded again.
+        if "no catalog table" not in str(exc) and "schema version" not in str(exc):
             raise
         catalog = None
     found = catalog.source if catalog is not None else None

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from catalog.errors import CatalogError, CatalogQueryError
+from catalog.kinds import kind_term
 from catalog.models import MAX_LIMIT, Product, category_slug
 
 # Bounds the query size so a pasted essay cannot make one search expensive.
@@ -47,6 +48,8 @@ class SearchArgs:
     max_price: float | None = None
     min_rating: float | None = None
     limit: int = 5
+    # A kind of product ("strap", "running shoes"): only products of it (ProductKinds.terms).
+    kind: str | None = None
 
     def __post_init__(self) -> None:
         query, limit = self.query, self.limit
@@ -71,6 +74,9 @@ class SearchArgs:
                 raise CatalogQueryError(
                     "category", f"must contain a letter or digit, got {self.category!r}"
                 )
+        kind: object = self.kind  # a caller without a type checker may pass anything
+        if kind is not None and not (isinstance(kind, str) and kind_term(kind)):
+            raise CatalogQueryError("kind", f"must name a kind of product, got {kind!r}")
         # Numbers as floats ("5" is refused above, 5 becomes 5.0), set the one way a
         # frozen dataclass allows.
         for name, value in (("min_price", low), ("max_price", high), ("min_rating", rating)):
@@ -80,6 +86,11 @@ class SearchArgs:
     def category_slug(self) -> str | None:
         """The category as the backends store it ("cameras-photography")."""
         return category_slug(self.category) if self.category is not None else None
+
+    @property
+    def kind_term(self) -> str | None:
+        """The kind as the backends index it (kind_term: "running shoes" -> "shoe")."""
+        return kind_term(self.kind) if self.kind is not None else None
 
 
 def check_search_args(query: Any, **filters: Any) -> SearchArgs:

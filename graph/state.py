@@ -17,10 +17,10 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 
+from catalog.text import product_words, stem
 from graph import schemas
 from graph.reading.request import reading_of
 from graph.reading.stated import read_limits, validate_request
-from graph.reading.words import product_words, stem
 from graph.schemas import (
     ApprovalStatus,
     FollowUp,

@@ -4,7 +4,7 @@ the budget they leave, and the kept picks themselves."""
 from __future__ import annotations
 
 from catalog import CatalogBackend
-from graph.reading.words import product_words
+from catalog.text import product_words
 from graph.schemas import FollowUp, Plan, ProductSummary, RequestReading
 
 

@@ -12,9 +12,9 @@ from rapidfuzz import fuzz, process
 from rapidfuzz.utils import default_process
 
 from catalog import CatalogBackend, Product, money
-from graph.reading.kinds import ProductKinds, is_of_kind, kinds_of
-from graph.reading.words import WORD as _WORD
-from graph.reading.words import (
+from catalog.kinds import ProductKinds, is_of_kind
+from catalog.text import WORD as _WORD
+from catalog.text import (
     head_word,
     kind_words,
     opening,
@@ -203,7 +203,7 @@ def candidates_and_records(
             text = " ".join([record.title, record.category or "", *record.tags]) if record else ""
             texts.append(text)
             titles.append(record.title if record else "")
-            kinds.append(kinds_of(record) if record else ProductKinds([], []))
+            kinds.append(record.kinds if record else ProductKinds([], []))
             candidates.append(
                 Candidate(
                     summary=product,

@@ -15,9 +15,9 @@ from rapidfuzz import fuzz
 from rapidfuzz.utils import default_process
 
 from catalog import Product, money
+from catalog.text import product_words, stem
 from graph.choosing.choice import choose
 from graph.choosing.pool import ChoicePool
-from graph.reading.words import product_words, stem
 from graph.schemas import Plan
 
 QUOTE_MATCH = 85  # a quoted title is a result's when it matches this well (rapidfuzz)

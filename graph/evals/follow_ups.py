@@ -18,10 +18,10 @@ from typing import Any
 
 from catalog import CatalogBackend, SearchArgs
 from catalog.terminal import terminal_markup
+from catalog.text import product_words, same_word, stem, title_heads
 from graph.context import Context
 from graph.evals.driver import EvalReport, Note, run_cases
 from graph.evals.inputs import EvalInputError
-from graph.reading.words import product_words, same_word, stem, title_heads
 from graph.runs.session import approve_all, run_thread
 from graph.runs.threads import ShoppingGraph
 from graph.schemas import ProductSummary

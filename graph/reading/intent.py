@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from catalog import CatalogBackend, CatalogError, Product, SearchArgs
-from graph.reading.words import head_word, product_words, same_word, stem, title_heads
+from catalog.text import head_word, product_words, same_word, stem
 from graph.schemas import RequestReading
 
 # A goal that buys: "Buy a camera.", "Purchase running shoes", "Shop for a gift".
@@ -72,7 +72,7 @@ def names_another_product(
         return None
     # What each title says the product is: "Kettle & Pine Digital Coffee *Scale*" is
     # a scale, whatever its brand is called.
-    kinds = {kind for product in naming for kind in title_heads(product.title)}
+    kinds = {kind for product in naming for kind in product.kinds.title}
     return not any(same_word(h, k) for k in kinds for h in heads)
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
+from catalog.text import kind_words, opening, product_words
 from graph.reading.phrases import ADDING
 from graph.reading.stated import checked_request, listed_items, without_limit_phrases
-from graph.reading.words import kind_words, opening, product_words
 from graph.schemas import RequestReading, StatedLimits
 
 # A gift or an occasion, in the languages the limits reader knows (phrases.py).

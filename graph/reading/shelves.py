@@ -18,14 +18,13 @@ from dataclasses import dataclass
 from itertools import zip_longest
 
 from catalog import CatalogBackend, Product, ProductHit, SearchArgs, money
-from graph.reading.kinds import is_of_kind, kinds_of
-from graph.reading.words import (
+from catalog.kinds import is_of_kind
+from catalog.text import (
     head_word,
     kind_words,
     product_words,
     same_word,
     stem,
-    title_heads,
     title_parts,
     without_measures,
 )
@@ -188,9 +187,9 @@ def department_shelves(
 
 
 def _of_kind(product: Product, kind: str) -> bool:
-    """Whether the product is of `kind`, as a pick step judges it (reading.kinds): a
+    """Whether the product is of `kind`, as a pick step judges it (catalog.kinds): a
     "Wrist Camera Strap" is no camera, a spatula tagged "utensils" is a utensil."""
-    return is_of_kind(kind, kinds_of(product), _titled(product, kind))
+    return is_of_kind(kind, product.kinds, _titled(product, kind))
 
 
 def _titled(product: Product, word: str) -> bool:
@@ -246,8 +245,7 @@ def _named_categories(catalog: CatalogBackend, words: list[str]) -> list[str]:
 
 
 def _head(product: Product) -> str | None:
-    heads = title_heads(product.title)
-    return heads[0] if heads else None
+    return next(iter(product.kinds.title), None)
 
 
 def _shelf(products: list[Product]) -> Shelf:

@@ -15,6 +15,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from catalog.models import PRICE_CURRENCY
+from catalog.text import kind_words, opening, product_words
 from graph.reading.phrases import (
     BARE_PRICE,
     BUDGET_NUMBER,
@@ -39,7 +40,6 @@ from graph.reading.phrases import (
     unreadable_amounts,
     with_digits,
 )
-from graph.reading.words import kind_words, opening, product_words
 from graph.schemas import (
     MAX_REQUEST_CHARS,
     ForeignLimit,

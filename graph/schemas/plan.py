@@ -22,7 +22,9 @@ from graph.schemas.model_text import (
 MAX_PLAN_STEPS = 10
 
 
-SEARCH_FILTERS = tuple(f.name for f in fields(SearchArgs) if f.name not in ("query", "limit"))
+SEARCH_FILTERS = tuple(
+    f.name for f in fields(SearchArgs) if f.name not in ("query", "limit", "kind")
+)
 
 
 class PlanStep(BaseModel):

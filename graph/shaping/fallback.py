@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from catalog import money
+from catalog.text import product_words
 from graph.reading.stated import MAX_QUERY_WORDS
-from graph.reading.words import product_words
 from graph.schemas import Plan, PlanningError, PlanStep, RequestReading
 
 

@@ -21,8 +21,8 @@ run), so the plan checks, approval and verify read them as they read any stated 
 from __future__ import annotations
 
 from catalog import CatalogBackend, CatalogError, money
+from catalog.text import head_word, product_words, same_word, stem
 from graph.reading import departments_of, names_another_product
-from graph.reading.words import head_word, product_words, same_word, stem
 from graph.schemas import (
     MAX_FEATURES,
     FollowUp,

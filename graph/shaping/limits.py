@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from catalog.models import PRICE_CURRENCY, money
+from catalog.text import product_words, stem
 from graph.reading.stated import MAX_QUERY_WORDS, without_limit_phrases
-from graph.reading.words import product_words, stem
 from graph.schemas import ItemCap, Plan, PlanStep, StatedLimits
 
 

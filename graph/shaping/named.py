@@ -11,7 +11,7 @@ strap", "shoes, socks") is left as planned: which query is for which item is not
 
 from __future__ import annotations
 
-from graph.reading.words import WORD, product_words, same_word
+from catalog.text import WORD, product_words, same_word
 from graph.schemas import Plan
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from graph.reading.words import head_word, same_word, stem
+from catalog.text import head_word, same_word, stem
 from graph.schemas import Plan, RequestReading
 
 PickMode = Literal["each", "one"]

@@ -20,8 +20,8 @@ from collections.abc import Callable, Sequence
 from functools import cache
 
 from catalog import CatalogBackend, money
+from catalog.text import head_word, kind_words, product_words, same_word
 from graph.reading import Shelf, best_rated_shelves, department_shelves, search_shelves
-from graph.reading.words import head_word, kind_words, product_words, same_word
 from graph.schemas import Plan, PlanStep
 
 # "After searching at least 2 kinds that exist": fewer is one guess, more costs searches.

@@ -153,10 +153,10 @@ def add_line(path: Path, line: str) -> None:
             "graph.choosing.picks -> graph.shaping.named",
         ),
         (
-            "graph/reading/words.py",
+            "graph/reading/phrases.py",
             "import langgraph.types  # deliberate: the plan rooms stay free of LangGraph",
             "plan-rooms-are-plain",
-            "graph.reading.words -> langgraph (l.",
+            "graph.reading.phrases -> langgraph (l.",
         ),
         (
             "graph/schemas/limits.py",
@@ -165,10 +165,10 @@ def add_line(path: Path, line: str) -> None:
             "graph.schemas.limits -> graph.state",
         ),
         (
-            "graph/reading/words.py",
-            "from graph.reading.stated import read_limits  # deliberate: words stay below",
+            "graph/reading/phrases.py",
+            "from graph.reading.stated import read_limits  # deliberate: phrases stay below",
             "reading-layers",
-            "graph.reading.words -> graph.reading.stated",
+            "graph.reading.phrases -> graph.reading.stated",
         ),
         (
             "graph/shaping/tidy.py",

@@ -42,6 +42,7 @@ from catalog import (
     build_index,
     category_slug,
 )
+from catalog.kinds import KindStock
 
 BACKENDS = ["tantivy", "postgres"]
 
@@ -155,7 +156,8 @@ def test_backend_class_has_every_protocol_member_with_its_parameters(spec: str) 
     module, name = spec.split(":")
     cls = getattr(importlib.import_module(module), name)
     members = protocol_members()
-    assert set(members) == {"source", "__len__", "categories", "get", "search", "reload"}
+    expected = {"source", "__len__", "categories", "get", "search", "kind_stock", "reload"}
+    assert set(members) == expected
     for member, expected in members.items():
         found = getattr(cls, member, None)
         assert found is not None, f"{name} lacks {member}"
@@ -365,6 +367,9 @@ def test_operators_are_words(catalog: Any) -> None:
         ({"category": ""}, "category"),
         ({"category": "--"}, "category"),
         ({"category": 3}, "category"),
+        ({"kind": ""}, "kind"),
+        ({"kind": "the"}, "kind"),  # a word naming no kind of product
+        ({"kind": 3}, "kind"),
     ],
 )
 def test_invalid_arguments(catalog: Any, kwargs: dict, argument: str) -> None:
@@ -382,6 +387,46 @@ def test_error_messages_are_the_same(catalog: Any) -> None:
         catalog.search(SearchArgs("x", min_price=10, max_price=5))
     with pytest.raises(CatalogQueryError, match="query"):
         catalog.search(SearchArgs(None))
+
+
+def test_kind_filter_finds_what_each_product_is(catalog: Any) -> None:
+    """A product's kinds are worked out when it is loaded and stored with it: a search
+    by kind finds the camera, not the strap, bag and card whose texts name cameras."""
+    assert len(catalog.search(SearchArgs("camera", limit=10))) == 4
+    assert ids(catalog.search(SearchArgs("camera", kind="cameras", limit=10))) == ["cam-1"]
+    assert ids(catalog.search(SearchArgs("", kind="camera"))) == ["cam-1"]
+    # Its words stemmed as the index stems them: "shoes" is a shoe ("Road Running Shoe").
+    assert ids(catalog.search(SearchArgs("", kind="running shoes"))) == ["shoe-1"]
+    # The watch's description mentions a strap; only the strap is one.
+    assert ids(catalog.search(SearchArgs("strap", kind="strap", limit=10))) == ["strap-1"]
+    assert catalog.search(SearchArgs("camera", kind="camera", max_price=1000)) == []
+    # Read back from the backend as loaded, never worked out again.
+    assert catalog.get(["strap-1"])["strap-1"].kinds == BY_ID["strap-1"].kinds
+
+
+def test_kind_stock_says_whether_and_where_the_shop_carries_a_kind(catalog: Any) -> None:
+    straps = catalog.kind_stock("camera straps")
+    assert straps.departments == {"cameras-photography": 1}
+    assert (straps.count, straps.cheapest) == (1, 39.0)
+    assert straps.stocked
+    # Classed by its labels ("Mirrorless Camera Body" is tagged "camera"), within a cap.
+    assert catalog.kind_stock("camera").cheapest == 1499.0
+    assert not catalog.kind_stock("camera", max_price=1000).stocked
+    # The category's head classes the bag and the card, whose titles say nothing of
+    # cameras; not the strap and the camera, which a camera's category is for.
+    photography = catalog.kind_stock("photography")
+    assert (photography.departments, photography.cheapest) == ({"cameras-photography": 2}, 24.99)
+    nothing = catalog.kind_stock("zeppelin")
+    assert (nothing.departments, nothing.count, nothing.cheapest) == ({}, 0, None)
+    with pytest.raises(CatalogQueryError, match="kind"):
+        catalog.kind_stock("the")
+
+
+def test_kind_stock_lists_the_departments_holding_most_first() -> None:
+    rows = [("toys", 1, 3.0), ("kitchen", 2, 5.0), ("garden", 2, 1.0)]
+    stock = KindStock.of("pot", rows)
+    assert list(stock.departments) == ["garden", "kitchen", "toys"]
+    assert (stock.count, stock.cheapest) == (5, 1.0)
 
 
 def test_get(catalog: Any) -> None:
@@ -575,6 +620,18 @@ def test_catalog_url_selects_postgres_for_files_and_tools(
     assert [p["id"] for p in artifact["products"]] == ["strap-2", "clean-1"]
     for catalog in (first, again):
         catalog.close()
+    # A table an older release loaded (schema version 1: no kinds stored) is loaded again.
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE catalog_meta SET schema_version = 1, source = 'old' WHERE table_name = %s",
+            (first.table,),
+        )
+    reloaded = open_catalog(small_catalog_file, url=pg_url)
+    assert reloaded.source == first.source
+    assert ids(reloaded.search(SearchArgs("", kind="strap", limit=10))) == ["strap-1", "strap-2"]
+    reloaded.close()
     # An index directory given explicitly is still opened with tantivy.
     index_dir = build_index(PRODUCTS, small_catalog_file.parent / f"idx-{uuid.uuid4().hex[:6]}")
     assert isinstance(open_catalog(index_dir, url=pg_url), Catalog)

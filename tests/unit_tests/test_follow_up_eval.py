@@ -17,6 +17,7 @@ from fakes import FakeShoppingChatModel
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import MemorySaver
 
+from catalog.text import product_words
 from graph.builder import build_graph
 from graph.context import Context
 from graph.evals.follow_ups import (
@@ -28,7 +29,6 @@ from graph.evals.follow_ups import (
 )
 from graph.evals.main import main
 from graph.reading.stated import without_limit_phrases
-from graph.reading.words import product_words
 from graph.schemas import FOLLOW_UP_KINDS
 
 DEV_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "follow_ups_dev.json"

@@ -3,13 +3,18 @@ though its title mentions a camera; a title with no clear head falls back to its
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from catalog_samples import BY_ID, PRODUCTS
 from fakes import FakeShoppingChatModel, plan_reply, run_graph
 
-from catalog import Product
+import catalog.models as catalog_models
+from catalog import Catalog, Product, build_index
+from catalog.kinds import is_of_kind
+from catalog.text import title_heads
 from graph.choosing.picks import Candidate, _check_kind
-from graph.reading.kinds import is_of_kind, kinds_of
-from graph.reading.words import title_heads
+from graph.reading import search_shelves
 from graph.schemas import ProductSummary
 
 
@@ -129,16 +134,16 @@ def test_a_product_is_of_the_kind_its_title_says(
     record = product(title, tags, category, brand)
     text = " ".join([title, category, *tags])
     candidate = Candidate(ProductSummary.of(record), source_step=1, rank=1, within_limits=True)
-    _check_kind(candidate, text, [head], kinds_of(record))
+    _check_kind(candidate, text, [head], record.kinds)
     assert candidate.of_searched_kind is of_kind
     mentioned = head in text.lower()
-    assert is_of_kind(head, kinds_of(record), mentioned) is of_kind
+    assert is_of_kind(head, record.kinds, mentioned) is of_kind
 
 
 def test_a_title_with_no_clear_head_is_read_by_what_it_mentions() -> None:
-    said = kinds_of(product("Corefit Kettlebell 16 kg Cast Iron", ["home gym", "strength"]))
+    said = product("Corefit Kettlebell 16 kg Cast Iron", ["home gym", "strength"]).kinds
     assert said.title == ["iron"] and said.known == []
-    strap = kinds_of(product("Halden Wrist Camera Strap", ["camera strap", "accessory"]))
+    strap = product("Halden Wrist Camera Strap", ["camera strap", "accessory"]).kinds
     assert strap.known == ["strap"]
 
 
@@ -187,3 +192,20 @@ def test_a_camera_under_200_is_a_camera_not_a_strap(code_decisions: bool) -> Non
 )
 def test_a_measure_ending_a_title_is_not_what_the_product_is(title: str, heads: list[str]) -> None:
     assert title_heads(title) == heads
+
+
+def test_a_products_kinds_are_stored_at_load_and_read_back_not_worked_out_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = Catalog.open(build_index(PRODUCTS, tmp_path / "index"))
+
+    def worked_out_again(*args: object) -> None:
+        raise AssertionError("a product's kinds were worked out again after it was loaded")
+
+    monkeypatch.setattr(catalog_models, "kinds_of", worked_out_again)
+    strap = catalog.get(["strap-1"])["strap-1"]
+    assert strap.kinds == BY_ID["strap-1"].kinds
+    assert strap.kinds.title == ["strap"]
+    # The shop check reads them as stored: the camera strap search finds a strap.
+    found = search_shelves(catalog, "camera strap", None)
+    assert found is not None and found.area == "cameras-photography"

@@ -1,20 +1,19 @@
 """What a product's record says it is: the kinds its title and labels name (ProductKinds),
-and whether it is of the kind a search's head word names (is_of_kind). Read once per
-record by the pick checks (graph/choosing/picks.py) and by the shop check of a plan's
-searches (graph/reading/shelves.py), so a "Wrist Camera Strap" is a strap, not a camera,
-to both, and a spatula tagged "utensils" is a utensil.
+and whether it is of the kind a search's head word names (is_of_kind). Worked out once,
+when a product is loaded (``Product.kinds``), and stored beside it by both backends, so
+a "Wrist Camera Strap" is a strap, not a camera, to the pick checks and the shop check
+alike, and a spatula tagged "utensils" is a utensil.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass, field
 
-from catalog import Product
-from graph.reading.words import WORD as _WORD
-from graph.reading.words import (
+from catalog.text import (
+    WORD,
     head_word,
+    index_stem,
     kind_words,
     product_words,
     same_word,
@@ -41,6 +40,13 @@ class ProductKinds:
     classes: list[str] = field(default_factory=list)
     words: list[list[str]] = field(default_factory=list)
     labels: list[list[str]] = field(default_factory=list)  # each tag's (or its parts') words
+
+    @property
+    def terms(self) -> list[str]:
+        """The kinds a backend indexes the product under (``SearchArgs.kind``): the stem
+        of each title head and class, as kind_term writes a kind asked for."""
+        stems = (index_stem(w) for w in [*self.title, *self.classes])
+        return list(dict.fromkeys(s for s in stems if s))
 
     def in_title(self, word: str) -> bool:
         return any(same_word(w, word) for part in self.words for w in part)
@@ -71,18 +77,9 @@ class ProductKinds:
 _PATH = re.compile(r"\s*[\u203a>/|]\s*")
 
 
-def kinds_of(product: Product) -> ProductKinds:
-    """The kinds `product`'s record names (ProductKinds)."""
-    return _kinds_of(product.title, product.category, tuple(product.tags), product.brand)
-
-
-# Every pick step and verify read the same products' kinds again: worked out once per
-# record (bench/load.py, #37). The record's fields are the key, so an edited product is
-# read afresh.
-@functools.lru_cache(maxsize=8192)
-def _kinds_of(
-    title: str, category: str | None, tags: tuple[str, ...], brand: str | None
-) -> ProductKinds:
+def kinds_of(title: str, category: str | None, tags: list[str], brand: str | None) -> ProductKinds:
+    """The kinds a product's record names (ProductKinds): ``Product.kinds``, worked out
+    when the product is loaded."""
     heads = title_heads(title)
     category = (category or "").replace("-", " ")
     # A label may be a path of classes (WebShop's "Beauty / Makeup / Blush"): each is one.
@@ -105,7 +102,7 @@ def _kinds_of(
     ]
     classes = [head for head in parts if head]
     classes = [w for w in classes if w not in brand_words]
-    words = [_WORD.findall(part.lower().replace("-", " ")) for part in title_parts(title)]
+    words = [WORD.findall(part.lower().replace("-", " ")) for part in title_parts(title)]
     # The category's words join departments ("cameras-photography"): only its head (a
     # class) speaks of the product, so only the tags are read by ProductKinds.labelled.
     label_parts = [kind_words(part) for path in paths[: len(tags)] for part in path]
@@ -146,3 +143,35 @@ def is_of_kind(head: str, said: ProductKinds, mentioned: bool) -> bool:
     if said.known:
         return said.ends_a_name(head) if said.in_title(head) else said.labelled(head)
     return mentioned
+
+
+def kind_term(kind: str) -> str:
+    """A kind as the backends index it (ProductKinds.terms): the stem of the word naming
+    it ("running shoes" -> "shoe"); "" when no word of `kind` names one ("the")."""
+    return index_stem(head_word(kind) or "")
+
+
+@dataclass(frozen=True)
+class KindStock:
+    """Whether and where the shop carries a kind within a price cap (``kind_stock`` of
+    both backends): the departments (catalog categories) holding products of it, each with
+    how many, most first; and the cheapest price among them (None: it carries none)."""
+
+    kind: str
+    departments: dict[str, int]
+    cheapest: float | None
+
+    @property
+    def count(self) -> int:
+        return sum(self.departments.values())
+
+    @property
+    def stocked(self) -> bool:
+        return bool(self.departments)
+
+    @classmethod
+    def of(cls, kind: str, rows: list[tuple[str, int, float]]) -> KindStock:
+        """From (department, count, cheapest) rows, in any order."""
+        ordered = sorted(rows, key=lambda row: (-row[1], row[0]))
+        cheapest = min((row[2] for row in rows), default=None)
+        return cls(kind, {department: count for department, count, _ in ordered}, cheapest)
