@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog import CatalogBackend, Product
+from catalog.text import product_words, words_found
 from graph.choosing.kept import budget_left, words_about
 from graph.choosing.picks import (
     Candidate,
@@ -15,7 +16,6 @@ from graph.choosing.picks import (
     record_text,
     request_words,
 )
-from graph.reading.words import product_words, words_found
 from graph.schemas import FollowUp, Plan, RequestReading, StepResult
 
 
