@@ -66,8 +66,9 @@ def _price_spans(request: str) -> list[_PriceSpan]:
     overlapping one already read (unreadable amounts, then ranges first) is skipped; shop
     thresholds ("free shipping over $25") are read with no values."""
     found = [
-        _PriceSpan(start, end, "unreadable", [], PRICE_CURRENCY, request[start:end])
-        for start, end in unreadable_amounts(request)
+        _PriceSpan(*match.span(), "unreadable", [], PRICE_CURRENCY, match.group(0))
+        for match in unreadable_amounts(request)
+        if match.group("words") is None or product_words(match.group("words"))
     ]
     for kind, pattern in (
         ("range", RANGE),
@@ -84,6 +85,9 @@ def _price_spans(request: str) -> list[_PriceSpan]:
             if any(start < s.end and s.start < end for s in found):
                 continue
             text = match.group(0)
+            currency = currency_of(text)
+            if currency is None:
+                continue  # "40 LED": three capitals that name no currency
             amounts = numbers_of(match.groups(), decimal_mark_of(text))
             values = [a for a in amounts if a is not None]
             if kind == "range" and len(amounts) < 2:
@@ -92,7 +96,7 @@ def _price_spans(request: str) -> list[_PriceSpan]:
                 values = []  # read, so no shorter pattern reads it again, but not a limit
             elif len(values) < len(amounts):
                 kind, values = "unreadable", []
-            found.append(_PriceSpan(start, end, kind, values, currency_of(text), text))
+            found.append(_PriceSpan(start, end, kind, values, currency, text))
     return sorted(found, key=lambda s: s.start)
 
 
@@ -163,8 +167,10 @@ def read_limits(request: str) -> StatedLimits:
     """The price cap, price floor, minimum rating, total and caps per item that the
     request states, and the limits it states in another currency or beyond any price. The
     planner node calls it once per run and stores the result (State.stated_limits)."""
-    # Fullwidth signs and digits and other compatibility forms read as the plain ones.
-    text = with_digits(unicodedata.normalize("NFKC", request))
+    # Fullwidth signs and digits read as the plain ones; an invisible character (a
+    # zero-width space) is a space, as validate_request makes it: "$6\u200b0" is "$6 0".
+    text = "".join(c if c.isprintable() else " " for c in unicodedata.normalize("NFKC", request))
+    text = with_digits(text)
     uppers: list[_PriceSpan] = []
     lowers: set[float] = set()
     bare: set[float] = set()

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from graph.reading.stated import read_limits
-from graph.schemas import Plan
+from graph.reading.stated import checked_request, read_limits
+from graph.schemas import Plan, RequestError
 from graph.shaping.limits import limit_warnings
 
 DEV_SET = Path(__file__).parents[1] / "fixtures" / "amounts_dev.json"
@@ -73,3 +73,69 @@ def test_a_cap_on_each_item_and_a_total_are_both_kept() -> None:
 def test_number_words_elsewhere_stay_as_written() -> None:
     stated = read_limits("one pair of running shoes and two pairs of socks")
     assert not stated.any and stated.prices == ()
+
+
+# Issue 57: an amount is read as written, or named at approval; never silently another
+# number, never dropped. (request, (max_price, min_price, total), what approval names).
+READ_OR_NAMED = [
+    ("a camera strap under $1_000", (1000, None, None), None),
+    ("a camera strap under $1,50,000", (150000, None, None), None),
+    ("a camera strap under $6 0", (None, None, None), "$6 0"),
+    ("a camera strap under $6\u200b0", (None, None, None), "$6 0"),
+    ("a camera strap under $60.5.5", (None, None, None), "$60.5.5"),
+    ("a camera strap under $NaN", (None, None, None), "$NaN"),
+    ("a camera strap under $inf", (None, None, None), "$inf"),
+    ("a camera strap under $∞", (None, None, None), "$∞"),
+    ("a camera strap for a couple hundred dollars", (None, None, None), "couple hundred"),
+    ("a camera strap under half a hundred dollars", (None, None, None), "half a hundred"),
+    ("a camera strap under fifty-five point five dollars", (55.5, None, None), None),
+    ("a camera strap for a dozen dollars", (None, None, None), "a dozen dollars"),
+    ("a camera strap and a bag, 60 dollars and 50 cents total", (60.5, None, 60.5), None),
+    ("ремешок для камеры до шестидесяти долларов", (None, None, None), "шестидесяти долларов"),
+    ("相机背带 六十美元以下", (None, None, None), "六十美元"),
+    ("カメラストラップ 六十ドル以下", (None, None, None), "六十ドル"),
+    ("حزام كاميرا تحت ستين دولار", (None, None, None), "ستين دولار"),
+    ("a camera strap under 40 CHF", (None, None, None), "in CHF"),
+    ("a camera strap under USD60", (60, None, None), None),
+    ("a camera strap for twenty to thirty dollars", (30, 20, None), None),
+]
+
+
+@pytest.mark.parametrize(("request_text", "limits", "named"), READ_OR_NAMED)
+def test_an_amount_is_read_as_written_or_named_at_approval(
+    request_text: str, limits: tuple[float | None, ...], named: str | None
+) -> None:
+    stated = read_limits(request_text)
+    assert (stated.max_price, stated.min_price, stated.total) == limits
+    warnings = limit_warnings(stated, PLAN)
+    if named is None:
+        assert stated.unreadable == () and stated.foreign == ()
+    else:
+        assert any(named in w for w in warnings), warnings
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "a camera strap under -$60",
+        "a camera strap under \u2212$60",
+        "a camera strap under minus sixty dollars",
+        "a camera strap under $-60",
+    ],
+)
+def test_a_negative_amount_is_refused_however_it_is_written(request_text: str) -> None:
+    with pytest.raises(RequestError, match="no product can meet"):
+        checked_request(request_text)
+
+
+def test_a_range_with_a_dash_is_no_negative_amount() -> None:
+    assert checked_request("a camera strap, $20 - $40")[1].max_price == 40
+
+
+def test_three_capitals_that_name_no_currency_are_no_price() -> None:
+    stated = read_limits("a lamp with 40 LED bulbs")
+    assert not stated.any
+
+
+def test_words_beside_a_currency_that_name_nothing_are_no_amount() -> None:
+    assert read_limits("a wallet for US bills, prices in dollars").unreadable == ()
