@@ -214,15 +214,17 @@ PRICE_RANGE_WORDS = re.compile(
 )
 UPPER_LIMIT = re.compile(
     rf"(?:{_UPPER})\s*(?:the\s+|a\s+|an\s+)?(?:price\s+of\s+)?{_PRICE}"
-    rf"|(?:(?:{_PRICE_WORDS})\s+(?:{_UPPER})\s*{_PRICED_NUMBER})"
-    rf"|{_PRICE}\s*(?:{_UPPER_AFTER})",
+    rf"|(?:(?:{_PRICE_WORDS})\s+(?:{_UPPER})\s*{_PRICED_NUMBER})",
     re.IGNORECASE,
 )
 LOWER_LIMIT = re.compile(
-    rf"(?:{_LOWER})\s*{_PRICE}|(?:(?:{_PRICE_WORDS})\s+(?:{_LOWER})\s*{_PRICED_NUMBER})"
-    rf"|{_PRICE}\s*(?:{_LOWER_AFTER})",
+    rf"(?:{_LOWER})\s*{_PRICE}|(?:(?:{_PRICE_WORDS})\s+(?:{_LOWER})\s*{_PRICED_NUMBER})",
     re.IGNORECASE,
 )
+# A limit word after the price, read after those before it: "at least $70 total" is a
+# floor, not a total.
+UPPER_LIMIT_AFTER = re.compile(rf"{_PRICE}\s*(?:{_UPPER_AFTER})", re.IGNORECASE)
+LOWER_LIMIT_AFTER = re.compile(rf"{_PRICE}\s*(?:{_LOWER_AFTER})", re.IGNORECASE)
 # Read before the two above, so that "not over $60" is never "over $60".
 NEGATED_LOWER_LIMIT = re.compile(rf"(?:{_negated(_LOWER_OF_LANGUAGE)})\s*{_PRICE}", re.IGNORECASE)
 NEGATED_UPPER_LIMIT = re.compile(rf"(?:{_negated(_UPPER_OF_LANGUAGE)})\s*{_PRICE}", re.IGNORECASE)
@@ -231,8 +233,8 @@ BUDGET_NUMBER = re.compile(rf"\bbudget(?: of| is|:)?\s*{_NUMBER}(?![\w.%])", re.
 # A price written below zero ("under $-5", "-5 dollars"): no product costs that.
 NEGATIVE_PRICE = re.compile(
     rf"{_CURRENCY_BEFORE}\s*[-−]\s*\d|(?<![\w.])(?:[-−]|minus\s)\s*{_NUMBER}\s*{_CURRENCY_AFTER}"
-    # "-$60", "minus $60", but not a range's "$20 - $40".
-    rf"|(?<![\d.,])(?<![\d.,]\s)(?:[-−]|\bminus\s)\s*{_CURRENCY_BEFORE}\s*{_NUMBER}",
+    # "-$60", "minus $60", but not a range's "$20-$40" nor a dash: "a card - $850".
+    rf"|(?<![\w.,])(?:[-−]|minus\s+){_CURRENCY_BEFORE}\s*{_NUMBER}",
     re.IGNORECASE,
 )
 # Words that make a cap one on the sum of the items: "$150 total", "all three for $90",
@@ -319,6 +321,13 @@ def _words_to_digits(words: str) -> str:
             return words
         return digits
     return words
+
+
+def count_of(clause: str) -> int | None:
+    """The count a clause starts with, in digits or English words ("three camera straps":
+    3); None for none. Only English: "Once you sort..." is eleven in Spanish."""
+    count = re.match(r"(\d+)\s+[^\W\d_]", alpha2digit(clause.strip(), "en", threshold=0))
+    return int(count.group(1)) if count is not None else None
 
 
 # "60 dollars and 50 cents": one amount, $60.50.

@@ -14,7 +14,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from catalog.models import PRICE_CURRENCY
+from catalog.models import PRICE_CURRENCY, money
 from graph.reading.phrases import (
     BARE_PRICE,
     BUDGET_NUMBER,
@@ -22,6 +22,7 @@ from graph.reading.phrases import (
     EACH_WORDS,
     ITEM_AFTER,
     LOWER_LIMIT,
+    LOWER_LIMIT_AFTER,
     NEGATED_LOWER_LIMIT,
     NEGATED_UPPER_LIMIT,
     NEGATIVE_PRICE,
@@ -33,6 +34,8 @@ from graph.reading.phrases import (
     TOTAL_BEFORE_CHARS,
     TOTAL_WORDS,
     UPPER_LIMIT,
+    UPPER_LIMIT_AFTER,
+    count_of,
     currency_of,
     decimal_mark_of,
     numbers_of,
@@ -68,7 +71,8 @@ def _price_spans(request: str) -> list[_PriceSpan]:
     found = [
         _PriceSpan(*match.span(), "unreadable", [], PRICE_CURRENCY, match.group(0))
         for match in unreadable_amounts(request)
-        if match.group("words") is None or product_words(match.group("words"))
+        if currency_of(match.group(0)) is not None
+        and (match.group("words") is None or product_words(match.group("words")))
     ]
     for kind, pattern in (
         ("range", RANGE),
@@ -77,6 +81,8 @@ def _price_spans(request: str) -> list[_PriceSpan]:
         ("min", NEGATED_UPPER_LIMIT),
         ("max", UPPER_LIMIT),
         ("min", LOWER_LIMIT),
+        ("max", UPPER_LIMIT_AFTER),
+        ("min", LOWER_LIMIT_AFTER),
         ("max", BUDGET_NUMBER),
         ("bare", BARE_PRICE),
     ):
@@ -128,13 +134,19 @@ def _item_words(request: str, span: _PriceSpan, previous_end: int) -> tuple[str,
     """The product words of the item a cap follows: the last clause before it with any,
     since the previous price phrase ("a tent, a stove and a lamp under $40": the lamp);
     with none there, the item the clause after it names ("no more than $10 on the kit")."""
+    # "under $40 for the strap": the item named after the cap, when the request names it
+    # elsewhere too, is the cap's (not the clause before: "a strap and a bag, under $40").
+    named_after = ITEM_AFTER.match(request[span.end :])
+    after = product_words(named_after.group(1)) if named_after else []
+    elsewhere = product_words(request[: span.start])
+    if after and set(after) & set(elsewhere):
+        return tuple(after)
     clauses = _ITEM_SEPARATORS.split(request[previous_end : span.start])
     for clause in reversed(clauses):
         words = product_words(clause)
         if words:
             return tuple(words)
-    named_after = ITEM_AFTER.match(request[span.end :])
-    return tuple(product_words(named_after.group(1))) if named_after else ()
+    return tuple(after)
 
 
 def listed_items(request: str) -> list[str]:
@@ -238,11 +250,34 @@ def read_limits(request: str) -> StatedLimits:
             if span in caps or any(c.start == span.start for c in caps):
                 cap = next(c for c in caps if c.start == span.start)
                 words = _item_words(text, cap, previous_end)
+                if not words and item_caps:
+                    # A cap that names no item after another ("under $60, no, under $40",
+                    # "under $60 and under $40"): that item's cap stated again; the later
+                    # applies, as a correction comes after what it corrects, and both are shown.
+                    earlier = item_caps.pop()
+                    words, stated_caps = earlier.words, (earlier.text, _quoted(cap.text))
+                    choices.append(
+                        LimitChoice(kind="price cap", stated=stated_caps, applied=stated_caps[1])
+                    )
                 if words:
                     item_caps.append(
                         ItemCap(words=words, max_price=cap.values[-1], text=_quoted(cap.text))
                     )
             previous_end = span.end
+        if total is None and len(item_caps) == 1:
+            max_price, item_caps = item_caps[0].max_price, []  # one item, its cap corrected
+    # "three camera straps": several of one item, which a plan of one pick per item does
+    # not buy; named at approval, and no total of one of each is called within budget.
+    several = [
+        _quoted(clause.strip())
+        for clause in _ITEM_SEPARATORS.split(without_limit_phrases(text))
+        if (count_of(clause) or 0) > 1 and product_words(clause)
+    ]
+    floor = _single(lowers)
+    ceiling = total if total is not None else max_price
+    if floor is not None and ceiling is not None and floor > ceiling:
+        # "$60 total or less, at least $70 total": no product is both.
+        impossible.append(f"a floor of {money(floor)} above a cap of {money(ceiling)}")
     ratings: set[float] = set()
     for match in RATING.finditer(text):
         value = numbers_of(match.groups()[:1] + match.groups()[3:])
@@ -251,7 +286,7 @@ def read_limits(request: str) -> StatedLimits:
             ratings.add(rating)
     return StatedLimits(
         max_price=max_price,
-        min_price=_single(lowers),
+        min_price=floor,
         min_rating=_single(ratings),
         prices=tuple(sorted(prices | {s.values[-1] for s in uppers} | lowers)),
         ratings=tuple(sorted(ratings)),
@@ -261,6 +296,9 @@ def read_limits(request: str) -> StatedLimits:
         impossible=tuple(dict.fromkeys(impossible)),
         unreadable=tuple(dict.fromkeys(unreadable)),
         choices=tuple(choices),
+        # Where several of an item are asked for, a cap on each is no budget for all.
+        max_price_each=bool(each_spans and several) and max_price == each_cap,
+        several=tuple(several),
     )
 
 
@@ -274,7 +312,7 @@ def checked_request(request: object) -> tuple[str, StatedLimits]:
     if stated.impossible:
         raise RequestError(
             f"the request states a limit no product can meet ({', '.join(stated.impossible)}):"
-            " a price limit must be a number above zero"
+            " a price limit must be a number above zero, and a floor no higher than the cap"
         )
     return cleaned, stated
 

@@ -11,9 +11,13 @@ from typing import Any
 
 import pytest
 
+from catalog import Product
+from graph.choosing.outcome import checked_outcome
+from graph.choosing.pool import choice_pool
+from graph.cli.render import budget_line
 from graph.reading.stated import checked_request, read_limits
-from graph.schemas import Plan, RequestError
-from graph.shaping.limits import limit_warnings
+from graph.schemas import Plan, ProductSummary, RequestError, StepResult
+from graph.shaping.limits import limit_warnings, reconcile_limits
 
 DEV_SET = Path(__file__).parents[1] / "fixtures" / "amounts_dev.json"
 PHRASINGS: list[dict[str, Any]] = json.loads(DEV_SET.read_text(encoding="utf-8"))
@@ -139,3 +143,104 @@ def test_three_capitals_that_name_no_currency_are_no_price() -> None:
 
 def test_words_beside_a_currency_that_name_nothing_are_no_amount() -> None:
     assert read_limits("a wallet for US bills, prices in dollars").unreadable == ()
+
+
+# Two limits: a correction (the later) applies and both are shown; a floor above the cap
+# is refused; a cap for a named item is that item's. (request, max, min, total, item caps,
+# the limits shown as one kind with the one applied).
+TWO_LIMITS = [
+    ("a camera strap under $60, no, under $40", 40, None, None, [], ("under $60", "under $40")),
+    ("a strap under $60. Actually under $30", 30, None, None, [], ("under $60", "under $30")),
+    ("a camera strap under $60 and under $40", 40, None, None, [], ("under $60", "under $40")),
+    (
+        "a camera strap and a bag, under $40 for the strap and $60 total",
+        None, None, 60, [(("strap",), 40)], None,
+    ),
+    ("a camera strap and a bag, under $30 each, $60 total", 30, None, 60, [], None),
+    ("a camera strap for twenty to thirty dollars", 30, 20, None, [], None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("request_text", "cap", "floor", "total", "caps", "shown"), TWO_LIMITS)
+def test_two_limits_are_both_kept_or_both_shown_with_the_one_applied(
+    request_text: str,
+    cap: float | None,
+    floor: float | None,
+    total: float | None,
+    caps: list[tuple[tuple[str, ...], float]],
+    shown: tuple[str, str] | None,
+) -> None:
+    stated = read_limits(request_text)
+    assert (stated.max_price, stated.min_price, stated.total) == (cap, floor, total)
+    assert [(c.words, c.max_price) for c in stated.item_caps] == caps
+    choices = [w for w in limit_warnings(stated, PLAN) if "limits of one kind" in w]
+    if shown is None:
+        assert choices == []
+    else:
+        (warning,) = choices
+        assert f"{shown[0]!r}, {shown[1]!r}; {shown[1]!r} is applied" in warning
+
+
+def test_a_floor_above_the_cap_is_refused_as_impossible() -> None:
+    with pytest.raises(RequestError, match=r"a floor of \$70.00 above a cap of \$60.00"):
+        checked_request("a camera strap and a bag, $60 total or less, at least $70 total")
+
+
+def test_a_cap_on_each_item_is_no_budget_for_the_whole() -> None:
+    stated = read_limits("three camera straps, $25 each")
+    assert (stated.max_price, stated.budget) == (25, None)
+    plan = Plan.model_validate(
+        {
+            "goal": "three camera straps",
+            "budget": 25,
+            "steps": [{"step": 1, "action": "Search straps", "query": "camera strap"}],
+        }
+    )
+    reconciled = reconcile_limits("three camera straps, $25 each", stated, plan)
+    assert reconciled.plan.budget is None and reconciled.plan.steps[0].max_price == 25
+    assert reconciled.notes == ["budget $25.00 is the request's cap on each item: removed"]
+
+
+def test_several_of_one_item_are_named_and_one_of_each_is_never_within_budget() -> None:
+    stated = read_limits("three camera straps, $60 total")
+    assert stated.several == ("three camera straps",)
+    assert any("'three camera straps'" in w for w in limit_warnings(stated, PLAN))
+    plan = Plan.model_validate(
+        {
+            "goal": "three camera straps",
+            "budget": 60,
+            "steps": [
+                {"step": 1, "action": "Search straps", "query": "camera strap", "max_price": 60},
+                {"step": 2, "action": "Pick", "query": None},
+            ],
+        }
+    )
+    strap = Product(id="s1", title="Leather Camera Strap", category="misc", price=20, rating=4.5)
+    results = [
+        StepResult(step=1, kind="search", action="search", products=[ProductSummary.of(strap)])
+    ]
+    catalog = FakeCatalog(strap)
+    pool = choice_pool(plan, "three camera straps, $60 total", None, results, catalog)  # type: ignore[arg-type]
+    outcome = checked_outcome(
+        plan,
+        pool,
+        results,
+        stated=stated,
+        follow_up=None,
+        plan_warnings=[],
+        catalog=catalog,  # type: ignore[arg-type]
+    )
+    assert [p.id for p in outcome.picks] == ["s1"]
+    assert outcome.within_budget is None
+    assert "within budget" not in budget_line(outcome)
+    assert read_limits("one camera strap, $60 total").several == ()
+
+
+class FakeCatalog:
+    """The one catalog call the choosing code makes: records by id (a fake catalog)."""
+
+    def __init__(self, *products: Product) -> None:
+        self.products = {p.id: p for p in products}
+
+    def get(self, ids: list[str]) -> dict[str, Product]:
+        return {i: self.products[i] for i in ids if i in self.products}
