@@ -10,11 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes import FakeShoppingChatModel
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import MemorySaver
 
 from catalog import Product
+from graph.builder import build_graph
 from graph.choosing.outcome import checked_outcome
 from graph.choosing.pool import choice_pool
 from graph.cli.render import budget_line
+from graph.context import Context
 from graph.reading.stated import checked_request, read_limits
 from graph.schemas import Plan, ProductSummary, RequestError, StepResult
 from graph.shaping.limits import limit_warnings, reconcile_limits
@@ -244,3 +249,34 @@ class FakeCatalog:
 
     def get(self, ids: list[str]) -> dict[str, Product]:
         return {i: self.products[i] for i in ids if i in self.products}
+
+
+STRAP_PLAN = {
+    "goal": "a camera strap",
+    "budget": None,
+    "steps": [
+        {"step": 1, "action": "Find camera straps", "query": "camera strap"},
+        {"step": 2, "action": "Pick one", "query": None},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("request_text", "named"),
+    [
+        ("a camera strap under $6 0", "'$6 0' cannot be read"),
+        ("three camera straps, $25 each", "asks for 'three camera straps'"),
+        ("a camera strap under $60, no, under $40", "'under $40' is applied"),
+    ],
+)
+def test_what_is_named_reaches_the_approval_prompt(
+    small_catalog_file: Path, request_text: str, named: str
+) -> None:
+    """Through the real graph with a fake planner model: the approval interrupt's warnings."""
+    graph = build_graph(checkpointer=MemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "amounts"}}
+    model = FakeShoppingChatModel(replies={"Plan": [STRAP_PLAN]})
+    context = Context(chat_model=model, catalog=str(small_catalog_file))
+    graph.invoke({"request": request_text}, config, context=context)
+    (interrupt,) = graph.get_state(config).interrupts
+    assert any(named in w for w in interrupt.value["warnings"]), interrupt.value["warnings"]
