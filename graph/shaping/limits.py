@@ -169,6 +169,19 @@ def _reconcile_step(
                 f"{money(item_cap.max_price)} ({item_cap.text}, for {' '.join(item_cap.words)})"
             )
             value = None
+        one_cap = stated.max_price if item_cap is None else None
+        if (
+            value is not None
+            and name == "max_price"
+            and one_cap is not None
+            and value > one_cap + 0.005
+        ):
+            # "under $60, no, under $40": $60 is stated, but not the cap applied.
+            notes.append(
+                f"step {step.step}: price cap {money(value)} is above the request's cap: "
+                f"set to {money(one_cap)}"
+            )
+            value = None
         if (
             value is not None
             and name == "min_price"

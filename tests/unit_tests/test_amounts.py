@@ -280,3 +280,17 @@ def test_what_is_named_reaches_the_approval_prompt(
     graph.invoke({"request": request_text}, config, context=context)
     (interrupt,) = graph.get_state(config).interrupts
     assert any(named in w for w in interrupt.value["warnings"]), interrupt.value["warnings"]
+
+
+def test_a_corrected_cap_the_model_kept_on_a_search_is_set_to_the_one_applied() -> None:
+    request = "a camera strap under $60, no, under $40"
+    plan = Plan.model_validate(
+        {
+            **STRAP_PLAN,
+            "budget": 60,
+            "steps": [{**STRAP_PLAN["steps"][0], "max_price": 60}, STRAP_PLAN["steps"][1]],  # type: ignore[index]
+        }
+    )
+    reconciled = reconcile_limits(request, read_limits(request), plan)
+    assert (reconciled.plan.budget, reconciled.plan.steps[0].max_price) == (40, 40)
+    assert "step 1: price cap $60.00 is above the request's cap: set to $40.00" in reconciled.notes
