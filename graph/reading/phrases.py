@@ -51,10 +51,9 @@ _OTHER_CURRENCY = (
     + re.escape("".join(c for c in map(chr, range(0x110000)) if unicodedata.category(c) == "Sc"))
     + "]"
 )
-# A code glued to its number is still the code: "USD60".
-_CURRENCY_BEFORE = (
-    rf"(?:\$|us\$|usd(?![^\W\d_])|€|eur(?![^\W\d_])|£|gbp(?![^\W\d_])|¥|₹|{_OTHER_CURRENCY})"
-)
+# Every sign ("$", "€", "₹") is one of those; a code glued to its number is still the
+# code: "USD60".
+_CURRENCY_BEFORE = rf"(?:us\$|(?:usd|eur|gbp)(?![^\W\d_])|{_OTHER_CURRENCY})"
 _CURRENCY_AFTER = "(?:" + "|".join([*_CURRENCY_WORDS.values(), _OTHER_CURRENCY]) + ")"
 # A price: "$40", "$ 40", "40 dollars", "40 USD", "USD 40", "40 bucks", "40$", "€40",
 # "200ドル", "٢٠٠ دولار".
