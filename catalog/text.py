@@ -18,7 +18,8 @@ _FILLER = frozenset(
     find get buy want wants need needs looking look search locate explore discover identify
     seek seeking please help show give order purchase shop shopping pick choose select recommend
     recommendation suggest can could would should will must also just only very really
-    ideally preferably specifically ensure ensuring make sure check verify confirm which who
+    actually ideally preferably specifically ensure ensuring make sure check verify confirm
+    which who
     what where when how best good great nice new high quality high-quality top premium
     amazon online store price priced prices pricing cost costs costing budget total
     under below less than lower cheaper at most up no more not over above least minimum

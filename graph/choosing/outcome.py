@@ -103,8 +103,9 @@ def checked_outcome(
             outcome.warnings.append(
                 f"total {money(outcome.total_price)} is over the budget of {money(outcome.budget)}"
             )
-        elif outcome.picks and not outcome.missing:
-            # Only a whole recommendation is "within budget": a part of one, or none, is not.
+        elif outcome.picks and not outcome.missing and not stated.several:
+            # Only a whole recommendation is "within budget": a part of one, or none, is
+            # not, nor one of each where the request asks for several of an item.
             outcome.within_budget = True
     if outcome.picks and not choice.fits:
         outcome.warnings.extend(choice.notes)  # nothing fits: how far the cheapest is over

@@ -327,4 +327,7 @@ def budget_line(outcome: Outcome) -> str:
     budget = f" of {money(outcome.budget)} budget"
     if outcome.within_budget:
         return f"{total}{budget} [green]within budget[/]"
+    if outcome.within_budget is None:
+        # One of each item, where the request asks for several (the warnings say which).
+        return f"{total}{budget} [yellow](one of each item: not compared, see below)[/]"
     return f"{total}{budget} [red]over budget[/]"

@@ -14,18 +14,20 @@ import re
 import unicodedata
 
 from price_parser import Price
-from text_to_num import text2num
+from text_to_num import alpha2digit, text2num
 
 from catalog.models import PRICE_CURRENCY
 
 # Digits of any script ("٢٠٠" reads as 200) in groups of three, between them ",", ".",
-# a space, a thin space, "'" or the Arabic thousands separator (U+066C), then "." or ","
+# a space, a thin space, "'", "_" or the Arabic thousands separator (U+066C), or in
+# Indian groups of two, then "." or ","
 # or the Arabic decimal separator (U+066B) before decimals, and a "k" or "m" suffix:
 # "1,500", "1.500,00", "1 000", "1'500", "40,50", "1.5k". Which mark is which is left to
 # amount_of. A space-grouped number is one only where no word or count goes on ("$50 100-pack").
 _DIGIT_GROUPS = (
-    r"\d{1,3}(?:(?:,\d{3})+|(?:\.\d{3})+|(?:[ \u2009\u202f]\d{3})+(?![\w-])|(?:'\d{3})+"
-    r"|(?:٬\d{3})+)"
+    r"\d{1,2}(?:,\d\d)+,\d{3}"  # Indian lakhs and crores: "1,50,000"
+    r"|\d{1,3}(?:(?:,\d{3})+|(?:\.\d{3})+|(?:[ \u2009\u202f]\d{3})+(?![\w-])|(?:'\d{3})+"
+    r"|(?:٬\d{3})+|(?:_\d{3})+)"
 )
 _NUMBER_TEXT = rf"(?:{_DIGIT_GROUPS}|\d+)(?:[.,٫]\d+)?(?:[km]\b)?"
 _NUMBER = rf"({_NUMBER_TEXT})"
@@ -42,8 +44,17 @@ _CURRENCY_WORDS = {
     "INR": r"₹|inr\b|rupees?\b",
 }
 CURRENCY_OF = {code: re.compile(words, re.IGNORECASE) for code, words in _CURRENCY_WORDS.items()}
-_CURRENCY_BEFORE = r"(?:\$|us\$|usd\b|€|eur\b|£|gbp\b|¥|₹)"
-_CURRENCY_AFTER = "(?:" + "|".join(_CURRENCY_WORDS.values()) + ")"
+# Any other currency sign, or a code price-parser knows ("40 CHF", "₩40"): read, and
+# shown as stated (currency_of asks price-parser which currency it is).
+_OTHER_CURRENCY = (
+    r"(?-i:\b[A-Z]{3}(?![^\W\d_]))|["
+    + re.escape("".join(c for c in map(chr, range(0x110000)) if unicodedata.category(c) == "Sc"))
+    + "]"
+)
+# Every sign ("$", "€", "₹") is one of those; a code glued to its number is still the
+# code: "USD60".
+_CURRENCY_BEFORE = rf"(?:us\$|(?:usd|eur|gbp)(?![^\W\d_])|{_OTHER_CURRENCY})"
+_CURRENCY_AFTER = "(?:" + "|".join([*_CURRENCY_WORDS.values(), _OTHER_CURRENCY]) + ")"
 # A price: "$40", "$ 40", "40 dollars", "40 USD", "USD 40", "40 bucks", "40$", "€40",
 # "200ドル", "٢٠٠ دولار".
 _PRICE = rf"(?:{_CURRENCY_BEFORE}\s*{_NUMBER}|{_NUMBER}\s*{_CURRENCY_AFTER})"
@@ -191,7 +202,8 @@ NOT_A_LIMIT = re.compile(
 
 RANGE = re.compile(
     rf"(?:between|from|range of|range|ranging from|entre|zwischen)?\s*{_PRICE}\s*"
-    rf"(?:-|–|to|and|y|e|et|und|a|bis)\s*(?:{_PRICE}|{_NUMBER}(?![\w.%]))",
+    rf"(?:-|–|to|and|y|e|et|und|a|bis)\s*(?:{_PRICE}|{_NUMBER}(?![\w.%]))"
+    rf"|(?<![\w.,]){_NUMBER}\s*(?:-|–|to)\s*{_NUMBER}\s*{_CURRENCY_AFTER}",  # "20 to 30 dollars"
     re.IGNORECASE,
 )
 PRICE_RANGE_WORDS = re.compile(
@@ -201,15 +213,17 @@ PRICE_RANGE_WORDS = re.compile(
 )
 UPPER_LIMIT = re.compile(
     rf"(?:{_UPPER})\s*(?:the\s+|a\s+|an\s+)?(?:price\s+of\s+)?{_PRICE}"
-    rf"|(?:(?:{_PRICE_WORDS})\s+(?:{_UPPER})\s*{_PRICED_NUMBER})"
-    rf"|{_PRICE}\s*(?:{_UPPER_AFTER})",
+    rf"|(?:(?:{_PRICE_WORDS})\s+(?:{_UPPER})\s*{_PRICED_NUMBER})",
     re.IGNORECASE,
 )
 LOWER_LIMIT = re.compile(
-    rf"(?:{_LOWER})\s*{_PRICE}|(?:(?:{_PRICE_WORDS})\s+(?:{_LOWER})\s*{_PRICED_NUMBER})"
-    rf"|{_PRICE}\s*(?:{_LOWER_AFTER})",
+    rf"(?:{_LOWER})\s*{_PRICE}|(?:(?:{_PRICE_WORDS})\s+(?:{_LOWER})\s*{_PRICED_NUMBER})",
     re.IGNORECASE,
 )
+# A limit word after the price, read after those before it: "at least $70 total" is a
+# floor, not a total.
+UPPER_LIMIT_AFTER = re.compile(rf"{_PRICE}\s*(?:{_UPPER_AFTER})", re.IGNORECASE)
+LOWER_LIMIT_AFTER = re.compile(rf"{_PRICE}\s*(?:{_LOWER_AFTER})", re.IGNORECASE)
 # Read before the two above, so that "not over $60" is never "over $60".
 NEGATED_LOWER_LIMIT = re.compile(rf"(?:{_negated(_LOWER_OF_LANGUAGE)})\s*{_PRICE}", re.IGNORECASE)
 NEGATED_UPPER_LIMIT = re.compile(rf"(?:{_negated(_UPPER_OF_LANGUAGE)})\s*{_PRICE}", re.IGNORECASE)
@@ -217,7 +231,9 @@ BARE_PRICE = re.compile(_PRICE, re.IGNORECASE)
 BUDGET_NUMBER = re.compile(rf"\bbudget(?: of| is|:)?\s*{_NUMBER}(?![\w.%])", re.IGNORECASE)
 # A price written below zero ("under $-5", "-5 dollars"): no product costs that.
 NEGATIVE_PRICE = re.compile(
-    rf"{_CURRENCY_BEFORE}\s*[-−]\s*\d|(?<![\w.])[-−]\s*{_NUMBER}\s*{_CURRENCY_AFTER}",
+    rf"{_CURRENCY_BEFORE}\s*[-−]\s*\d|(?<![\w.])(?:[-−]|minus\s)\s*{_NUMBER}\s*{_CURRENCY_AFTER}"
+    # "-$60", "minus $60", but not a range's "$20-$40" nor a dash: "a card - $850".
+    rf"|(?<![\w.,])(?:[-−]|minus\s+){_CURRENCY_BEFORE}\s*{_NUMBER}",
     re.IGNORECASE,
 )
 # Words that make a cap one on the sum of the items: "$150 total", "all three for $90",
@@ -275,23 +291,57 @@ _WORDS_AFTER_RATING = re.compile(
 )
 
 
+# A bare hundred or thousand ("a thousand", "doscientos") is read after a limit or price
+# word only; after another word ("a couple hundred", "half a hundred") that word says how
+# many, which no reader here knows: it stays in words, and is named (unreadable_amounts).
+_BEFORE_A_BARE_SCALE = re.compile(
+    rf"(?<!\w)(?:{_UPPER}|{_LOWER}|{_PRICE_WORDS})(?:\s+[^\W\d_]{{1,2}})?\s*$", re.IGNORECASE
+)
+
+
 def _words_to_digits(words: str) -> str:
-    """`words` with the longest run of number words that ends them written in digits
-    ("for one hundred and fifty" -> "for 150"); as they are when they end in no number."""
-    for start in (m.start() for m in re.finditer(r"\S+", words)):
-        for language in _NUMBER_WORD_LANGUAGES:
-            try:
-                return words[:start] + str(text2num(words[start:], language))
-            except ValueError:
-                continue
+    """`words` with the number words that end them written in digits by text2num, in the
+    first of the planner's languages that reads a number there ("for twenty to thirty" ->
+    "for 20 to 30", "fifty-five point five" -> "55.5"); as they are when they end in no
+    number, or in a bare hundred or thousand after a word that says how many."""
+    for language in _NUMBER_WORD_LANGUAGES:
+        digits = alpha2digit(words, language, threshold=0)
+        number = re.search(r"\d+$", digits)
+        if number is None:
+            continue
+        last_word = words.split()[-1]
+        try:
+            bare_scale = int(number.group(0)) >= 100 and text2num(last_word, language) == int(
+                number.group(0)
+            )
+        except ValueError:
+            bare_scale = False
+        if bare_scale and not _BEFORE_A_BARE_SCALE.search(digits[: number.start()]):
+            return words
+        return digits
     return words
+
+
+def count_of(clause: str) -> int | None:
+    """The count a clause starts with, in digits or English words ("three camera straps":
+    3); None for none. Only English: "Once you sort..." is eleven in Spanish."""
+    count = re.match(r"(\d+)\s+[^\W\d_]", alpha2digit(clause.strip(), "en", threshold=0))
+    return int(count.group(1)) if count is not None else None
+
+
+# "60 dollars and 50 cents": one amount, $60.50.
+_AND_CENTS = re.compile(
+    rf"(?<![\d.,])(\d+)\s*({_CURRENCY_AFTER})\s+(?:[^\W\d_]+\s+)?(\d{{1,2}})\s*cents?\b",
+    re.IGNORECASE,
+)
 
 
 def with_digits(text: str) -> str:
     """`text` with the number words of its limits written as digits ("fifty dollars" ->
     "50 dollars"), so one set of patterns reads both."""
     text = _WORDS_BEFORE_UNIT.sub(lambda m: _words_to_digits(m.group(1)), text)
-    return _WORDS_AFTER_RATING.sub(lambda m: m.group(1) + _words_to_digits(m.group(2)), text)
+    text = _WORDS_AFTER_RATING.sub(lambda m: m.group(1) + _words_to_digits(m.group(2)), text)
+    return _AND_CENTS.sub(lambda m: f"{m[1]}.{int(m[3]):02d} {m[2]}", text)
 
 
 DANGLING = re.compile(
@@ -313,7 +363,7 @@ def amount_of(number: str, decimal_mark: str | None = None) -> float | None:
     they leave it open ("1.500"), `decimal_mark` (the phrase's language's) decides. None
     when the text is no number."""
     number = "".join(str(unicodedata.decimal(c, c)) for c in number.strip())
-    number = number.replace("٬", "").replace("٫", ".")
+    number = number.replace("٬", "").replace("_", "").replace("٫", ".")
     multiplier = _SUFFIXES.get(number[-1:].lower(), 1)
     if multiplier != 1:
         number = number[:-1]
@@ -328,32 +378,51 @@ def numbers_of(
     return [amount_of(g, decimal_mark) for g in groups if g]
 
 
-# A number glued to letters beside a currency ("$6O" with the letter O, "$1e309"): no
-# amount a person can be sure of, so it is named, never read as the digits it starts with.
-_GLUED_NUMBER = r"(\d[\d.,'a-z]*[a-z][\d.,'a-z]*)"
-GLUED_AMOUNT = re.compile(
-    rf"{_CURRENCY_BEFORE}\s*{_GLUED_NUMBER}|(?<![\w.,']){_GLUED_NUMBER}\s*{_CURRENCY_AFTER}",
+# What stands beside a currency as its amount: digits glued to letters and marks, and
+# digits a space apart ("$6 0", a zero-width space read as one); after a sign, a word or a
+# symbol ("$NaN", "$∞"); before a currency word, words no number was read from ("a dozen
+# dollars", "шестидесяти долларов"). Only one number is an amount ("$1,299.99", "$1.5k",
+# "$40USD"); the rest ("$6O", "$1e309", "$60.5.5") is named, never read as the digits it
+# starts with.
+_AMOUNT_TEXT = r"(\d[\w.,'٬٫]*(?:[ \u2009\u202f]\d[\w.,'٬٫]*(?![\w-]))*)"
+_NO_NUMBER_AFTER_SIGN = r"([^\W\d_]+|[^\w\s\-−+<>=≤≥.,;:!?()'\"$€£¥₹])"
+_WORDS_BESIDE_CURRENCY = (
+    r"(?<![\w'])(?<!\d\s)(?P<words>(?:[^\W\d_]+\s+){0,2}[^\W\d_]+)[\s-]*(?=[^\W\d_])"
+)
+AMOUNT_BESIDE_CURRENCY = re.compile(
+    rf"{_CURRENCY_BEFORE}\s*(?:{_AMOUNT_TEXT}|{_NO_NUMBER_AFTER_SIGN})"
+    rf"|(?<![\w.,']){_AMOUNT_TEXT}\s*{_CURRENCY_AFTER}"
+    rf"|{_WORDS_BESIDE_CURRENCY}{_CURRENCY_AFTER}(?!\s*\d)",
     re.IGNORECASE,
 )
-# ... but "$1.5k" and "$40USD" are numbers.
-_NUMBER_WITH_LETTERS = re.compile(rf"{_NUMBER_TEXT}(?:{_CURRENCY_AFTER})?[.,']*", re.IGNORECASE)
+_ONE_NUMBER = re.compile(rf"{_NUMBER_TEXT}(?:{_CURRENCY_AFTER})?[.,']*", re.IGNORECASE)
 
 
-def unreadable_amounts(text: str) -> list[tuple[int, int]]:
-    """Where `text` writes an amount beside a currency that is no number."""
+def unreadable_amounts(text: str) -> list[re.Match[str]]:
+    """Where `text` writes an amount beside a currency that is no one number; a match of
+    words beside a currency (group "words") is one only if a word could name something
+    (not "in dollars": the caller knows the words)."""
     return [
-        match.span()
-        for match in GLUED_AMOUNT.finditer(text)
-        if not _NUMBER_WITH_LETTERS.fullmatch(match.group(1) or match.group(2))
+        match
+        for match in AMOUNT_BESIDE_CURRENCY.finditer(text)
+        if (digits := match.group(1) or match.group(3)) is None or not _ONE_NUMBER.fullmatch(digits)
     ]
 
 
-def currency_of(text: str) -> str:
+_OTHER_CURRENCY_MARK = re.compile(_OTHER_CURRENCY)
+
+
+def currency_of(text: str) -> str | None:
     """The currency a price phrase is written in; a number with a price word only is in
-    the catalog's."""
+    the catalog's. None when its only mark is three capitals that name no currency
+    ("40 LED")."""
     found = [
         (match.start(), code)
         for code, pattern in CURRENCY_OF.items()
         if (match := pattern.search(text)) is not None
     ]
-    return min(found)[1] if found else PRICE_CURRENCY
+    if found:
+        return min(found)[1]
+    if _OTHER_CURRENCY_MARK.search(text):
+        return Price.fromstring(text).currency
+    return PRICE_CURRENCY

@@ -14,7 +14,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from catalog.models import PRICE_CURRENCY
+from catalog.models import PRICE_CURRENCY, money
 from catalog.text import kind_words, opening, product_words
 from graph.reading.phrases import (
     BARE_PRICE,
@@ -23,6 +23,7 @@ from graph.reading.phrases import (
     EACH_WORDS,
     ITEM_AFTER,
     LOWER_LIMIT,
+    LOWER_LIMIT_AFTER,
     NEGATED_LOWER_LIMIT,
     NEGATED_UPPER_LIMIT,
     NEGATIVE_PRICE,
@@ -34,6 +35,8 @@ from graph.reading.phrases import (
     TOTAL_BEFORE_CHARS,
     TOTAL_WORDS,
     UPPER_LIMIT,
+    UPPER_LIMIT_AFTER,
+    count_of,
     currency_of,
     decimal_mark_of,
     numbers_of,
@@ -66,8 +69,10 @@ def _price_spans(request: str) -> list[_PriceSpan]:
     overlapping one already read (unreadable amounts, then ranges first) is skipped; shop
     thresholds ("free shipping over $25") are read with no values."""
     found = [
-        _PriceSpan(start, end, "unreadable", [], PRICE_CURRENCY, request[start:end])
-        for start, end in unreadable_amounts(request)
+        _PriceSpan(*match.span(), "unreadable", [], PRICE_CURRENCY, match.group(0))
+        for match in unreadable_amounts(request)
+        if currency_of(match.group(0)) is not None
+        and (match.group("words") is None or product_words(match.group("words")))
     ]
     for kind, pattern in (
         ("range", RANGE),
@@ -76,6 +81,8 @@ def _price_spans(request: str) -> list[_PriceSpan]:
         ("min", NEGATED_UPPER_LIMIT),
         ("max", UPPER_LIMIT),
         ("min", LOWER_LIMIT),
+        ("max", UPPER_LIMIT_AFTER),
+        ("min", LOWER_LIMIT_AFTER),
         ("max", BUDGET_NUMBER),
         ("bare", BARE_PRICE),
     ):
@@ -84,6 +91,9 @@ def _price_spans(request: str) -> list[_PriceSpan]:
             if any(start < s.end and s.start < end for s in found):
                 continue
             text = match.group(0)
+            currency = currency_of(text)
+            if currency is None:
+                continue  # "40 LED": three capitals that name no currency
             amounts = numbers_of(match.groups(), decimal_mark_of(text))
             values = [a for a in amounts if a is not None]
             if kind == "range" and len(amounts) < 2:
@@ -92,7 +102,7 @@ def _price_spans(request: str) -> list[_PriceSpan]:
                 values = []  # read, so no shorter pattern reads it again, but not a limit
             elif len(values) < len(amounts):
                 kind, values = "unreadable", []
-            found.append(_PriceSpan(start, end, kind, values, currency_of(text), text))
+            found.append(_PriceSpan(start, end, kind, values, currency, text))
     return sorted(found, key=lambda s: s.start)
 
 
@@ -124,13 +134,19 @@ def _item_words(request: str, span: _PriceSpan, previous_end: int) -> tuple[str,
     """The product words of the item a cap follows: the last clause before it with any,
     since the previous price phrase ("a tent, a stove and a lamp under $40": the lamp);
     with none there, the item the clause after it names ("no more than $10 on the kit")."""
+    # "under $40 for the strap": the item named after the cap, when the request names it
+    # elsewhere too, is the cap's (not the clause before: "a strap and a bag, under $40").
+    named_after = ITEM_AFTER.match(request[span.end :])
+    after = product_words(named_after.group(1)) if named_after else []
+    elsewhere = product_words(request[: span.start])
+    if after and set(after) & set(elsewhere):
+        return tuple(after)
     clauses = _ITEM_SEPARATORS.split(request[previous_end : span.start])
     for clause in reversed(clauses):
         words = product_words(clause)
         if words:
             return tuple(words)
-    named_after = ITEM_AFTER.match(request[span.end :])
-    return tuple(product_words(named_after.group(1))) if named_after else ()
+    return tuple(after)
 
 
 def listed_items(request: str) -> list[str]:
@@ -163,8 +179,10 @@ def read_limits(request: str) -> StatedLimits:
     """The price cap, price floor, minimum rating, total and caps per item that the
     request states, and the limits it states in another currency or beyond any price. The
     planner node calls it once per run and stores the result (State.stated_limits)."""
-    # Fullwidth signs and digits and other compatibility forms read as the plain ones.
-    text = with_digits(unicodedata.normalize("NFKC", request))
+    # Fullwidth signs and digits read as the plain ones; an invisible character (a
+    # zero-width space) is a space, as validate_request makes it: "$6\u200b0" is "$6 0".
+    text = "".join(c if c.isprintable() else " " for c in unicodedata.normalize("NFKC", request))
+    text = with_digits(text)
     uppers: list[_PriceSpan] = []
     lowers: set[float] = set()
     bare: set[float] = set()
@@ -232,11 +250,34 @@ def read_limits(request: str) -> StatedLimits:
             if span in caps or any(c.start == span.start for c in caps):
                 cap = next(c for c in caps if c.start == span.start)
                 words = _item_words(text, cap, previous_end)
+                if not words and item_caps:
+                    # A cap that names no item after another ("under $60, no, under $40",
+                    # "under $60 and under $40"): that item's cap stated again; the later
+                    # applies, as a correction comes after what it corrects, and both are shown.
+                    earlier = item_caps.pop()
+                    words, stated_caps = earlier.words, (earlier.text, _quoted(cap.text))
+                    choices.append(
+                        LimitChoice(kind="price cap", stated=stated_caps, applied=stated_caps[1])
+                    )
                 if words:
                     item_caps.append(
                         ItemCap(words=words, max_price=cap.values[-1], text=_quoted(cap.text))
                     )
             previous_end = span.end
+        if total is None and len(item_caps) == 1:
+            max_price, item_caps = item_caps[0].max_price, []  # one item, its cap corrected
+    # "three camera straps": several of one item, which a plan of one pick per item does
+    # not buy; named at approval, and no total of one of each is called within budget.
+    several = [
+        _quoted(clause.strip())
+        for clause in _ITEM_SEPARATORS.split(without_limit_phrases(text))
+        if (count_of(clause) or 0) > 1 and product_words(clause)
+    ]
+    floor = _single(lowers)
+    ceiling = total if total is not None else max_price
+    if floor is not None and ceiling is not None and floor > ceiling:
+        # "$60 total or less, at least $70 total": no product is both.
+        impossible.append(f"a floor of {money(floor)} above a cap of {money(ceiling)}")
     ratings: set[float] = set()
     for match in RATING.finditer(text):
         value = numbers_of(match.groups()[:1] + match.groups()[3:])
@@ -245,7 +286,7 @@ def read_limits(request: str) -> StatedLimits:
             ratings.add(rating)
     return StatedLimits(
         max_price=max_price,
-        min_price=_single(lowers),
+        min_price=floor,
         min_rating=_single(ratings),
         prices=tuple(sorted(prices | {s.values[-1] for s in uppers} | lowers)),
         ratings=tuple(sorted(ratings)),
@@ -255,6 +296,9 @@ def read_limits(request: str) -> StatedLimits:
         impossible=tuple(dict.fromkeys(impossible)),
         unreadable=tuple(dict.fromkeys(unreadable)),
         choices=tuple(choices),
+        # Where several of an item are asked for, a cap on each is no budget for all.
+        max_price_each=bool(each_spans and several) and max_price == each_cap,
+        several=tuple(several),
     )
 
 
@@ -268,7 +312,7 @@ def checked_request(request: object) -> tuple[str, StatedLimits]:
     if stated.impossible:
         raise RequestError(
             f"the request states a limit no product can meet ({', '.join(stated.impossible)}):"
-            " a price limit must be a number above zero"
+            " a price limit must be a number above zero, and a floor no higher than the cap"
         )
     return cleaned, stated
 

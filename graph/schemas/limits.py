@@ -70,6 +70,11 @@ class StatedLimits(BaseModel):
     # written: no limit is taken from them, and the plan says so at approval.
     unreadable: tuple[str, ...] = ()
     choices: tuple[LimitChoice, ...] = ()
+    # max_price is a cap on each item ("$25 each"), not what the whole may cost.
+    max_price_each: bool = False
+    # Items the request asks several of, as written ("three camera straps"): the plan
+    # picks one of each, so its total is never called within budget.
+    several: tuple[str, ...] = ()
     # A follow-up's (graph/checks/follow_up.py): the limits above that carry over from
     # the previous run ("max_price", "min_price", "min_rating", "total"), not stated anew.
     carried: tuple[str, ...] = ()
@@ -84,4 +89,6 @@ class StatedLimits(BaseModel):
     @property
     def budget(self) -> float | None:
         """What the whole recommendation may cost: the stated total, else the one cap."""
-        return self.total if self.total is not None else self.max_price
+        if self.total is not None:
+            return self.total
+        return None if self.max_price_each else self.max_price

@@ -79,6 +79,10 @@ def reconcile_limits(request_words: Sequence[str], stated: StatedLimits, plan: P
     if budget is not None and not _stated(budget, stated.prices):
         notes.append(f"budget {money(budget)} is not stated in the request: removed")
         budget = None
+    if budget is not None and stated.max_price_each and stated.total is None:
+        # "$25 each" caps every item, not the whole ("three straps, $25 each").
+        notes.append(f"budget {money(budget)} is the request's cap on each item: removed")
+        budget = None
     if budget is not None and stated.budget is not None and not same_amount(budget, stated.budget):
         # One cap (or one total) stated, so the budget can only be that ("$400 to $600"
         # once gave a budget of 400, the floor).
@@ -168,6 +172,19 @@ def _reconcile_step(
                 f"{money(item_cap.max_price)} ({item_cap.text}, for {' '.join(item_cap.words)})"
             )
             value = None
+        one_cap = stated.max_price if item_cap is None else None
+        if (
+            value is not None
+            and name == "max_price"
+            and one_cap is not None
+            and value > one_cap + 0.005
+        ):
+            # "under $60, no, under $40": $60 is stated, but not the cap applied.
+            notes.append(
+                f"step {step.step}: price cap {money(value)} is above the request's cap: "
+                f"set to {money(one_cap)}"
+            )
+            value = None
         if (
             value is not None
             and name == "min_price"
@@ -210,6 +227,11 @@ def limit_warnings(stated: StatedLimits, plan: Plan) -> list[str]:
         warnings.append(
             f"the request's amount {unreadable!r} cannot be read as a number: no limit is "
             "taken from it; edit the plan to set the limit meant"
+        )
+    for several in stated.several:
+        warnings.append(
+            f"the request asks for {several!r}: the plan recommends one of each item, and its "
+            "total counts each once; edit the plan, or buy the number asked for"
         )
     for choice in stated.choices:
         warnings.append(

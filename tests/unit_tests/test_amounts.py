@@ -10,10 +10,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes import FakeShoppingChatModel
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import MemorySaver
 
-from graph.reading.stated import read_limits
-from graph.schemas import Plan
-from graph.shaping.limits import limit_warnings
+from catalog import Product
+from graph.builder import build_graph
+from graph.choosing.outcome import checked_outcome
+from graph.choosing.pool import choice_pool
+from graph.cli.render import budget_line
+from graph.context import Context
+from graph.reading.stated import checked_request, read_limits
+from graph.schemas import Plan, ProductSummary, RequestError, StepResult
+from graph.shaping.limits import limit_warnings, reconcile_limits
 
 DEV_SET = Path(__file__).parents[1] / "fixtures" / "amounts_dev.json"
 PHRASINGS: list[dict[str, Any]] = json.loads(DEV_SET.read_text(encoding="utf-8"))
@@ -73,3 +82,215 @@ def test_a_cap_on_each_item_and_a_total_are_both_kept() -> None:
 def test_number_words_elsewhere_stay_as_written() -> None:
     stated = read_limits("one pair of running shoes and two pairs of socks")
     assert not stated.any and stated.prices == ()
+
+
+# Issue 57: an amount is read as written, or named at approval; never silently another
+# number, never dropped. (request, (max_price, min_price, total), what approval names).
+READ_OR_NAMED = [
+    ("a camera strap under $1_000", (1000, None, None), None),
+    ("a camera strap under $1,50,000", (150000, None, None), None),
+    ("a camera strap under $6 0", (None, None, None), "$6 0"),
+    ("a camera strap under $6\u200b0", (None, None, None), "$6 0"),
+    ("a camera strap under $60.5.5", (None, None, None), "$60.5.5"),
+    ("a camera strap under $NaN", (None, None, None), "$NaN"),
+    ("a camera strap under $inf", (None, None, None), "$inf"),
+    ("a camera strap under $∞", (None, None, None), "$∞"),
+    ("a camera strap for a couple hundred dollars", (None, None, None), "couple hundred"),
+    ("a camera strap under half a hundred dollars", (None, None, None), "half a hundred"),
+    ("a camera strap under fifty-five point five dollars", (55.5, None, None), None),
+    ("a camera strap for a dozen dollars", (None, None, None), "a dozen dollars"),
+    ("a camera strap and a bag, 60 dollars and 50 cents total", (60.5, None, 60.5), None),
+    ("ремешок для камеры до шестидесяти долларов", (None, None, None), "шестидесяти долларов"),
+    ("相机背带 六十美元以下", (None, None, None), "六十美元"),
+    ("カメラストラップ 六十ドル以下", (None, None, None), "六十ドル"),
+    ("حزام كاميرا تحت ستين دولار", (None, None, None), "ستين دولار"),
+    ("a camera strap under 40 CHF", (None, None, None), "in CHF"),
+    ("a camera strap under USD60", (60, None, None), None),
+    ("a camera strap for twenty to thirty dollars", (30, 20, None), None),
+]
+
+
+@pytest.mark.parametrize(("request_text", "limits", "named"), READ_OR_NAMED)
+def test_an_amount_is_read_as_written_or_named_at_approval(
+    request_text: str, limits: tuple[float | None, ...], named: str | None
+) -> None:
+    stated = read_limits(request_text)
+    assert (stated.max_price, stated.min_price, stated.total) == limits
+    warnings = limit_warnings(stated, PLAN)
+    if named is None:
+        assert stated.unreadable == () and stated.foreign == ()
+    else:
+        assert any(named in w for w in warnings), warnings
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "a camera strap under -$60",
+        "a camera strap under \u2212$60",
+        "a camera strap under minus sixty dollars",
+        "a camera strap under $-60",
+    ],
+)
+def test_a_negative_amount_is_refused_however_it_is_written(request_text: str) -> None:
+    with pytest.raises(RequestError, match="no product can meet"):
+        checked_request(request_text)
+
+
+def test_a_range_with_a_dash_is_no_negative_amount() -> None:
+    assert checked_request("a camera strap, $20 - $40")[1].max_price == 40
+
+
+def test_three_capitals_that_name_no_currency_are_no_price() -> None:
+    stated = read_limits("a lamp with 40 LED bulbs")
+    assert not stated.any
+
+
+def test_words_beside_a_currency_that_name_nothing_are_no_amount() -> None:
+    assert read_limits("a wallet for US bills, prices in dollars").unreadable == ()
+
+
+# Two limits: a correction (the later) applies and both are shown; a floor above the cap
+# is refused; a cap for a named item is that item's. (request, max, min, total, item caps,
+# the limits shown as one kind with the one applied).
+TWO_LIMITS = [
+    ("a camera strap under $60, no, under $40", 40, None, None, [], ("under $60", "under $40")),
+    ("a strap under $60. Actually under $30", 30, None, None, [], ("under $60", "under $30")),
+    ("a camera strap under $60 and under $40", 40, None, None, [], ("under $60", "under $40")),
+    (
+        "a camera strap and a bag, under $40 for the strap and $60 total",
+        None, None, 60, [(("strap",), 40)], None,
+    ),
+    ("a camera strap and a bag, under $30 each, $60 total", 30, None, 60, [], None),
+    ("a camera strap for twenty to thirty dollars", 30, 20, None, [], None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("request_text", "cap", "floor", "total", "caps", "shown"), TWO_LIMITS)
+def test_two_limits_are_both_kept_or_both_shown_with_the_one_applied(
+    request_text: str,
+    cap: float | None,
+    floor: float | None,
+    total: float | None,
+    caps: list[tuple[tuple[str, ...], float]],
+    shown: tuple[str, str] | None,
+) -> None:
+    stated = read_limits(request_text)
+    assert (stated.max_price, stated.min_price, stated.total) == (cap, floor, total)
+    assert [(c.words, c.max_price) for c in stated.item_caps] == caps
+    choices = [w for w in limit_warnings(stated, PLAN) if "limits of one kind" in w]
+    if shown is None:
+        assert choices == []
+    else:
+        (warning,) = choices
+        assert f"{shown[0]!r}, {shown[1]!r}; {shown[1]!r} is applied" in warning
+
+
+def test_a_floor_above_the_cap_is_refused_as_impossible() -> None:
+    with pytest.raises(RequestError, match=r"a floor of \$70.00 above a cap of \$60.00"):
+        checked_request("a camera strap and a bag, $60 total or less, at least $70 total")
+
+
+def test_a_cap_on_each_item_is_no_budget_for_the_whole() -> None:
+    stated = read_limits("three camera straps, $25 each")
+    assert (stated.max_price, stated.budget) == (25, None)
+    plan = Plan.model_validate(
+        {
+            "goal": "three camera straps",
+            "budget": 25,
+            "steps": [{"step": 1, "action": "Search straps", "query": "camera strap"}],
+        }
+    )
+    reconciled = reconcile_limits("three camera straps, $25 each", stated, plan)
+    assert reconciled.plan.budget is None and reconciled.plan.steps[0].max_price == 25
+    assert reconciled.notes == ["budget $25.00 is the request's cap on each item: removed"]
+
+
+def test_several_of_one_item_are_named_and_one_of_each_is_never_within_budget() -> None:
+    stated = read_limits("three camera straps, $60 total")
+    assert stated.several == ("three camera straps",)
+    assert any("'three camera straps'" in w for w in limit_warnings(stated, PLAN))
+    plan = Plan.model_validate(
+        {
+            "goal": "three camera straps",
+            "budget": 60,
+            "steps": [
+                {"step": 1, "action": "Search straps", "query": "camera strap", "max_price": 60},
+                {"step": 2, "action": "Pick", "query": None},
+            ],
+        }
+    )
+    strap = Product(id="s1", title="Leather Camera Strap", category="misc", price=20, rating=4.5)
+    results = [
+        StepResult(step=1, kind="search", action="search", products=[ProductSummary.of(strap)])
+    ]
+    catalog = FakeCatalog(strap)
+    pool = choice_pool(plan, "three camera straps, $60 total", None, results, catalog)  # type: ignore[arg-type]
+    outcome = checked_outcome(
+        plan,
+        pool,
+        results,
+        stated=stated,
+        follow_up=None,
+        plan_warnings=[],
+        catalog=catalog,  # type: ignore[arg-type]
+    )
+    assert [p.id for p in outcome.picks] == ["s1"]
+    assert outcome.within_budget is None
+    assert "within budget" not in budget_line(outcome)
+    assert read_limits("one camera strap, $60 total").several == ()
+
+
+class FakeCatalog:
+    """The one catalog call the choosing code makes: records by id (a fake catalog)."""
+
+    def __init__(self, *products: Product) -> None:
+        self.products = {p.id: p for p in products}
+
+    def get(self, ids: list[str]) -> dict[str, Product]:
+        return {i: self.products[i] for i in ids if i in self.products}
+
+
+STRAP_PLAN = {
+    "goal": "a camera strap",
+    "budget": None,
+    "steps": [
+        {"step": 1, "action": "Find camera straps", "query": "camera strap"},
+        {"step": 2, "action": "Pick one", "query": None},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("request_text", "named"),
+    [
+        ("a camera strap under $6 0", "'$6 0' cannot be read"),
+        ("three camera straps, $25 each", "asks for 'three camera straps'"),
+        ("a camera strap under $60, no, under $40", "'under $40' is applied"),
+    ],
+)
+def test_what_is_named_reaches_the_approval_prompt(
+    small_catalog_file: Path, request_text: str, named: str
+) -> None:
+    """Through the real graph with a fake planner model: the approval interrupt's warnings."""
+    graph = build_graph(checkpointer=MemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "amounts"}}
+    model = FakeShoppingChatModel(replies={"Plan": [STRAP_PLAN]})
+    context = Context(chat_model=model, catalog=str(small_catalog_file))
+    graph.invoke({"request": request_text}, config, context=context)
+    (interrupt,) = graph.get_state(config).interrupts
+    assert any(named in w for w in interrupt.value["warnings"]), interrupt.value["warnings"]
+
+
+def test_a_corrected_cap_the_model_kept_on_a_search_is_set_to_the_one_applied() -> None:
+    request = "a camera strap under $60, no, under $40"
+    plan = Plan.model_validate(
+        {
+            **STRAP_PLAN,
+            "budget": 60,
+            "steps": [{**STRAP_PLAN["steps"][0], "max_price": 60}, STRAP_PLAN["steps"][1]],  # type: ignore[index]
+        }
+    )
+    reconciled = reconcile_limits(request, read_limits(request), plan)
+    assert (reconciled.plan.budget, reconciled.plan.steps[0].max_price) == (40, 40)
+    assert "step 1: price cap $60.00 is above the request's cap: set to $40.00" in reconciled.notes
