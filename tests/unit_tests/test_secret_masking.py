@@ -107,3 +107,30 @@ def test_a_key_the_model_echoes_is_masked_before_it_is_stored_or_shown(
     assert report["step_results"][1]["answer"] == "The strap; your key is ***"
     for stored in db.parent.glob("c.sqlite*"):
         assert KEY.encode() not in stored.read_bytes(), stored.name
+
+
+def test_a_key_pasted_into_the_request_is_masked_where_the_request_enters(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    """#43: the request is masked once, before it is stored, shown, listed or sent: no
+    checkpoint byte, no --history, no report (its missing items included) holds the key."""
+    db = isolated_data_dir / "c.sqlite"
+    fake = FakeScript(replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]})
+    with fake_openai_server(fake) as url:
+        run = graph_run_process(
+            url, isolated_data_dir, f"a strap gift under $200 and {KEY}", "--yes", "--json",
+            "--db", str(db), "--catalog", str(small_catalog_file), OPENAI_API_KEY=KEY,
+        )  # fmt: skip
+        assert run.returncode == 0, outputs(run)
+        thread = json.loads(run.stdout)["thread_id"]
+        shown = [outputs(run)] + [
+            outputs(graph_run_process(url, isolated_data_dir, *flags, "--db", str(db)))
+            for flags in (["--history", thread, "--json"], ["--history", thread], ["--list"])
+        ]
+    sent = json.dumps(fake.requests)
+    assert "***" in sent and "***" in shown[1]  # the request is there, masked
+    # Its first word, as lower-cased and split a missing item named it ('k3y secret value').
+    for text in [*shown, sent]:
+        assert "k3y" not in text.lower()
+    for stored in db.parent.glob("c.sqlite*"):
+        assert b"k3y" not in stored.read_bytes().lower(), stored.name
