@@ -134,3 +134,41 @@ def test_a_key_pasted_into_the_request_is_masked_where_the_request_enters(
         assert "k3y" not in text.lower()
     for stored in db.parent.glob("c.sqlite*"):
         assert b"k3y" not in stored.read_bytes().lower(), stored.name
+
+
+@pytest.mark.parametrize("debug", [False, True], ids=["plain", "debug"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://shopper:pa55/w0rd-XYZ987@127.0.0.1:1/db",
+        "postgresql://shopper:pa55@w0rd-XYZ987@127.0.0.1:1/db",
+        "postgresql://127.0.0.1:1/db?user=shopper&password=pa55-w0rd-XYZ987",
+        "postgresql://shopper@127.0.0.1:1/db?sslpassword=pa55%2Fw0rd-XYZ987&connect_timeout=5",
+    ],
+    ids=["raw-slash", "raw-at", "query", "query-encoded"],
+)
+def test_a_database_password_in_any_url_form_is_masked(
+    url: str, debug: bool, isolated_data_dir: Path
+) -> None:
+    """#43: a password with a raw / or @ (which the driver splits, printing a piece as a
+    host), or given as a query parameter, was printed in the error line."""
+    flags = ["--debug"] if debug else []
+    run = graph_run_process("", isolated_data_dir, "--list", *flags, CHECKPOINT_URL=url)
+    assert run.returncode == 1, outputs(run)
+    assert "cannot use checkpoint database postgresql://" in outputs(run)
+    assert "w0rd" not in outputs(run)
+
+
+@pytest.mark.parametrize("debug", [False, True], ids=["plain", "debug"])
+def test_a_secret_in_the_base_urls_query_is_masked(
+    debug: bool, small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    fake = FakeScript(replies={"Plan": [dict(STRAP_PLAN)]}, faults=["401"])
+    flags = ["--debug"] if debug else []
+    with fake_openai_server(fake) as url:
+        run = graph_run_process(
+            f"{url}?api-key={PASSWORD}", isolated_data_dir, "a strap gift", "--yes", *flags,
+            "--catalog", str(small_catalog_file), COLUMNS="400",
+        )  # fmt: skip
+    assert run.returncode == 1, outputs(run)
+    assert "api-key=***" in outputs(run) and PASSWORD not in outputs(run)
