@@ -62,10 +62,10 @@ def is_postgres_url(value: object) -> TypeGuard[str]:
 
 
 # Credentials in text: a URL's userinfo (user:password@ up to the last @, as a password may
-# hold a raw / or @; a lone token@), and a value named like a password, key, token or
-# secret, in a URL's query (?password=, &api-key=) or a libpq string (password='a b'),
-# the punctuation closing a sentence or a bracket left out.
-_USERINFO = re.compile(r"(://[^:/@\s]+):\S*@|://[^:/@\s]+@")
+# hold a raw / or @; a lone token@; the scheme's // mistyped too), and a value named like a
+# password, key, token or secret, in a URL's query (?password=, &api-key=) or a libpq
+# string (password='a b'), the punctuation closing a sentence or a bracket left out.
+_USERINFO = re.compile(r"(:/+[^:/@\s]+):\S*@|:/+[^:/@\s]+@")
 NAMED_SECRET = re.compile(
     r"(?i)(\b[\w-]*(?:pass(?:wd|word)?|pwd|key|token|secret)\s*=\s*)"
     r"('[^']*'|[^\s&#'\"]*[^\s&#'\":;,.)\]])"

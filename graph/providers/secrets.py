@@ -29,7 +29,7 @@ def _secrets_of_url(url: str) -> list[str]:
     """The password in `url` and the values of its parameters named like secrets: as
     written, percent-decoded (as a client may print them), and cut at a raw / or @ (where a
     parser may split one, printing the pieces as a host or a path)."""
-    userinfo = re.match(r"\w[\w+.-]*://[^:/@\s]*:(\S*)@", url)
+    userinfo = re.match(r"\w[\w+.-]*:/+[^:/@\s]*:(\S*)@", url)
     found = [userinfo[1]] if userinfo else []
     found += [value.strip("'") for _name, value in NAMED_SECRET.findall(url)]
     found += [piece for secret in found for piece in re.split("[/@]", secret)]

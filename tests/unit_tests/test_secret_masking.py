@@ -172,3 +172,26 @@ def test_a_secret_in_the_base_urls_query_is_masked(
         )  # fmt: skip
     assert run.returncode == 1, outputs(run)
     assert "api-key=***" in outputs(run) and PASSWORD not in outputs(run)
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"CHECKPOINT_URL": "postgresq://shopper:pa55-w0rd-XYZ987@127.0.0.1:1/db"},
+        {"CHECKPOINT_URL": "host=127.0.0.1 port=1 user=shopper password=pa55-w0rd-XYZ987"},
+        {"SHOPPING_CHECKPOINT_DB": "postgresql://shopper:pa55-w0rd-XYZ987@127.0.0.1:1/db"},
+        {"--db": "postgres:/shopper:pa55-w0rd-XYZ987@127.0.0.1:1/db"},
+    ],
+    ids=["scheme-typo", "libpq-keywords", "url-as-path", "one-slash"],
+)
+def test_a_mistyped_database_url_is_refused_not_made_a_file(
+    setting: dict[str, str], tmp_path: Path, isolated_data_dir: Path
+) -> None:
+    """#43: anything neither a file path nor a postgresql:// URL became a SQLite file named
+    after it, password included."""
+    flags = ["--db", setting.pop("--db")] if "--db" in setting else []
+    run = graph_run_process("", isolated_data_dir, "--list", *flags, cwd=tmp_path, **setting)
+    assert run.returncode == 2, outputs(run)  # a bad setting (docs/scripting.md)
+    assert len(outputs(run).strip().splitlines()) == 1, outputs(run)
+    assert "file path" in outputs(run) and "w0rd" not in outputs(run)
+    assert not list(tmp_path.iterdir()) and not list(isolated_data_dir.rglob("*w0rd*"))
