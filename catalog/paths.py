@@ -66,10 +66,8 @@ def is_postgres_url(value: object) -> TypeGuard[str]:
 # password, key, token or secret, in a URL's query (?password=, &api-key=) or a libpq
 # string (password='a b'), the punctuation closing a sentence or a bracket left out.
 _USERINFO = re.compile(r"(:/+[^:/@\s]+):\S*@|:/+[^:/@\s]+@")
-NAMED_SECRET = re.compile(
-    r"(?i)(\b[\w-]*(?:pass(?:wd|word)?|pwd|key|token|secret)\s*=\s*)"
-    r"('[^']*'|[^\s&#'\"]*[^\s&#'\":;,.)\]])"
-)
+SECRET_NAME = r"[\w-]*(?:pass(?:wd|word)?|key|token|secret)"  # PGPASSWORD, api-key
+NAMED_SECRET = re.compile(rf"(?i)(\b{SECRET_NAME}\s*=\s*)('[^']*'|[^\s&#'\"]*[^\s&#'\":;,.)\]])")
 
 
 def redact_url(url: str) -> str:
