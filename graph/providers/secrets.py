@@ -13,27 +13,21 @@ from graph.providers.base import env
 
 # Environment variables whose values must never appear in a message.
 SECRET_ENV_VARS = ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY")
-# Environment variables holding URLs whose credentials (user:password@, ?password=) must
-# not either.
+# Environment variables holding URLs whose credentials (user:password@) must not either.
 SECRET_URL_ENV_VARS = ("OPENAI_BASE_URL", "AZURE_OPENAI_ENDPOINT", "CATALOG_URL", "CHECKPOINT_URL")
 
 
 def _configured_secrets() -> list[str]:
     secrets = [value for name in SECRET_ENV_VARS if (value := env(name))]
-    for name in SECRET_URL_ENV_VARS:
-        secrets += _secrets_of_url(env(name) or "")
+    for url in filter(None, map(env, SECRET_URL_ENV_VARS)):
+        # Its password and parameters named like secrets, as written, percent-decoded (as
+        # a client may print them), and cut where a parser splits a raw / or @ in one.
+        userinfo = re.match(r"\w[\w+.-]*:/+[^:/@\s]*:(\S*)@", url)
+        found = [userinfo[1]] if userinfo else []
+        found += [value.strip("'") for _name, value in NAMED_SECRET.findall(url)]
+        found += [piece for secret in found for piece in re.split("[/@]", secret)]
+        secrets += found + [unquote(secret) for secret in found]
     return [secret for secret in secrets if len(secret) >= 6]
-
-
-def _secrets_of_url(url: str) -> list[str]:
-    """The password in `url` and the values of its parameters named like secrets: as
-    written, percent-decoded (as a client may print them), and cut at a raw / or @ (where a
-    parser may split one, printing the pieces as a host or a path)."""
-    userinfo = re.match(r"\w[\w+.-]*:/+[^:/@\s]*:(\S*)@", url)
-    found = [userinfo[1]] if userinfo else []
-    found += [value.strip("'") for _name, value in NAMED_SECRET.findall(url)]
-    found += [piece for secret in found for piece in re.split("[/@]", secret)]
-    return found + [unquote(secret) for secret in found]
 
 
 _OPENAI_KEY = re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}")
