@@ -61,11 +61,21 @@ def is_postgres_url(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and value.strip().lower().startswith(POSTGRES_URL_SCHEMES)
 
 
+# Credentials in text: a URL's userinfo (user:password@ up to the last @, as a password may
+# hold a raw / or @; a lone token@; the scheme's // mistyped too), and a value named like a
+# password, key, token or secret, in a URL's query (?password=, &api-key=) or a libpq
+# string (password='a b'), the punctuation closing a sentence or a bracket left out.
+_USERINFO = re.compile(r"(:/+[^:/@\s]+):\S*@|:/+[^:/@\s]+@")
+SECRET_NAME = r"[\w-]*(?:pass(?:wd|word)?|key|token|secret)"  # PGPASSWORD, api-key
+NAMED_SECRET = re.compile(rf"(?i)(\b{SECRET_NAME}\s*=\s*)('[^']*'|[^\s&#'\"]*[^\s&#'\":;,.)\]])")
+
+
 def redact_url(url: str) -> str:
-    """`url` (or any text holding URLs) with the credentials in each URL masked, for
-    messages: user:password@ keeps the user, a lone token@ is masked whole."""
-    text = re.sub(r"(://[^:/@\s]+):[^@\s/]*@", r"\1:***@", url)
-    return re.sub(r"://[^:/@\s]+@", "://***@", text)
+    """`url` (or any text holding URLs or libpq connection strings) with the credentials
+    in it masked, for messages: user:password@ keeps the user, a lone token@ is masked
+    whole, and a named secret keeps its name (password=***)."""
+    text = _USERINFO.sub(lambda m: f"{m[1]}:***@" if m[1] else "://***@", url)
+    return NAMED_SECRET.sub(r"\1***", text)
 
 
 def check_catalog_file(path: Path) -> None:

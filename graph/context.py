@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import stat
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast
@@ -17,7 +19,7 @@ from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
 from catalog.exits import EXIT_BAD_INPUT
-from catalog.paths import catalog_url_from_env, env
+from catalog.paths import SECRET_NAME, catalog_url_from_env, env
 
 ToolMode = Literal["direct", "llm"]
 # The providers of graph/providers/registry.py (which checks that its table has exactly
@@ -31,6 +33,8 @@ ENV_FILE_MAX_BYTES = 1 << 20
 # A base URL and the key that may be sent to it: a key is sent only to the URL it was
 # configured beside, never to one that a .env adds to a key from the environment.
 KEY_OF_URL = {"OPENAI_BASE_URL": "OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT": "AZURE_OPENAI_API_KEY"}
+# Variables naming where to connect (OPENAI_BASE_URL, CATALOG_URL, PGHOST, HTTPS_PROXY).
+ENDPOINT_NAME = re.compile(r"(URL|ENDPOINT|HOST|HOSTADDR|PROXY)$", re.I)
 
 
 class SettingsError(RuntimeError):
@@ -42,10 +46,13 @@ class SettingsError(RuntimeError):
 def load_env_file(directory: Path | None = None) -> Path | None:
     """Read `.env` from `directory` (default: the working directory), and no other place:
     a file above it may belong to anyone (a parent under /tmp), so it is never searched
-    for. Variables already set win. Returns the file read, or None if there is none.
+    for. Variables already set win. Returns the file read, or None if there is none or
+    it is not read (another user owns it, or anyone may write to it: a warning says so).
+    A file that sets where to connect while a credential is set is named in a warning.
 
     SettingsError for a file that is not a regular file (a FIFO would block for good), is
-    not UTF-8 text, holds a NUL, or sets a base URL for a key that it does not set."""
+    not UTF-8 text, holds a NUL, or sets a base URL while its key comes from the
+    environment (that key, which wins, would go to the file's URL)."""
     path = (directory or Path.cwd()) / ENV_FILE
     try:
         mode = os.stat(path).st_mode
@@ -59,9 +66,16 @@ def load_env_file(directory: Path | None = None) -> Path | None:
         # O_NONBLOCK: if the file was swapped for a FIFO since the check, do not wait on it.
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
         with os.fdopen(fd, "rb") as handle:
+            info = os.fstat(fd)  # of the file opened, not of one swapped in since
             data = handle.read(ENV_FILE_MAX_BYTES + 1)
     except OSError as error:
         raise SettingsError(f"cannot read {path}: {error.strerror}") from None
+    # Anyone could have put it there: settings, and the hosts credentials go to, are read
+    # only from a file of the user's own that no one else may change.
+    if info.st_uid != os.getuid() or info.st_mode & stat.S_IWOTH:
+        why = "another user owns it" if info.st_uid != os.getuid() else "anyone may write to it"
+        sys.stderr.write(f"warning: {path} is not read: {why}\n")
+        return None
     if len(data) > ENV_FILE_MAX_BYTES:
         raise SettingsError(f"{path} is over {ENV_FILE_MAX_BYTES} bytes; is it a settings file?")
     try:
@@ -75,14 +89,21 @@ def load_env_file(directory: Path | None = None) -> Path | None:
         raise SettingsError(f"{path} holds a NUL byte at offset {text.index(chr(0))}")
     values = {k: v for k, v in dotenv_values(stream=io.StringIO(text)).items() if v is not None}
     for url_name, key_name in KEY_OF_URL.items():
-        adds_url = values.get(url_name, "").strip() and not env(url_name)
-        if adds_url and env(key_name) and key_name not in values:
+        # A key in the environment wins over one the file sets beside its URL.
+        if values.get(url_name, "").strip() and not env(url_name) and env(key_name):
             raise SettingsError(
                 f"{path} sets {url_name}, but {key_name} comes from the environment: a key "
                 f"is sent only to the base URL configured with it (set both in one place)"
             )
-    for name, value in values.items():
-        os.environ.setdefault(name, value)
+    added = {name: value for name, value in values.items() if name not in os.environ}
+    os.environ.update(added)
+    hosts = [name for name, value in added.items() if ENDPOINT_NAME.search(name) and value.strip()]
+    credentials = sorted(n for n in os.environ if re.fullmatch(SECRET_NAME, n, re.I) and env(n))
+    if hosts and credentials:
+        sys.stderr.write(
+            f"warning: {path} sets {', '.join(hosts)}, and {', '.join(credentials)} may be "
+            "sent there: make sure the file is yours\n"
+        )
     return path
 
 

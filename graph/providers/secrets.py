@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
-from catalog.paths import redact_url
+from catalog.paths import NAMED_SECRET, redact_url
 from graph.providers.base import env
 
 # Environment variables whose values must never appear in a message.
@@ -19,15 +19,14 @@ SECRET_URL_ENV_VARS = ("OPENAI_BASE_URL", "AZURE_OPENAI_ENDPOINT", "CATALOG_URL"
 
 def _configured_secrets() -> list[str]:
     secrets = [value for name in SECRET_ENV_VARS if (value := env(name))]
-    for name in SECRET_URL_ENV_VARS:
-        url = env(name)
-        try:
-            parts = urlsplit(url) if url else None
-        except ValueError:
-            parts = None
-        if parts is not None and parts.password:
-            # As written, and percent-decoded (as a client may print it).
-            secrets += [parts.password, unquote(parts.password)]
+    for url in filter(None, map(env, SECRET_URL_ENV_VARS)):
+        # Its password and parameters named like secrets, as written, percent-decoded (as
+        # a client may print them), and cut where a parser splits a raw / or @ in one.
+        userinfo = re.match(r"\w[\w+.-]*:/+[^:/@\s]*:(\S*)@", url)
+        found = [userinfo[1]] if userinfo else []
+        found += [value.strip("'") for _name, value in NAMED_SECRET.findall(url)]
+        found += [piece for secret in found for piece in re.split("[/@]", secret)]
+        secrets += found + [unquote(secret) for secret in found]
     return [secret for secret in secrets if len(secret) >= 6]
 
 

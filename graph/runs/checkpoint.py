@@ -10,6 +10,7 @@ import fcntl
 import hashlib
 import math
 import os
+import re
 import shutil
 import socket
 import sqlite3
@@ -214,6 +215,14 @@ def open_checkpointer(url_or_path: str | Path | None = None):  # -> BaseCheckpoi
         target = env(CHECKPOINT_URL_ENV)
     if is_postgres_url(target):
         return open_postgres_checkpointer(target.strip())
+    # A mistyped URL (postgresq://, postgres:/) or a libpq 'key=value' string would be
+    # taken as a file name, password and all: refused.
+    written = str(target or env("SHOPPING_CHECKPOINT_DB") or "")
+    if re.match(r"\s*(\w[\w+.-]*:/|\w+\s*=)", written):
+        raise CheckpointConfigError(
+            f"checkpoint database {redact_url(written.strip())!r} is neither a file path nor "
+            "a postgresql:// URL (for a file of that name, write ./NAME)"
+        )
     return open_sqlite_checkpointer(Path(target).expanduser() if target else None)
 
 

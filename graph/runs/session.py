@@ -22,6 +22,7 @@ from graph.context import Context
 from graph.cost import CostEstimate, estimate_plan_cost
 from graph.parent_run import run_end
 from graph.providers.models import chat_model_session
+from graph.providers.secrets import redact_secrets
 from graph.reading.stated import checked_request
 from graph.runs.approval import ApprovalDecision, ApprovalRequest, RunObserver
 from graph.runs.catalog_tie import (
@@ -185,8 +186,9 @@ def followable(graph: ShoppingGraph, thread_id: str) -> str:
 
 def _run_input(graph: ShoppingGraph, request: str, follow_up_of: str | None) -> dict[str, Any]:
     """A new run's input, checked before any model starts, a catalog opens or anything is
-    saved: the request, and for a follow-up the finished run it follows."""
-    run_input: dict[str, Any] = {"request": checked_request(request)[0]}
+    saved: the request, and for a follow-up the finished run it follows. A key pasted into
+    the request is masked here, where it enters, so no state, listing or prompt holds it."""
+    run_input: dict[str, Any] = {"request": redact_secrets(checked_request(request)[0])}
     if follow_up_of is not None:
         run_input[FOLLOW_UP_OF] = followable(graph, follow_up_of)
     return run_input

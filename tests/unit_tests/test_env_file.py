@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 from cli_runs import cli_environment
-from conftest import FakeServer
+from conftest import FakeServer, skip_or_fail_in_ci
 
 KEY = "sk-redteam-0123456789abcdef0123456789"
+PASSWORD = "pa55-w0rd-XYZ"
 
 
 def run_in(cwd: Path, data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -106,3 +107,65 @@ def test_an_env_that_is_a_fifo_does_not_hang(tmp_path: Path, isolated_data_dir: 
     run = run_in(tmp_path, isolated_data_dir, "--list")  # a hang fails on the timeout
     output = run.stdout + run.stderr
     assert run.returncode == 2 and "not a regular file" in output, output
+
+
+@pytest.mark.parametrize("owner", ["another user", "anyone may write"])
+def test_an_env_the_user_does_not_own_alone_is_not_read(
+    owner: str, tmp_path: Path, isolated_data_dir: Path
+) -> None:
+    """#43: a .env another user owns, or anyone may write to, was read like one's own."""
+    redirected = tmp_path / "redirected.sqlite"
+    env_file = tmp_path / ".env"
+    env_file.write_text(f"SHOPPING_CHECKPOINT_DB={redirected}\n")
+    if owner == "another user":
+        if os.geteuid() != 0:
+            skip_or_fail_in_ci("giving a file to another user needs root")
+        os.chown(env_file, 65534, 65534)
+    else:
+        env_file.chmod(0o666)
+    run = run_in(tmp_path, isolated_data_dir, "--list")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert not redirected.exists(), "the .env was read"
+    assert run.stderr.splitlines() == [
+        f"warning: {env_file} is not read: "
+        + ("another user owns it" if owner == "another user" else "anyone may write to it")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("settings", "environment"),
+    [
+        ("PGHOST=db.example.net\nPGPORT=5433\n", {"PGPASSWORD": PASSWORD}),
+        ("CATALOG_URL=postgresql://shopper@db.example.net/shop\n", {"PGPASSWORD": PASSWORD}),
+        ("AZURE_OPENAI_ENDPOINT=https://ai.example.net\nAZURE_OPENAI_API_KEY=its-own\n", {}),
+    ],
+    ids=["pghost", "catalog-url", "azure-endpoint"],
+)
+def test_an_env_pointing_credentials_at_a_host_is_named_before_anything_is_sent(
+    settings: str, environment: dict[str, str], tmp_path: Path, isolated_data_dir: Path
+) -> None:
+    """#43: PGPASSWORD and the key went to a host a .env in the working directory named,
+    with no word about it."""
+    (tmp_path / ".env").write_text(settings)
+    run = run_in(tmp_path, isolated_data_dir, "--list", **environment)
+    assert run.returncode == 0, run.stdout + run.stderr
+    [warning] = run.stderr.splitlines()
+    host = settings.split("=")[0]
+    assert warning.startswith(f"warning: {tmp_path / '.env'} sets {host}, and "), warning
+    assert ("PGPASSWORD" if environment else "AZURE_OPENAI_API_KEY") in warning
+    assert PASSWORD not in warning and "its-own" not in warning
+
+
+def test_an_env_setting_a_key_beside_its_url_does_not_get_the_environments_key(
+    tmp_path: Path, isolated_data_dir: Path, photo_gift_server: FakeServer
+) -> None:
+    """The key of the environment wins over the one the file sets: it would go to the
+    file's URL, so this is refused as a base URL set without its key is."""
+    (tmp_path / ".env").write_text(
+        f"OPENAI_BASE_URL={photo_gift_server.url}\nOPENAI_API_KEY=its-own-key-0123\n"
+        "OPENAI_MODEL=fake-model\n"
+    )
+    run = run_in(tmp_path, isolated_data_dir, "a strap gift", "--yes", OPENAI_API_KEY=KEY)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert not photo_gift_server.script.requests, "the environment's key went to the .env's URL"
+    assert KEY not in run.stdout + run.stderr
