@@ -134,7 +134,7 @@ class Context:
         default=None,
         metadata={
             "description": "Answer a pick step in code, with no LLM call, when the checks "
-            "alone determine it (graph/checks/decided.py). Empty means: "
+            "alone determine it (graph/choosing/decided.py). Empty means: "
             "SHOPPING_CODE_DECISIONS (on or off), on when unset."
         },
     )

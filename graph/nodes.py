@@ -77,8 +77,8 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """Turn the request into a Plan with structured output. No tools are bound here.
 
     The model's plan is then reconciled in code with the limits the request states
-    (graph/checks/stated.py, graph/checks/limits.py). If the model gives no usable plan
-    twice, a plan is built in code from the request (graph/checks/fallback.py); it still
+    (graph/reading/stated.py, graph/shaping/limits.py). If the model gives no usable plan
+    twice, a plan is built in code from the request (graph/shaping/fallback.py); it still
     goes through approval. The cleaned request and its stated limits are written into
     state for the later nodes."""
     # The one reading of the request's limits in a run; before any call, an impossible

@@ -68,7 +68,7 @@ class UsageTotals:
     # Calls whose server reported no sane token counts: the token totals leave them out.
     unknown_usage_calls: int = 0
     # Of those: the planner's output, the reasoning calls' input, and the pick steps code
-    # answered with no call (graph/checks/decided.py): where a slow CPU's wait goes.
+    # answered with no call (graph/choosing/decided.py): where a slow CPU's wait goes.
     plan_output_tokens: int = 0
     reasoning_input_tokens: int = 0
     code_decisions: int = 0

@@ -1,4 +1,4 @@
-"""The plan reconciled with the limits its request states (graph/checks/stated.py): a
+"""The plan reconciled with the limits its request states (graph/reading/stated.py): a
 limit the request states fills a step's empty filter, a limit it does not state is
 removed, each step gets its item's cap, and a query of no product words gets some. Every
 change is recorded on the plan, so the person approving it sees exactly what will run.

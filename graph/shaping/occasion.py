@@ -16,7 +16,7 @@ from typing import Literal
 from graph.reading.words import head_word, product_words, same_word, stem
 from graph.schemas import Plan
 
-# A gift or an occasion, in the languages the limits reader knows (graph/checks/phrases.py).
+# A gift or an occasion, in the languages the limits reader knows (graph/reading/phrases.py).
 _OPEN_ENDED = re.compile(
     r"\b(gifts?|presents?|stocking[- ]stuffers?|birthday|anniversary|christmas|xmas"
     r"|housewarming|graduation|something for|lovers?|loves|enthusiasts?|fans? of"

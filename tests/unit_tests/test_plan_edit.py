@@ -44,8 +44,8 @@ from graph.shaping.limits import reconcile_limits
 from graph.shaping.occasion import pick_mode
 
 # The fake model's plan as the planner node leaves it for the tests' request: the stated
-# $200 cap filled in on step 3 (graph/checks/limits.py), and the single best of the kinds
-# searched recommended, as for any gift naming none of them (graph/checks/occasion.py).
+# $200 cap filled in on step 3 (graph/shaping/limits.py), and the single best of the kinds
+# searched recommended, as for any gift naming none of them (graph/shaping/occasion.py).
 _RECONCILED = reconcile_limits(
     "a strap gift under $200",
     read_limits("a strap gift under $200"),
