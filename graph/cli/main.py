@@ -23,7 +23,9 @@ from graph.cli.exits import (
     EXIT_BAD_INPUT,
     EXIT_BUG,
     EXIT_CODES_HELP,
+    EXIT_FAILED,
     EXIT_INTERRUPTED,
+    StdoutUnwritable,
     print_json,
 )
 from graph.providers.registry import PROVIDERS
@@ -113,14 +115,25 @@ def main(argv: list[str] | None = None) -> int:
         from catalog.terminal import stdout_closed
 
         return stdout_closed()
+    except StdoutUnwritable as error:
+        from catalog.terminal import stdout_closed
+
+        stdout_closed()  # what is left unwritten would fail again at exit: dropped
+        sys.stderr.write(f"error: {error}\n")
+        return EXIT_FAILED
 
 
 def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    if sys.stdout is None:  # started with stdout closed (`>&-`): nothing could be shown
+        sys.stderr.write("error: stdout is closed; give the command one (>/dev/null drops it)\n")
+        return EXIT_FAILED
     problem = conflict(args)
-    if problem is not None:  # before any import or work: nothing runs, nothing is saved
-        # Bad arguments, like argparse's own refusals: one line on stderr, nothing on stdout.
+    if problem is not None:  # before any work: nothing runs, nothing is saved
         sys.stderr.write(f"error: {problem}\n")
+        if args.json:  # the error document still: a script reads stdout, not stderr
+            refused = argparse.ArgumentError(None, problem)
+            _print_error_json(args, "failed", refused, problem, EXIT_BAD_INPUT)
         return EXIT_BAD_INPUT
     # argv None: the real command line, so this process is the CLI (tests pass a list).
     with _collector_paused(freeze=argv is None):
@@ -155,8 +168,8 @@ def _main(argv: list[str] | None) -> int:
         if args.json:
             _print_error_json(args, "interrupted", interrupt, "interrupted", EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        raise  # stdout is gone: no line can be shown (main leaves quietly)
+    except (BrokenPipeError, StdoutUnwritable):
+        raise  # stdout is gone: no document can be shown (main says so on stderr)
     except Exception as error:
         # Bad input, a runtime failure or a bug, by the error's type; --debug changes what
         # is shown, never the code.

@@ -177,9 +177,12 @@ def test_every_error_document_the_cli_prints_is_valid_against_the_published_sche
     cases = {
         # a runtime failure (1): the model server cannot be reached
         "ProviderFailed": (graph_run_process(no_server, data, GIFT, *catalog, "--json"), 1),
-        # bad input (2): a setting out of range, an unknown thread
+        # bad input (2): a setting out of range, an unknown thread, no request at all and
+        # arguments that cannot be combined (#43: their stdout was empty)
         "RunRefused": (graph_run_process(no_server, data, GIFT, "--limit", "0", "--json"), 2),
         "history": (graph_run_process(no_server, data, "--history", "nope", "--json"), 2),
+        "no request": (graph_run_process(no_server, data, "--json"), 2),
+        "conflict": (graph_run_process(no_server, data, GIFT, "--list", "--json"), 2),
         # a bug (70)
         "ZeroDivisionError": (with_a_bug(no_server, data, GIFT, "--yes", "--json"), 70),
     }
