@@ -15,7 +15,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 
-from graph.context import Context
+from graph.context import Context, traced_as
 from graph.nodes import approval, executor, planner, record_search, verify
 from graph.providers.retry import llm_retry_policy
 from graph.routes import (
@@ -68,4 +68,4 @@ def build_graph(
 
 
 # For `langgraph dev` / Studio: no compiled-in checkpointer, the server brings its own.
-graph = build_graph()
+graph = build_graph().with_config(traced_as("api"))
