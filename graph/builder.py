@@ -68,4 +68,7 @@ def build_graph(
 
 
 # For `langgraph dev` / Studio: no compiled-in checkpointer, the server brings its own.
-graph = build_graph().with_config(traced_as("api"))
+graph = build_graph()
+# Its runs' tags and name: set on the graph itself, since with_config() copies it, and a
+# copy loses the serializer allowlist compiling derived (test_strict_serializer.py).
+graph.config = traced_as("api")

@@ -55,50 +55,37 @@ class InputState:
 class State(InputState):
     """Everything the graph tracks for one run (one checkpointed thread)."""
 
-    # Each field's writer node is named beside it. The descriptions are those of the graph's
-    # output schema (Studio, the API) and of the CLI's --json document.
-    # planner: the request as every node reads it (control characters cleaned).
+    # Each field's writer node heads its group. The descriptions are the graph's output
+    # schema's (Studio, the API) and the CLI's --json document's.
+    # planner: the request as every node reads it (control characters cleaned), and its
+    # limits, read once, with a follow-up's carried over; its model calls, a retry and the
+    # departments question included (None: one, in runs written before it was kept).
     clean_request: str | None = None
-    stated_limits: Annotated[  # planner
-        StatedLimits | None,
-        Field(description="The request's limits, read once, with a follow-up's carried over."),
-    ] = None
-    follow_up: Annotated[  # planner
-        FollowUp | None, Field(description="What a follow-up carries over from its run.")
-    ] = None
-    plan: Annotated[Plan | None, Field(description="The plan the model wrote.")] = None  # planner
-    plan_warnings: Annotated[  # planner
-        list[str], Field(description="The plan's checks done in code.")
-    ] = field(default_factory=list)
-    planner_usage: Annotated[  # planner
-        Usage | None, Field(description="The planner's token usage.")
-    ] = None
-    planner_calls: Annotated[  # planner
-        int | None,
-        Field(description="The planner's model calls, a retry included (null: one, older runs)."),
-    ] = None
-    planner_latency_s: float | None = None  # planner
-    approval: Annotated[  # approval
-        ApprovalStatus | None, Field(description="The answer at approval.")
-    ] = None
-    plan_edit: Annotated[  # approval
-        PlanEdit | None,
-        Field(description="A person's edit of the plan, which runs instead of the model's."),
-    ] = None
-    edit_error: Annotated[  # approval
-        str | None, Field(description="Why the last edit or answer was refused (still paused).")
-    ] = None
+    stated_limits: Annotated[StatedLimits | None, Field(description="The request's limits.")] = None
+    follow_up: Annotated[FollowUp | None, Field(description="What a follow-up carries.")] = None
+    plan: Annotated[Plan | None, Field(description="The plan the model wrote.")] = None
+    plan_warnings: Annotated[list[str], Field(description="Code's checks of the plan.")] = field(
+        default_factory=list
+    )
+    planner_usage: Annotated[Usage | None, Field(description="The planner's usage.")] = None
+    planner_calls: Annotated[int | None, Field(description="The planner's model calls.")] = None
+    planner_latency_s: float | None = None
+    # approval: the answer, a person's edit of the plan, which runs instead of `plan` (kept
+    # as the model wrote it), and why the last edit or answer sent was refused (the run
+    # stays paused).
+    approval: Annotated[ApprovalStatus | None, Field(description="The answer at approval.")] = None
+    plan_edit: Annotated[PlanEdit | None, Field(description="A person's edit of the plan.")] = None
+    edit_error: Annotated[str | None, Field(description="Why the last edit was refused.")] = None
     dispatched: SearchDispatch | None = None  # executor: the search awaiting its answer
     # Append-only logs with a reducer, so each step's node adds to them: executor (a
     # reasoning step, or a search whose call failed) and record_search (a search) each
     # append one result per step; executor appends the tool call, the tool node its answer.
     step_results: Annotated[
-        list[StepResult], Field(description="Each step's result, in order."), operator.add
+        list[StepResult], Field(description="Each step's result."), operator.add
     ] = field(default_factory=list)
     messages: Annotated[list[AnyMessage], add_messages] = field(default_factory=list)
-    outcome: Annotated[  # verify
-        Outcome | None, Field(description="The recommendation, checked against the catalog.")
-    ] = None
+    # verify
+    outcome: Annotated[Outcome | None, Field(description="The checked recommendation.")] = None
 
     def __post_init__(self) -> None:
         # A strict serializer that does not know our types (LANGGRAPH_STRICT_MSGPACK=true

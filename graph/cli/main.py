@@ -108,18 +108,17 @@ def _collector_paused(freeze: bool) -> Iterator[None]:
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
-    except BrokenPipeError:
+    except (BrokenPipeError, StdoutUnwritable) as error:
         # The reader of stdout went away (`... | head -1`; rich's console handles its own
         # writes alike): leave quietly. Every checkpoint is written whole (one transaction
-        # each), so a run cut here resumes from its last one.
+        # each), so a run cut here resumes from its last one. Anything left unwritten is
+        # dropped either way, or the flush at exit would fail again.
         from catalog.terminal import stdout_closed
 
-        return stdout_closed()
-    except StdoutUnwritable as error:
-        from catalog.terminal import stdout_closed
-
-        stdout_closed()  # what is left unwritten would fail again at exit: dropped
-        sys.stderr.write(f"error: {error}\n")
+        closed = stdout_closed()
+        if isinstance(error, BrokenPipeError):
+            return closed
+        sys.stderr.write(f"error: {error}\n")  # a full device: an environment fault
         return EXIT_FAILED
 
 
