@@ -42,9 +42,8 @@ def _as_output(name: str) -> Any:
 
 # The plan as printed, not as the model is shown it (model_facing_schema leaves out the
 # fields code writes: budget, pick, built_in_code, each step's filled_from_request).
-# from_attributes: a run's Plan is read as one; extra "ignore": a field added later (or
-# another version's) is no breach of the contract (docs/scripting.md).
-_PRINTED = ConfigDict(json_schema_extra=None, from_attributes=True, extra="ignore")
+# extra "ignore": a field added later (or another version's) breaks no contract.
+_PRINTED = ConfigDict(json_schema_extra=None, extra="ignore")
 
 
 class PrintedStep(PlanStep):
@@ -61,8 +60,13 @@ class PrintedPlan(Plan):
 
 
 def printed(plan: Plan | dict[str, Any] | None) -> PrintedPlan | None:
-    """A run's plan (as the graph keeps it, or as the API hands it back) as printed."""
-    return None if plan is None else PrintedPlan.model_validate(plan)
+    """A run's plan (as the graph keeps it, or as the API hands it back) as printed, not
+    checked again: a plan an older version saved prints as it was, never as a crash."""
+    if plan is None:
+        return None
+    fields = plan.model_dump() if isinstance(plan, Plan) else dict(plan)
+    steps = [PrintedStep.model_construct(**step) for step in fields.pop("steps", [])]
+    return PrintedPlan.model_construct(steps=steps, **fields)
 
 
 class ListedChange(PlanChange):
