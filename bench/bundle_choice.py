@@ -1,4 +1,4 @@
-"""How fast the bundle choice in code is (graph/checks/choice.py), side by side with
+"""How fast the bundle choice in code is (graph/choosing/choice.py), side by side with
 trying every combination, on pools as deep as a search keeps (tools.POOL_DEPTH).
 
     python bench/bundle_choice.py [--items 2 3 4] [--runs 5] [--json out.json] [--smoke]

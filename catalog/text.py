@@ -11,7 +11,7 @@ import re
 import tantivy
 
 # Words that carry no product meaning in a request: requests' verbs and fillers, shops,
-# and the words of limits (whose numbers graph/checks/stated.py reads).
+# and the words of limits (whose numbers graph/reading/stated.py reads).
 _FILLER = frozenset(
     """a an the and or but for of to in on at by with without from into onto that this these
     those it its is are be been am was were i me my we our you your he she they them some any

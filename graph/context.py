@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 
 from dotenv import dotenv_values
+from langchain_core.runnables import RunnableConfig
 from pydantic import Field
 from pydantic.json_schema import SkipJsonSchema
 
@@ -35,6 +36,17 @@ ENV_FILE_MAX_BYTES = 1 << 20
 KEY_OF_URL = {"OPENAI_BASE_URL": "OPENAI_API_KEY", "AZURE_OPENAI_ENDPOINT": "AZURE_OPENAI_API_KEY"}
 # Variables naming where to connect (OPENAI_BASE_URL, CATALOG_URL, PGHOST, HTTPS_PROXY).
 ENDPOINT_NAME = re.compile(r"(URL|ENDPOINT|HOST|HOSTADDR|PROXY)$", re.I)
+
+
+# Who started a run: the CLI (and the benches, through the same session calls), the eval
+# harness, or the API server (Studio included).
+FrontEnd = Literal["cli", "eval", "api"]
+
+
+def traced_as(front_end: FrontEnd) -> RunnableConfig:
+    """A run's tags and name as a trace shows them (LangSmith, with LANGSMITH_TRACING=true;
+    docs/scripting.md): which front end ran it."""
+    return {"tags": ["shopping-planner", front_end], "run_name": f"shopping-planner ({front_end})"}
 
 
 class SettingsError(RuntimeError):
@@ -155,7 +167,7 @@ class Context:
         default=None,
         metadata={
             "description": "Answer a pick step in code, with no LLM call, when the checks "
-            "alone determine it (graph/checks/decided.py). Empty means: "
+            "alone determine it (graph/choosing/decided.py). Empty means: "
             "SHOPPING_CODE_DECISIONS (on or off), on when unset."
         },
     )
@@ -185,10 +197,18 @@ class Context:
         self.catalog_url = self.catalog_url or catalog_url_from_env()
         if self.code_decisions is None:
             self.code_decisions = _on_or_off(CODE_DECISIONS_SETTING, default=True)
+        # SettingsError naming the field: a run's context sent over the API is built here,
+        # and a bare ValueError (or TypeError for "ten") said nothing of where it came from.
         if self.tool_mode not in ("direct", "llm"):
-            raise ValueError(f"tool_mode must be 'direct' or 'llm', got {self.tool_mode!r}")
-        if not MIN_SEARCH_LIMIT <= self.search_limit <= MAX_SEARCH_LIMIT:
-            raise ValueError(
-                f"search_limit (--limit) must be between {MIN_SEARCH_LIMIT} and "
-                f"{MAX_SEARCH_LIMIT}, got {self.search_limit}"
-            )
+            raise SettingsError(f"tool_mode must be 'direct' or 'llm', got {self.tool_mode!r}")
+        _whole("search_limit (--limit)", self.search_limit, MIN_SEARCH_LIMIT, MAX_SEARCH_LIMIT)
+        _whole("max_output_tokens", self.max_output_tokens, 1)
+
+
+def _whole(name: str, value: Any, low: int, high: int | None = None) -> None:
+    """A whole-number setting within the bounds its form shows, else SettingsError."""
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if whole and low <= value and (high is None or value <= high):
+        return
+    span = f"between {low} and {high}" if high is not None else f"at least {low}"
+    raise SettingsError(f"{name} must be a whole number {span}, got {value!r}")

@@ -105,7 +105,7 @@ Budget: {budget}. Wanted features: {features}
 </catalog_data>
 Answer in one short sentence and list the ids you pick ({pick_rule})."""
 
-# What a reasoning step picks, by the plan's `pick` (graph/checks/occasion.py).
+# What a reasoning step picks, by the plan's `pick` (graph/shaping/occasion.py).
 PICK_RULES = {"each": "one per kind of item wanted", "one": "the single best one"}
 
 PLANNING_RETRY = """Your previous plan was rejected: {error}

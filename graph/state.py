@@ -57,32 +57,38 @@ class InputState:
 class State(InputState):
     """Everything the graph tracks for one run (one checkpointed thread)."""
 
+    # Each field's writer node heads its group. The descriptions are the graph's output
+    # schema's (Studio, the API) and the CLI's --json document's.
     # planner: the request as read once (graph/reading/request.py), which every later
-    # node reads instead of the request; and the limits the run holds to: the request's,
-    # with a follow-up's carried over.
+    # node reads instead of the request; the limits the run holds to (the request's, with
+    # a follow-up's carried over); its model calls, a retry and the departments question
+    # included (None: one, in runs written before it was kept).
     reading: RequestReading | None = None
-    stated_limits: StatedLimits | None = None
-    follow_up: FollowUp | None = None  # planner: what a follow-up carries over
-    plan: Plan | None = None  # planner
-    plan_warnings: list[str] = field(default_factory=list)  # planner: checks done in code
-    planner_usage: Usage | None = None  # planner
-    # planner: its model calls, a retry and the departments question included (None:
-    # one, in runs written before it was kept)
-    planner_calls: int | None = None
-    planner_latency_s: float | None = None  # planner
-    approval: ApprovalStatus | None = None  # approval
-    # approval: a person's edit of the plan, which runs instead of `plan` (kept as the
-    # model wrote it), and why the last edit or answer sent was refused (the run stays
-    # paused).
-    plan_edit: PlanEdit | None = None
-    edit_error: str | None = None
+    stated_limits: Annotated[StatedLimits | None, Field(description="The request's limits.")] = None
+    follow_up: Annotated[FollowUp | None, Field(description="What a follow-up carries.")] = None
+    plan: Annotated[Plan | None, Field(description="The plan the model wrote.")] = None
+    plan_warnings: Annotated[list[str], Field(description="Code's checks of the plan.")] = field(
+        default_factory=list
+    )
+    planner_usage: Annotated[Usage | None, Field(description="The planner's usage.")] = None
+    planner_calls: Annotated[int | None, Field(description="The planner's model calls.")] = None
+    planner_latency_s: float | None = None
+    # approval: the answer, a person's edit of the plan, which runs instead of `plan` (kept
+    # as the model wrote it), and why the last edit or answer sent was refused (the run
+    # stays paused).
+    approval: Annotated[ApprovalStatus | None, Field(description="The answer at approval.")] = None
+    plan_edit: Annotated[PlanEdit | None, Field(description="A person's edit of the plan.")] = None
+    edit_error: Annotated[str | None, Field(description="Why the last edit was refused.")] = None
     dispatched: SearchDispatch | None = None  # executor: the search awaiting its answer
     # Append-only logs with a reducer, so each step's node adds to them: executor (a
     # reasoning step, or a search whose call failed) and record_search (a search) each
     # append one result per step; executor appends the tool call, the tool node its answer.
-    step_results: Annotated[list[StepResult], operator.add] = field(default_factory=list)
+    step_results: Annotated[
+        list[StepResult], Field(description="Each step's result."), operator.add
+    ] = field(default_factory=list)
     messages: Annotated[list[AnyMessage], add_messages] = field(default_factory=list)
-    outcome: Outcome | None = None  # verify
+    # verify
+    outcome: Annotated[Outcome | None, Field(description="The checked recommendation.")] = None
 
     def __post_init__(self) -> None:
         # A strict serializer that does not know our types (LANGGRAPH_STRICT_MSGPACK=true

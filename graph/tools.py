@@ -24,7 +24,7 @@ from graph.schemas import ProductSummary
 
 # What a search step keeps, within its filters: the products it shows (its `limit`, 5 by
 # default) and the further matches behind them. A bundle under one total budget is chosen
-# in code over these (graph/checks/choice.py): the cheaper option that makes a bundle fit
+# in code over these (graph/choosing/choice.py): the cheaper option that makes a bundle fit
 # is often below the top five by relevance.
 POOL_DEPTH = 50
 

@@ -238,7 +238,7 @@ def photo_gift_server() -> Iterator[FakeServer]:
 @pytest.fixture
 def pick_steps_ask_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every pick step asks the (fake) model, even where code could answer it
-    (graph/checks/decided.py): for tests whose scripted reasoning replies are part of
+    (graph/choosing/decided.py): for tests whose scripted reasoning replies are part of
     what they check. CLI processes inherit it (cli_runs.cli_environment)."""
     monkeypatch.setenv("SHOPPING_CODE_DECISIONS", "off")
 

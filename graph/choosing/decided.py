@@ -1,6 +1,6 @@
 """A pick step that code can answer without a model call (issue 25).
 
-The recommendation is chosen in code (graph/checks/choice.py): among the choices of one
+The recommendation is chosen in code (graph/choosing/choice.py): among the choices of one
 product per item that keep every limit and the budget, the best summed over the items by,
 in order, the kind searched for, the wanted features matched, the query's compound named,
 the model's own pick, rating and rank. The model's pick is only a tie-break. Asking it

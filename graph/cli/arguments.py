@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-# What a command line asks for; exactly one at a time (none means "give a request").
+# What a command line asks for; exactly one at a time.
 _COMMANDS = (
     ("request", "a request"),
     ("list", "--list"),
@@ -32,7 +32,8 @@ def _given(args: argparse.Namespace, name: str) -> bool:
 
 
 def conflict(args: argparse.Namespace) -> str | None:
-    """The one line saying which given arguments cannot go together, or None."""
+    """The one line saying which given arguments cannot go together (or that none asks
+    for anything), or None."""
     commands = [flag for name, flag in _COMMANDS if _given(args, name)]
     if len(commands) > 1:
         return (
@@ -51,6 +52,8 @@ def conflict(args: argparse.Namespace) -> str | None:
         )
     if args.other_catalog and command != "--resume":
         return "--other-catalog goes with --resume THREAD only"
+    if not commands:
+        return 'give a request, e.g. python -m graph.run "a tent"'
     if command in ("--list", "--history", "--stop-server"):
         ignored = [flag for name, flag in _RUN_SETTINGS if _given(args, name)]
         if command == "--stop-server" and args.json:

@@ -11,7 +11,6 @@ from rich.console import Console
 from catalog.paths import data_dir
 from graph.builder import build_graph
 from graph.cli.editor import approver
-from graph.cli.exits import EXIT_BAD_INPUT
 from graph.cli.render import RunView
 from graph.cli.report import (
     print_chain,
@@ -82,9 +81,6 @@ def dispatch(args: argparse.Namespace, console: Console) -> int:
             other_catalog=args.other_catalog,
         )
         return report(args, view, result)
-    if not args.request:
-        console.print('[bold red]error:[/] give a request, e.g. python -m graph.run "a tent"')
-        return EXIT_BAD_INPUT
     # An explicit --thread is checked (even ""): it must be typed back with --resume.
     thread_id = session.new_thread_id() if args.thread is None else args.thread
     session.check_thread_id(thread_id)

@@ -7,17 +7,66 @@ They are the source of the JSON Schema published as docs/run-document.schema.jso
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_type_hints
 
-from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic.fields import FieldInfo
 
 from graph.cli.exits import JSON_SCHEMA_VERSION
 from graph.cost import CostEstimate
 from graph.runs.session import UsageTotals
-from graph.schemas import FollowUp, Outcome, Plan, PlanChange, StepResult, Usage
-from graph.schemas.plan import ApprovalStatus
+from graph.schemas import (
+    ApprovalStatus,
+    FollowUp,
+    Outcome,
+    Plan,
+    PlanChange,
+    PlanStep,
+    StepResult,
+    Usage,
+)
+from graph.state import State
 
 SCHEMA_VERSION_TEXT = "goes up when a field changes meaning or goes away"
+# The published file's `$id`: a name, not a place (the project has no home URL yet),
+# that changes with the version of the documents' shape.
+SCHEMA_ID = f"urn:shopping-planner:run-document:{JSON_SCHEMA_VERSION}"
+_STATE = get_type_hints(State, include_extras=True)
+
+
+def _as_output(name: str) -> Any:
+    """A field the document shares with the graph's output, described as there."""
+    (said,) = (meta for meta in _STATE[name].__metadata__ if isinstance(meta, FieldInfo))
+    return Field(description=said.description)
+
+
+# The plan as printed, not as the model is shown it (model_facing_schema leaves out the
+# fields code writes: budget, pick, built_in_code, each step's filled_from_request).
+# extra "ignore": a field added later (or another version's) breaks no contract.
+_PRINTED = ConfigDict(json_schema_extra=None, extra="ignore")
+
+
+class PrintedStep(PlanStep):
+    model_config = _PRINTED
+
+
+class PrintedPlan(Plan):
+    model_config = _PRINTED
+
+    # A Plan's steps, printed whole: a list of the subclass (mypy would want it covariant).
+    steps: list[PrintedStep] = Field(  # type: ignore[assignment]
+        description=Plan.model_fields["steps"].description
+    )
+
+
+def printed(plan: Plan | dict[str, Any] | None) -> PrintedPlan | None:
+    """A run's plan (as the graph keeps it, or as the API hands it back) as printed, not
+    checked again: a plan an older version saved prints as it was, never as a crash."""
+    if plan is None:
+        return None
+    fields = plan.model_dump() if isinstance(plan, Plan) else dict(plan)
+    steps = [PrintedStep.model_construct(**step) for step in fields.pop("steps", [])]
+    return PrintedPlan.model_construct(steps=steps, **fields)
 
 
 class ListedChange(PlanChange):
@@ -38,25 +87,24 @@ class RunDocument(BaseModel):
     )
 
     schema_version: int = Field(default=JSON_SCHEMA_VERSION, description=SCHEMA_VERSION_TEXT)
-    status: RunEnd
+    status: RunEnd = Field(description="done, rejected, or awaiting approval (paused)")
     exit_code: int = Field(description="the process's exit code, repeated")
-    thread_id: str
+    thread_id: str = Field(description="the run's thread: --resume, --history, --follow-up")
     resume: str | None = Field(description="the arguments that continue a paused run")
-    request: str | None
-    approval: ApprovalStatus | None
-    # SerializeAsAny: a follow-up's plan keeps the statement the model wrote with it.
-    plan: SerializeAsAny[Plan] | None = Field(description="the plan that ran: an edit, if any")
-    model_plan: SerializeAsAny[Plan] | None = Field(description="the plan the model wrote")
-    plan_edited: bool
-    plan_changes: list[ListedChange]
-    plan_warnings: list[str]
-    estimate: CostEstimate | None
-    planner_usage: Usage | None
+    request: str | None = _as_output("request")
+    approval: ApprovalStatus | None = _as_output("approval")
+    plan: PrintedPlan | None = Field(description="the plan that ran: an edit, if any")
+    model_plan: PrintedPlan | None = _as_output("plan")
+    plan_edited: bool = Field(description="a person edited the plan at approval")
+    plan_changes: list[ListedChange] = Field(description="the edit's changes to model_plan")
+    plan_warnings: list[str] = Field(description="code's checks of the plan that ran")
+    estimate: CostEstimate | None = Field(description="the plan's cost, estimated at approval")
+    planner_usage: Usage | None = _as_output("planner_usage")
     usage: UsageTotals = Field(description="usage totals, planner included")
-    step_results: list[StepResult]
-    outcome: Outcome | None
-    follow_up_of: str | None = Field(description="the thread this run follows up")
-    follow_up: FollowUp | None = Field(description="what carried over from that run")
+    step_results: list[StepResult] = _as_output("step_results")
+    outcome: Outcome | None = _as_output("outcome")
+    follow_up_of: str | None = _as_output("follow_up_of")
+    follow_up: FollowUp | None = _as_output("follow_up")
 
 
 class StoppingError(BaseModel):
@@ -75,10 +123,10 @@ class ErrorDocument(BaseModel):
     )
 
     schema_version: int = Field(default=JSON_SCHEMA_VERSION, description=SCHEMA_VERSION_TEXT)
-    status: Literal["failed", "interrupted"]
+    status: Literal["failed", "interrupted"] = Field(description="failed, or interrupted by Ctrl-C")
     exit_code: int = Field(description="the process's exit code, repeated")
     thread_id: str | None = Field(description="the run it stopped (null before one started)")
-    error: StoppingError
+    error: StoppingError = Field(description="what stopped it")
 
 
 # What stdout holds under --json, told apart by its status.
@@ -89,7 +137,13 @@ DOCUMENT = TypeAdapter(Document)
 def published_schema() -> str:
     """The text of docs/run-document.schema.json."""
     schema: dict[str, Any] = DOCUMENT.json_schema(mode="serialization")
-    schema["title"] = "shopping-planner --json document"
+    schema.update(
+        {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": SCHEMA_ID,
+            "title": "shopping-planner --json document",
+        }
+    )
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 
 

@@ -23,7 +23,9 @@ from graph.cli.exits import (
     EXIT_BAD_INPUT,
     EXIT_BUG,
     EXIT_CODES_HELP,
+    EXIT_FAILED,
     EXIT_INTERRUPTED,
+    StdoutUnwritable,
     print_json,
 )
 from graph.providers.registry import PROVIDERS
@@ -106,21 +108,31 @@ def _collector_paused(freeze: bool) -> Iterator[None]:
 def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
-    except BrokenPipeError:
+    except (BrokenPipeError, StdoutUnwritable) as error:
         # The reader of stdout went away (`... | head -1`; rich's console handles its own
         # writes alike): leave quietly. Every checkpoint is written whole (one transaction
-        # each), so a run cut here resumes from its last one.
+        # each), so a run cut here resumes from its last one. Anything left unwritten is
+        # dropped either way, or the flush at exit would fail again.
         from catalog.terminal import stdout_closed
 
-        return stdout_closed()
+        closed = stdout_closed()
+        if isinstance(error, BrokenPipeError):
+            return closed
+        sys.stderr.write(f"error: {error}\n")  # a full device: an environment fault
+        return EXIT_FAILED
 
 
 def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    if sys.stdout is None:  # started with stdout closed (`>&-`): nothing could be shown
+        sys.stderr.write("error: stdout is closed; give the command one (>/dev/null drops it)\n")
+        return EXIT_FAILED
     problem = conflict(args)
-    if problem is not None:  # before any import or work: nothing runs, nothing is saved
-        # Bad arguments, like argparse's own refusals: one line on stderr, nothing on stdout.
+    if problem is not None:  # before any work: nothing runs, nothing is saved
         sys.stderr.write(f"error: {problem}\n")
+        if args.json:  # the error document still: a script reads stdout, not stderr
+            refused = argparse.ArgumentError(None, problem)
+            _print_error_json(args, "failed", refused, problem, EXIT_BAD_INPUT)
         return EXIT_BAD_INPUT
     # argv None: the real command line, so this process is the CLI (tests pass a list).
     with _collector_paused(freeze=argv is None):
@@ -155,8 +167,8 @@ def _main(argv: list[str] | None) -> int:
         if args.json:
             _print_error_json(args, "interrupted", interrupt, "interrupted", EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        raise  # stdout is gone: no line can be shown (main leaves quietly)
+    except (BrokenPipeError, StdoutUnwritable):
+        raise  # stdout is gone: no document can be shown (main says so on stderr)
     except Exception as error:
         # Bad input, a runtime failure or a bug, by the error's type; --debug changes what
         # is shown, never the code.

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from catalog import money
 from catalog.terminal import terminal_text
-from graph.cli.documents import ListedChange, RunDocument, RunEnd
+from graph.cli.documents import ListedChange, RunDocument, RunEnd, printed
 from graph.cli.exits import EXIT_AWAITING_APPROVAL, EXIT_OK, print_json
 from graph.cli.render import RunView
 from graph.runs.follow_ups import ChainLink, in_chain_order
@@ -52,8 +52,8 @@ def json_report(result: RunResult) -> dict[str, Any]:
         resume=f"--resume {result.thread_id} --yes" if status == "awaiting approval" else None,
         request=values.get("request"),
         approval=values.get("approval"),
-        plan=plan_that_runs(values),
-        model_plan=values.get("plan"),
+        plan=printed(plan_that_runs(values)),
+        model_plan=printed(values.get("plan")),
         plan_edited=edit is not None,
         plan_changes=[
             ListedChange(**change.model_dump(), description=describe_change(change))

@@ -1,6 +1,6 @@
 """How shoppers write limits: currency marks and words, the limit words of the languages
 the planner is asked in, number words, and the patterns that find price and rating
-phrases in a text. graph/checks/stated.py reads a request with them.
+phrases in a text. graph/reading/stated.py reads a request with them.
 
 The patterns are deliberately conservative: a number counts as a price only with a
 currency mark ("$40", "40 dollars", "€40") or a price word beside it ("priced under 40",

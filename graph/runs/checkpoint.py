@@ -439,8 +439,10 @@ def _sqlite_lease_held(database: Path, thread_id: str) -> bool:
 def _postgres_lease_held(saver: Any, thread_id: str) -> bool:
     # pg_locks shows a bigint advisory key as two 32-bit halves (classid, objid), objsubid 1.
     key = _advisory_key(thread_id) & 0xFFFF_FFFF_FFFF_FFFF  # as its two unsigned halves
-    with saver._cursor() as cur:
-        row = cur.execute(
+    # A connection of the saver's pool (its public `conn`, opened by open_postgres_checkpointer);
+    # the saver's own `_cursor()` is private.
+    with saver.conn.connection() as conn:
+        row = conn.execute(
             "SELECT count(*) AS held FROM pg_locks WHERE locktype = 'advisory' AND granted"
             " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
             " AND classid = %s::bigint::oid AND objid = %s::bigint::oid AND objsubid = 1",

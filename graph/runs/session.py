@@ -18,7 +18,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.types import Command, Durability
 
-from graph.context import Context
+from graph.context import Context, FrontEnd, SettingsError, traced_as
 from graph.cost import CostEstimate, estimate_plan_cost
 from graph.parent_run import run_end
 from graph.providers.models import chat_model_session
@@ -69,7 +69,7 @@ class UsageTotals:
     # Calls whose server reported no sane token counts: the token totals leave them out.
     unknown_usage_calls: int = 0
     # Of those: the planner's output, the reasoning calls' input, and the pick steps code
-    # answered with no call (graph/checks/decided.py): where a slow CPU's wait goes.
+    # answered with no call (graph/choosing/decided.py): where a slow CPU's wait goes.
     plan_output_tokens: int = 0
     reasoning_input_tokens: int = 0
     code_decisions: int = 0
@@ -122,7 +122,7 @@ def run_context(settings: Mapping[str, Any], saved: Mapping[str, Any] | None = N
         context = Context(
             **{k: v for k, v in merged.items() if k in RUN_SETTINGS and v is not None}
         )
-    except ValueError as error:  # a setting out of range: one line, before any call
+    except SettingsError as error:  # a setting out of range: one line, before any call
         raise RunRefused(f"bad setting: {error}") from None
     return context
 
@@ -323,11 +323,11 @@ def run_thread(
         snapshot = read_state(graph, thread_id)
         if not snapshot.values:
             graph_input = _run_input(graph, request, follow_up_of)
-            return drive(graph, thread_id, graph_input, context, approve)
+            return drive(graph, thread_id, graph_input, context, approve, front_end="eval")
         status = status_of(snapshot)
         if status in ("done", "rejected"):
             return RunResult(thread_id, status, snapshot.values)
-        return drive(graph, thread_id, None, context, approve)
+        return drive(graph, thread_id, None, context, approve, front_end="eval")
 
 
 def drive(
@@ -339,10 +339,12 @@ def drive(
     observer: RunObserver | None = None,
     *,
     durability: Durability = "sync",
+    front_end: FrontEnd = "cli",
 ) -> RunResult:
     """Stream the run until it ends or stays paused, answering approval pauses with
-    `approve`. Every checkpoint carries the run settings, so a resume reuses them."""
-    config = thread_config(thread_id)
+    `approve`. Every checkpoint carries the run settings, so a resume reuses them; a
+    trace names the `front_end` that ran it."""
+    config = thread_config(thread_id) | traced_as(front_end)
     config["metadata"] = {name: getattr(context, name) for name in RUN_SETTINGS}
     config["metadata"][CATALOG_IDENTITY] = identity_metadata(context)
     # So an older version that finds the run can say which version to upgrade to.

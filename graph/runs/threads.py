@@ -25,8 +25,7 @@ from graph.schemas import Plan, PlanEdit, PlanStep, StepResult
 from graph.shaping.edits import describe_change
 from graph.state import InputState, OutputState, State, plan_that_runs, state_of
 
-if TYPE_CHECKING:  # for the casts in recent_thread_ids; the postgres extra is optional
-    from langgraph.checkpoint.postgres import PostgresSaver
+if TYPE_CHECKING:  # for the cast in recent_thread_ids
     from langgraph.checkpoint.sqlite import SqliteSaver
 
 # The compiled graph that runs are driven through and read back from (graph/builder.py:
@@ -209,10 +208,11 @@ def recent_thread_ids(saver: BaseCheckpointSaver, limit: int = 20) -> list[str]:
         )
         return [row[0] for row in rows]
     if backend == "PostgresSaver":
-        with cast("PostgresSaver", saver)._cursor() as cur:
+        # Public API only: a connection of the saver's pool (open_postgres_checkpointer's).
+        with cast("Any", saver).conn.connection() as conn:
             sql = _LATEST_THREADS_SQL.format(placeholder="%s")
-            # Rows are dicts with the saver's dict_row factory, tuples otherwise.
-            found: list[Any] = cur.execute(sql, (limit,)).fetchall()
+            # Rows are dicts with the pool's dict_row factory, tuples otherwise.
+            found: list[Any] = conn.execute(sql, (limit,)).fetchall()
         return [row["thread_id"] if isinstance(row, dict) else row[0] for row in found]
     seen: dict[str, str] = {}
     for item in saver.list(None):

@@ -45,7 +45,7 @@ class LimitChoice(BaseModel):
 
 
 class StatedLimits(BaseModel):
-    """The limits a request states, read once by the planner (graph/checks/stated.py:
+    """The limits a request states, read once by the planner (graph/reading/stated.py:
     read_limits) and kept in state for the nodes after it. A price kind stated with
     different values (two items, each with its own cap) has no single value: `item_caps`
     holds each, and `total` the cap on the sum when the request says so ("$300 for
@@ -75,7 +75,7 @@ class StatedLimits(BaseModel):
     # Items the request asks several of, as written ("three camera straps"): the plan
     # picks one of each, so its total is never called within budget.
     several: tuple[str, ...] = ()
-    # A follow-up's (graph/checks/follow_up.py): the limits above that carry over from
+    # A follow-up's (graph/shaping/follow_up.py): the limits above that carry over from
     # the previous run ("max_price", "min_price", "min_rating", "total"), not stated anew.
     carried: tuple[str, ...] = ()
 

@@ -65,12 +65,12 @@ def capped(name: str, most: int | None = None, each: str = "") -> AfterValidator
 # Fields the model may leave out. Each one written as null costs a local model about 5
 # output tokens per step (~0.3 s on 2 cores). The step filters are among them because
 # code reads the request's price and rating limits and fills every search step with them
-# (graph/checks/limits.py): a small model dropped stated limits whether they were required or not.
+# (graph/shaping/limits.py): a small model dropped stated limits whether they were required or not.
 OPTIONAL_FOR_MODEL = frozenset({"category", "min_price", "max_price", "min_rating", "not_shopping"})
 
 
 # Fields code fills in after the model answers; the model never sees them. The budget is
-# the request's stated cap, read in code (graph/checks/stated.py), which overrode the model's
+# the request's stated cap, read in code (graph/reading/stated.py), which overrode the model's
 # budget whenever they differed: written by the model it was ~8 tokens of a plan's ~150.
 WRITTEN_BY_CODE = frozenset({"budget", "pick", "filled_from_request", "built_in_code"})
 

@@ -53,7 +53,7 @@ class PlanStep(BaseModel):
         default=None, description="Lowest average rating (0 to 5), or null."
     )
     # Written by code, never by the model (left out of the schema it sees): the limits
-    # filled in from the request because the model left them empty (graph/checks/limits.py).
+    # filled in from the request because the model left them empty (graph/shaping/limits.py).
     filled_from_request: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
@@ -138,7 +138,7 @@ class Plan(BaseModel):
         default=None,
         description="Total budget in USD stated by the shopper, or null if none was stated.",
     )
-    # Written by code (graph/checks/occasion.py) or a person: "each" item searched for, or
+    # Written by code (graph/shaping/occasion.py) or a person: "each" item searched for, or
     # the single best of all the kinds searched ("one": a gift, an occasion, a hobby).
     pick: Literal["each", "one"] = "each"
     # Written by code, never by the model: why this plan was built in code rather than by

@@ -62,12 +62,12 @@ class StepResult(BaseModel):
     action: str
     products: list[ProductSummary] = []  # a search's shown matches; a reasoning step's picks
     # A search's further matches, best first (tools.POOL_DEPTH in all): never shown to a
-    # model; code chooses among them too (graph/checks/choice.py).
+    # model; code chooses among them too (graph/choosing/choice.py).
     pool: list[ProductSummary] = []
     answer: str = ""
     warnings: list[str] = []
     error: str | None = None
-    decided_in_code: bool = False  # a pick step code answered (graph/checks/decided.py)
+    decided_in_code: bool = False  # a pick step code answered (graph/choosing/decided.py)
     llm_calls: int = 0
     usage: Usage = Usage()
     latency_s: float = 0.0
@@ -91,7 +91,7 @@ class Outcome(BaseModel):
     """The recommendation checked in code after the last step (no LLM involved)."""
 
     picks: list[ProductSummary] = []
-    reasons: dict[str, str] = {}  # per pick id: why, from catalog figures (checks/choice.py)
+    reasons: dict[str, str] = {}  # per pick id: why, from catalog figures (choosing/choice.py)
     items: dict[str, str] = {}  # per pick id: the item it is the pick for (its search queries)
     # Every item the plan searched for is in `picks` or here: none disappears unnamed.
     missing: list[MissingItem] = []

@@ -176,7 +176,7 @@ def test_cost_estimate_is_within_2x_of_actual_tokens(
     )
     results = state["step_results"]
     # The estimate, made before any search, counts a call for every reasoning step; a pick
-    # step code answered (graph/checks/decided.py) made none, so it is compared without.
+    # step code answered (graph/choosing/decided.py) made none, so it is compared without.
     decided = {r.step for r in results if r.decided_in_code}
     assert {c.step for c in estimate.calls} >= decided
     made = [c for c in estimate.calls if c.step not in decided]

@@ -56,7 +56,7 @@ def _studio_server_installed() -> None:
 REQUEST = "A camera strap and a lens cleaning kit as a photography gift, $80 in total."
 SEARCH_LIMIT = 3  # sent as run context: proves the Context form reaches the nodes
 # The runs' context: the fake's scripted reasoning reply is part of what is checked, so
-# the pick step asks it even where code could answer (graph/checks/decided.py).
+# the pick step asks it even where code could answer (graph/choosing/decided.py).
 RUN_CONTEXT = {"search_limit": SEARCH_LIMIT, "code_decisions": False}
 PLAN = {
     "goal": "A camera strap and a lens cleaning kit as a photography gift under $80.",

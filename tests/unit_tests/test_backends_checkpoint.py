@@ -69,7 +69,7 @@ def process(store: str) -> tuple[Any, Any]:
 
 def context(catalog: Path, chat_model: Any, **kwargs: Any) -> Context:
     # The reasoning call is where these runs fail and resume, so the pick step asks the
-    # model even where code could answer it (graph/checks/decided.py).
+    # model even where code could answer it (graph/choosing/decided.py).
     return Context(chat_model=chat_model, catalog=str(catalog), code_decisions=False, **kwargs)
 
 

@@ -39,7 +39,7 @@ def bad_catalog(kind: str, tmp_path: Path) -> str:
 
 # (case, extra arguments, extra environment, words the error line must hold)
 CASES: list[tuple[str, list[str], dict[str, str], str]] = [
-    ("limit 0", ["--limit", "0"], {}, "--limit) must be between 1 and 50, got 0"),
+    ("limit 0", ["--limit", "0"], {}, "--limit) must be a whole number between 1 and 50, got 0"),
     ("limit 1000", ["--limit", "1000"], {}, "got 1000"),
     ("limit -3", ["--limit", "-3"], {}, "got -3"),
     *[

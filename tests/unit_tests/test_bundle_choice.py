@@ -1,4 +1,4 @@
-"""The recommendation chosen in code (graph/checks/choice.py, #22): exact over the deep
+"""The recommendation chosen in code (graph/choosing/choice.py, #22): exact over the deep
 pools, within the total whenever some choice fits, the cheapest shown when none does, and
 a one-line reason per pick from catalog figures. Plain data, no model."""
 

@@ -130,6 +130,14 @@ def test_the_version_is_written_once_and_the_changelog_names_it() -> None:
     assert project["license"] == "MIT" and project["license-files"] == ["LICENSE"]
     assert "MIT License" in (REPO_ROOT / "LICENSE").read_text()
     assert "Operating System :: POSIX" in project["classifiers"]
+    # #42: typed (each package ships py.typed), and the Python versions it runs on.
+    assert "Typing :: Typed" in project["classifiers"]
+    packaged = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    for package in ("graph", "catalog", "localmodel"):
+        assert "py.typed" in packaged["package-data"][package]
+        assert (REPO_ROOT / package / "py.typed").is_file()
+    versions = [c.rsplit(" ", 1)[1] for c in project["classifiers"] if re.search(r":: 3\.\d+$", c)]
+    assert versions and versions[0] == project["requires-python"].removeprefix(">=")
     ignored = (REPO_ROOT / ".dockerignore").read_text().split()
     assert {".env", ".git", ".venv/", "data/", "**/__pycache__/"} <= set(ignored)
 

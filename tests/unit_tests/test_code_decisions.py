@@ -1,4 +1,4 @@
-"""A pick step answered in code (graph/checks/decided.py, issue 25): when no pick the model
+"""A pick step answered in code (graph/choosing/decided.py, issue 25): when no pick the model
 could make would change the recommendation, or when the best choices tie and the type
 check is sure of every product in them, and said so in the step's result."""
 

@@ -369,7 +369,7 @@ def test_planner_tool_schema_is_compact_and_shows_only_what_the_model_writes() -
     assert "description" not in step  # rules live once, in the planner prompt
     assert all("description" not in prop for prop in step["properties"].values())
     assert step["properties"]["max_price"] == {"type": ["number", "null"]}
-    # Code fills the step filters from the request (graph/checks/limits.py), so the model may
+    # Code fills the step filters from the request (graph/shaping/limits.py), so the model may
     # leave them out, as it may category; fields code writes are not shown to it at all.
     assert step["required"] == ["step", "action", "query"]
     assert "filled_from_request" not in step["properties"]

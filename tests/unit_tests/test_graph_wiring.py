@@ -6,12 +6,14 @@ import dataclasses
 from pathlib import Path
 from typing import get_args
 
+import pytest
 from fakes import GIFT_ANSWERS, GIFT_PLAN, FakeShoppingChatModel
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import MemorySaver
 from langgraph.prebuilt import ToolNode
 
 from graph.builder import build_graph
-from graph.context import Context, ProviderName
+from graph.context import Context, ProviderName, SettingsError
 from graph.providers.registry import PROVIDERS
 from graph.state import OutputState, State
 
@@ -91,7 +93,33 @@ def test_the_schemas_studio_shows_describe_and_bound_their_fields() -> None:
     assert choices["enum"] == list(PROVIDERS)
     assert (form["search_limit"]["minimum"], form["search_limit"]["maximum"]) == (1, 50)
     assert form["max_output_tokens"]["minimum"] == 1
-    assert set(graph.get_output_jsonschema()["properties"]) == OUTPUT_FIELDS
+    output = graph.get_output_jsonschema()["properties"]
+    assert set(output) == OUTPUT_FIELDS
+    # #42: 11 of the 13 had none (the --json document repeats these descriptions).
+    assert all(field.get("description") for field in output.values()), output
+
+
+# (what a run's context sends, words of the error): as the API server sends a context.
+BAD_CONTEXTS = [
+    ({"search_limit": 500}, "search_limit (--limit) must be a whole number between 1 and 50"),
+    ({"search_limit": "ten"}, "search_limit (--limit) must be a whole number between 1 and 50"),
+    ({"search_limit": True}, "got True"),
+    ({"max_output_tokens": 0}, "max_output_tokens must be a whole number at least 1, got 0"),
+    ({"tool_mode": "fast"}, "tool_mode must be 'direct' or 'llm', got 'fast'"),
+]
+
+
+@pytest.mark.parametrize(("sent", "said"), BAD_CONTEXTS)
+def test_a_context_out_of_range_is_a_settings_error_naming_the_field_and_its_range(
+    sent: dict[str, object], said: str
+) -> None:
+    """#42: over the API a bad context failed at run time as a bare ValueError (or a
+    TypeError, or not at all for max_output_tokens 0)."""
+    graph = build_graph(checkpointer=MemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(SettingsError) as refused:
+        graph.invoke({"request": "a tent"}, config, context=sent)  # type: ignore[arg-type]
+    assert said in str(refused.value)
 
 
 def test_the_output_schema_names_state_fields_only() -> None:

@@ -1,4 +1,4 @@
-"""The product a request names stays whole in the plan's queries (graph/checks/named.py)."""
+"""The product a request names stays whole in the plan's queries (graph/shaping/named.py)."""
 
 from __future__ import annotations
 

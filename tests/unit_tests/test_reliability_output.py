@@ -1,5 +1,6 @@
 """What the CLI prints is true and complete (#24, class 11): thread ids are never cut,
---json always prints JSON, a closed stdout ends the process quietly without harm, and
+--json always prints JSON, a reader that closes stdout ends the process quietly without
+harm, a stdout closed from the start or full is one line and exit 1 (#43), and
 arguments that cannot go together are refused before any work. Real CLI processes
 against the fake OpenAI-compatible server."""
 
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 from cli_runs import REPO_ROOT, cli_environment, graph_run_process
+from conftest import skip_or_fail_in_ci
 from fake_openai_server import fake_openai_server
 from fakes import photo_gift_script
 
@@ -133,6 +135,48 @@ def test_a_reader_that_closes_early_ends_the_run_quietly_and_it_resumes(
     assert len(fake.calls_for("Plan")) == 1  # nothing was planned twice
 
 
+def test_json_with_stdout_closed_is_one_line_and_exit_1_before_any_work(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    """#43: `... --json >&-` exited 0 having printed nothing anywhere."""
+    fake = photo_gift_script()
+    with fake_openai_server(fake) as url:
+        run = subprocess.run(
+            [sys.executable, "-m", "graph.run", "a watch strap", "--catalog",
+             str(small_catalog_file), "--yes", "--json"],
+            cwd=REPO_ROOT, env=cli_environment(url, isolated_data_dir), stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=60,
+            preexec_fn=lambda: os.close(1),  # the child starts with no stdout, as `>&-`
+        )  # fmt: skip
+        listing = graph_run_process(url, isolated_data_dir, "--list", "--json")
+    assert run.returncode == 1, run.stderr  # an environment fault
+    (line,) = run.stderr.splitlines()
+    assert line.startswith("error: stdout is closed"), line
+    assert fake.requests == [] and json.loads(listing.stdout) == []  # nothing ran
+
+
+def test_json_to_a_full_device_is_one_line_and_exit_1_and_the_run_is_saved(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    """#43: `... --json > /dev/full` ended in two chained tracebacks (exit 70)."""
+    if not Path("/dev/full").exists():
+        skip_or_fail_in_ci("no /dev/full on this system (Linux has it)")
+    fake = photo_gift_script()
+    with fake_openai_server(fake) as url, open("/dev/full", "w") as full:
+        run = subprocess.run(
+            [sys.executable, "-m", "graph.run", "a watch strap", "--catalog",
+             str(small_catalog_file), "--thread", "full", "--yes", "--json"],
+            cwd=REPO_ROOT, env=cli_environment(url, isolated_data_dir), stdin=subprocess.DEVNULL,
+            stdout=full, stderr=subprocess.PIPE, text=True, timeout=60,
+        )  # fmt: skip
+        listing = graph_run_process(url, isolated_data_dir, "--list", "--json")
+    assert run.returncode == 1, run.stderr  # an environment fault, not a bug (70)
+    (line,) = run.stderr.splitlines()  # no traceback, no "Exception ignored" at exit
+    assert line == "error: cannot write the --json document to stdout: No space left on device"
+    (thread,) = json.loads(listing.stdout)
+    assert thread["thread_id"] == "full" and thread["status"] == "done", thread
+
+
 # (case, arguments, words of the one error line)
 CONFLICTS: list[tuple[str, list[str], str]] = [
     ("resume with a request and a thread", ["--resume", "T", "new request", "--thread", "X"],
@@ -149,6 +193,7 @@ CONFLICTS: list[tuple[str, list[str], str]] = [
      "--provider, --limit would be ignored by --list"),
     ("history with --yes", ["--history", "T", "--yes"], "--yes would be ignored"),
     ("stop server with --json", ["--stop-server", "--json"], "--json would be ignored"),
+    ("nothing asked", ["--thread", "X"], "give a request"),
 ]  # fmt: skip
 
 
@@ -161,7 +206,9 @@ def test_conflicting_arguments_are_refused_before_any_work(
         run = graph_run_process(url, isolated_data_dir, *args)
         listing = graph_run_process(url, isolated_data_dir, "--list", "--json")
     assert run.returncode == 2, run.stdout + run.stderr
-    assert run.stdout == "" and "Traceback" not in run.stderr
+    # With --json, stdout holds the error document (test_json_contract.py), else nothing.
+    assert "--json" in args or run.stdout == ""
+    assert "Traceback" not in run.stderr
     (line,) = run.stderr.splitlines()
     assert line.startswith("error: ") and words in line, line
     assert fake.requests == []  # nothing was sent to the model

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import GIFT_ANSWERS, GIFT_PLAN, FakeShoppingChatModel
+from langchain_core.tracers.context import collect_runs
 from langgraph.checkpoint.memory import MemorySaver
 
 from graph.builder import build_graph
@@ -104,3 +106,27 @@ def test_a_rejected_plan_runs_no_step_and_counts_only_the_planner(
         planner.input_tokens,
         planner.output_tokens,
     )
+
+
+def test_each_front_end_names_itself_in_a_runs_trace(small_catalog_file: Path) -> None:
+    """#42: runs carried metadata but no tags or name, so a LangSmith trace could not say
+    whether the CLI, the eval harness or the API server ran it."""
+    from graph.builder import graph as api_graph  # what langgraph.json serves
+
+    graph = build_graph(checkpointer=MemorySaver())
+    context = Context(catalog=str(small_catalog_file), auto_approve=True)
+    request = "a strap gift under $200"
+    with collect_runs() as cli:
+        ran = replace(context, chat_model=gift_model())
+        session.start(graph, request, ran, session.approve_all, thread_id="cli")
+    with collect_runs() as evals:
+        ran = replace(context, chat_model=gift_model())
+        session.run_thread(graph, "eval", request, ran, session.approve_all)
+    with collect_runs() as api:
+        api_graph.invoke({"request": request}, context=replace(context, chat_model=gift_model()))
+    for collected, front_end in ((cli, "cli"), (evals, "eval"), (api, "api")):
+        # The graph's own runs (one per stream of it), and every call traced in it, tagged.
+        graphs = [r for r in collected.traced_runs if r.name.startswith("shopping-planner")]
+        assert graphs and {r.name for r in graphs} == {f"shopping-planner ({front_end})"}
+        for run in collected.traced_runs:
+            assert run.tags is not None and {"shopping-planner", front_end} <= set(run.tags)

@@ -4,6 +4,7 @@ when CHECKPOINT_URL is set (CI), on PostgreSQL."""
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -177,3 +178,18 @@ def test_without_ofd_locks_a_lease_falls_back_to_a_lock_file(
     assert thread_is_held(saver, "t") is False
     assert claim_thread(saver, "t") is True
     release_thread(saver, "t")
+
+
+def test_runs_reach_the_checkpointer_through_its_public_api_only() -> None:
+    """#42: graph/runs called PostgresSaver's private `_cursor()`, which a minor release
+    may change; no module there reads another object's private attribute."""
+    private = [
+        f"{path.name}:{node.lineno} {ast.unparse(node)}"
+        for path in sorted((REPO_ROOT / "graph" / "runs").glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute)
+        and node.attr.startswith("_")
+        and not node.attr.startswith("__")
+        and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+    ]
+    assert private == []
