@@ -13,7 +13,7 @@ OpenAI-compatible server in this process answers every model call after a fixed 
 model call).
 
 * **server**: two replicas of the stock LangGraph API server on the PostgreSQL + Redis
-  runtime (scripts/serve_replica.py, started as the replica test starts them: two jobs
+  runtime (shopping-planner-replica, started as the replica test starts them: two jobs
   each) and a private Valkey. All N runs are sent at once with langgraph_sdk; each stops
   at the approval interrupt and is approved with a Command, through the other replica
   for half of them, then waited to the end.
@@ -261,7 +261,7 @@ def server_replicas(
     *serve_args: str,
 ) -> Iterator[list[replicas.Replica]]:
     """The replica test's two replicas (its Backends and Valkey) on the bench's database,
-    started together as the test starts them (scripts/serve_replica.py sets the schema up
+    started together as the test starts them (shopping-planner-replica sets the schema up
     one replica at a time)."""
     sock_dir = Path(tempfile.mkdtemp(prefix="sp-valkey-"))  # a socket path stays short
     started: list[replicas.Replica] = []
