@@ -2,8 +2,9 @@
 
 `.ci/run` runs `lint-imports`; these tests run the same checker, then break a copy of the
 tree on purpose to prove that each contract catches the import it exists for (a
-`catalog -> graph` or `localmodel -> graph` import, the old `catalog.postgres ->
-catalog.store` cycle, a check reaching a provider, ...), naming the offending import.
+`catalog -> graph`, `localmodel -> graph` or `meaning -> catalog` import, the old
+`catalog.postgres -> catalog.store` cycle, a check reaching a provider, ...), naming the
+offending import.
 """
 
 from __future__ import annotations
@@ -20,12 +21,13 @@ REPO = Path(__file__).resolve().parents[2]
 OUR_CONTRACTS = (
     "catalog-is-plain",
     "localmodel-is-plain",
+    "meaning-is-plain",
     "catalog-layers",
     "localmodel-layers",
     "graph-layers",
     "providers-layers",
 )
-PACKAGES = ("catalog", "localmodel", "graph")
+PACKAGES = ("catalog", "localmodel", "meaning", "graph")
 
 
 def lint_imports(root: Path, *contracts: str) -> subprocess.CompletedProcess[str]:
@@ -115,6 +117,12 @@ def add_line(path: Path, line: str) -> None:
             "import langchain_core.messages  # deliberate: localmodel stays free of LangChain",
             "localmodel-is-plain",
             "localmodel.weights -> langchain_core (l.",
+        ),
+        (
+            "meaning/index.py",
+            "from catalog.models import Product  # deliberate: the catalog imports meaning",
+            "meaning-is-plain",
+            "meaning.index -> catalog.models",
         ),
         (
             "localmodel/launcher.py",
@@ -224,8 +232,8 @@ def test_the_copy_is_what_gets_checked(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import catalog, graph, localmodel; "
-            "print(catalog.__file__, localmodel.__file__, graph.__file__)",
+            "import catalog, graph, localmodel, meaning; "
+            "print(catalog.__file__, localmodel.__file__, meaning.__file__, graph.__file__)",
         ],
         cwd=root,
         env={**os.environ, "PYTHONPATH": str(root)},

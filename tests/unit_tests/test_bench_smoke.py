@@ -210,3 +210,12 @@ def test_the_load_bench_sees_a_step_run_twice() -> None:
     # The approval wait (from the checkpoint where the run paused) is not graph time.
     checkpoints = [(0.0, False), (0.3, True), (5.3, False), (5.5, False)]
     assert load.graph_seconds(checkpoints) == pytest.approx(0.5)
+
+
+def test_semantic_index_smoke(tmp_path: Path) -> None:
+    out_json = tmp_path / "semantic.json"
+    out = run_bench("semantic_index.py", "--smoke", "--json", str(out_json), timeout=300)
+    assert "products/s" in out and "query ms" in out
+    (run,) = json.loads(out_json.read_text())["data"]["runs"]
+    assert run["products"] == run["embedded"] == 200 and not run["projected"]
+    assert run["products_s"] > 0 and run["query_ms"] > 0 and run["rss_mb"] > run["before_model_mb"]
