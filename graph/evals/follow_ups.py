@@ -207,6 +207,10 @@ class CaseResult:
     checks: dict[str, bool] = field(default_factory=dict)
     first_picks: list[str] = field(default_factory=list)
     picks: list[str] = field(default_factory=list)
+    # The follow-up's kind as the planner read it and as it ran (code may overrule it).
+    planner_kind: str | None = None
+    kind: str | None = None
+    expected_kinds: list[str] = field(default_factory=list)
     error: str | None = None
 
 
@@ -219,7 +223,25 @@ class FollowUpReport(EvalReport):
     results: list[CaseResult]
 
     def summary(self) -> dict[str, Any]:
-        return {"passed": self.count("passed"), "total": len(self.results)}
+        return {
+            "passed": self.count("passed"),
+            "total": len(self.results),
+            "overrides": {"follow-up kind": kind_overrides(self.results)},
+        }
+
+
+def kind_overrides(results: Sequence[CaseResult]) -> dict[str, int]:
+    """Where code ran another follow-up kind than the planner read (or read one where the
+    planner gave none), on the cases that state the right kind: how often code was right,
+    and how often the planner alone would have been."""
+    overruled = [
+        r for r in results if r.expected_kinds and r.kind is not None and r.kind != r.planner_kind
+    ]
+    return {
+        "overruled": len(overruled),
+        "code_right": sum(r.kind in r.expected_kinds for r in overruled),
+        "planner_right": sum(r.planner_kind in r.expected_kinds for r in overruled),
+    }
 
 
 def run_follow_ups_eval(
@@ -247,6 +269,11 @@ def run_follow_ups_eval(
         ).values
         result.first_picks = [p.id for p in first["outcome"].picks]
         result.picks = [p.id for p in second["outcome"].picks] if second.get("outcome") else []
+        follow_up = second.get("follow_up")
+        if follow_up is not None:
+            result.planner_kind, result.kind = follow_up.planner_kind, follow_up.kind
+        expected = case.expect.get("kind", [])
+        result.expected_kinds = expected if isinstance(expected, list) else [expected]
         result.checks = score_case(case, first, second, catalog_for(context))
         result.passed = bool(result.checks) and all(result.checks.values())
 
@@ -274,4 +301,10 @@ def markdown_table(report: dict[str, Any]) -> str:
         )
     summary = report["summary"]
     lines.append(f"\n{summary['passed']}/{summary['total']} follow-ups pass ({report['label']})")
+    kind = summary.get("overrides", {}).get("follow-up kind")
+    if kind:
+        lines.append(
+            f"follow-up kind: code overruled the planner {kind['overruled']} times; code "
+            f"right {kind['code_right']}, the planner alone right {kind['planner_right']}"
+        )
     return "\n".join(lines)

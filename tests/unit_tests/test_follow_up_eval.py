@@ -22,7 +22,9 @@ from graph.builder import build_graph
 from graph.context import Context
 from graph.evals.follow_ups import (
     CHECKS,
+    CaseResult,
     FollowUpFileError,
+    kind_overrides,
     load_cases,
     markdown_table,
     run_follow_ups_eval,
@@ -85,8 +87,38 @@ def test_the_dev_follow_ups_pass_with_a_careful_fake_planner() -> None:
     report = run_follow_ups_eval(cases, context, graph, label="fake", progress=False)
     data = report.to_json()
     failed = {r.id: (r.checks, r.error) for r in report.results if not r.passed}
-    assert data["summary"] == {"passed": len(cases), "total": len(cases)}, failed
+    summary = data["summary"]
+    assert (summary["passed"], summary["total"]) == (len(cases), len(cases)), failed
     assert f"{len(cases)}/{len(cases)} follow-ups pass" in markdown_table(data)
+    # The careful planner states each case's kind: where code overrules it, code is wrong.
+    kind = summary["overrides"]["follow-up kind"]
+    assert kind["planner_right"] == kind["overruled"] and kind["code_right"] == 0
+
+
+def test_the_eval_counts_how_often_overruling_the_planners_kind_was_right() -> None:
+    def case(planner: str | None, ran: str, expected: list[str]) -> CaseResult:
+        return CaseResult("c", "a", "b", planner_kind=planner, kind=ran, expected_kinds=expected)
+
+    results = [
+        case("cheaper", "cheaper", ["cheaper"]),  # not overruled
+        case("cheaper", "add", ["add"]),  # code right
+        case("refine", "add", ["refine"]),  # the planner right
+        case(None, "refine", ["refine", "cheaper"]),  # no reading: code right
+        case("add", "refine", []),  # no kind stated by the case: not counted
+    ]
+    assert kind_overrides(results) == {"overruled": 3, "code_right": 2, "planner_right": 1}
+    table = markdown_table(
+        {
+            "results": [],
+            "label": "x",
+            "summary": {
+                "passed": 0,
+                "total": 0,
+                "overrides": {"follow-up kind": kind_overrides(results)},
+            },
+        }
+    )
+    assert "code overruled the planner 3 times; code right 2, the planner alone right 1" in table
 
 
 def test_a_bad_follow_up_file_is_one_line(
