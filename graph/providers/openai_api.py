@@ -285,7 +285,7 @@ def read_fault(error: BaseException) -> Fault | None:
 
 OPENAI = Provider(
     name="openai",
-    env_vars=("OPENAI_API_KEY", "OPENAI_MODEL"),
+    env_vars=("OPENAI_API_KEY", "OPENAI_MODEL", "OPENAI_PROXY"),
     configured=lambda: bool(env("OPENAI_API_KEY")),
     default_model=openai_model,
     structured_output="json_schema",
@@ -301,6 +301,7 @@ AZURE = Provider(
         "AZURE_OPENAI_API_KEY",
         "AZURE_OPENAI_DEPLOYMENT",
         "OPENAI_API_VERSION",
+        "OPENAI_PROXY",
     ),
     configured=lambda: bool(env("AZURE_OPENAI_ENDPOINT")),
     default_model=azure_deployment,
@@ -313,7 +314,7 @@ AZURE = Provider(
 )
 COMPATIBLE = Provider(
     name="compatible",
-    env_vars=("OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_API_KEY"),
+    env_vars=("OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_API_KEY", "OPENAI_PROXY"),
     configured=lambda: bool(env("OPENAI_BASE_URL")),
     default_model=compatible_model,
     # llama.cpp and most compatible servers answer `response_format=json_schema`

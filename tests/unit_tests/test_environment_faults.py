@@ -14,7 +14,7 @@ from cli_runs import graph_run_process
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN
 
-from catalog.exits import EXIT_FAILED, EXIT_OK
+from catalog.exits import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_OK
 
 
 def strap_script(**options: Any) -> FakeScript:
@@ -61,3 +61,41 @@ def test_an_answer_the_server_garbles_is_one_line_and_the_run_resumes(
         resumed = graph_run_process(url, isolated_data_dir, "--resume", "t", **asks_the_model)
         assert resumed.returncode == EXIT_OK, resumed.stdout + resumed.stderr
         assert "strap-1" in resumed.stdout and len(fake.requests) == 3
+
+
+def test_a_proxy_set_in_dot_env_carries_the_calls(
+    small_catalog_file: Path, isolated_data_dir: Path, tmp_path: Path
+) -> None:
+    """OPENAI_PROXY made langchain-openai refuse the model it was built with (exit 70).
+    The server's name resolves nowhere: the run finishes only through the proxy (the fake
+    server answers a proxied request as any other)."""
+    fake = strap_script()
+    with fake_openai_server(fake) as proxy:
+        (tmp_path / ".env").write_text(f"OPENAI_PROXY={proxy.removesuffix('/v1')}\n")
+        run = graph_run_process(
+            "http://llm.invalid/v1",
+            isolated_data_dir,
+            *RUN,
+            "--catalog",
+            str(small_catalog_file),
+            cwd=tmp_path,
+            SHOPPING_CODE_DECISIONS="off",
+        )
+    assert run.returncode == EXIT_OK, run.stdout + run.stderr
+    assert "strap-1" in run.stdout
+    assert len(fake.requests) == 2
+
+
+def test_a_proxy_that_is_no_url_is_one_line(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    run = graph_run_process(
+        "http://llm.invalid/v1",
+        isolated_data_dir,
+        *RUN,
+        "--catalog",
+        str(small_catalog_file),
+        OPENAI_PROXY="ftp://proxy.invalid",
+    )
+    line = one_error_line(run.stdout + run.stderr)
+    assert run.returncode == EXIT_BAD_INPUT and "OPENAI_PROXY is not a proxy URL" in line, line
