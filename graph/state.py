@@ -55,6 +55,9 @@ class InputState:
 class State(InputState):
     """Everything the graph tracks for one run (one checkpointed thread)."""
 
+    # An API run may send no request (input `{}`): it reads as empty, which the planner
+    # refuses in one line, as the CLI does, and the thread's state stays readable.
+    request: str = ""
     # planner: the request as every node reads it (control characters cleaned), and its
     # stated limits, read once (graph/checks/stated.py), with a follow-up's carried over.
     clean_request: str | None = None

@@ -312,6 +312,9 @@ def thread_history(graph: ShoppingGraph, thread_id: str) -> list[HistoryEntry]:
             summary = f"edit refused: {values['edit_error']}"
         elif values.get("approval") != before.get("approval"):
             summary = f"plan {values.get('approval')}"
+            if (snapshot.metadata or {}).get("source") == "update":
+                # Written over the API (update_state), not answered at the approval pause.
+                summary += " by a state update, not by an answer to the approval question"
             edit: PlanEdit | None = values.get("plan_edit")
             if edit is not None:
                 summary += f", as edited by a person ({len(edit.changes)} changes)"
