@@ -347,7 +347,9 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     )
     if not isinstance(parsed, ReasoningAnswer):
         why = reply.get("parsing_error") or "it answered without the structured reply asked for"
-        result.error = f"the model gave no usable answer: {why}"
+        # In one line, without pydantic's excerpt of the refused text: of that, only the
+        # first 300 characters are kept (as the answer), whatever its length.
+        result.error = f"the model gave no usable answer: {short_error(why)}"
         result.answer = raw_text_of(reply.get("raw"))[:300]
     else:
         result.products, result.warnings = checked_model_picks(
