@@ -375,6 +375,8 @@ def _pool(state: State, results: list[StepResult], context: Context) -> ChoicePo
 def _finish_step(result: StepResult, state: State) -> dict[str, Any]:
     # One result per step, so the count of results is the index of the next step. Model
     # text in it (answer, raw output, errors) is stored and shown with secrets masked.
+    if result.kind == "reasoning" and not any(r.kind == "search" for r in state.step_results):
+        result.warnings.append("no search had run before this step: it had no results to read")
     return {"step_results": [StepResult.model_validate(redact_tree(result.model_dump()))]}
 
 
