@@ -92,7 +92,7 @@ def error_message(error: BaseException, db: str | None = None) -> str:
         hint = sqlite_error_hint(store, path)
         notes = "; ".join(part for part in (hint, advice) if part)
         text = f"checkpoint database {path}: {store}" + (f" ({notes})" if notes else "")
-    elif is_store_failure(store):  # PostgreSQL's (psycopg is loaded only for it)
+    elif store is not None and is_store_failure(store):  # PostgreSQL's
         url = db if is_postgres_url(db) else env(CHECKPOINT_URL_ENV) or ""
         text = f"checkpoint database {redact_url(url)}: {postgres_failure(store, url)}"
         if advice:

@@ -94,9 +94,11 @@ def unusable_answer(response: Any) -> str | None:
         message = (choice or {}).get("message") or {}
         for call in message.get("tool_calls") or []:
             arguments = (call.get("function") or {}).get("arguments")
+            if not isinstance(arguments, str):
+                continue
             try:
                 decoded = json.loads(arguments)
-            except (TypeError, ValueError):
+            except ValueError:
                 continue
             if not isinstance(decoded, dict):
                 return f"tool call arguments that are not a JSON object: {arguments[:80]}"
