@@ -127,7 +127,8 @@ def check_server(url: str) -> None:
 
 
 def _quiet_pool_logger() -> None:
-    pool_log = logging.getLogger("psycopg.pool")
+    # psycopg's own logger too: a connection lost mid-statement logs there as well.
+    pool_log = logging.getLogger("psycopg")
     if not pool_log.handlers:
         # With a handler of its own, Python's last-resort stderr handler is never used.
         pool_log.addHandler(logging.NullHandler())

@@ -330,7 +330,9 @@ def executor(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     )
     if not isinstance(parsed, ReasoningAnswer):
         why = reply.get("parsing_error") or "it answered without the structured reply asked for"
-        result.error = f"the model gave no usable answer: {why}"
+        # In one line, without pydantic's excerpt of the refused text: of that, only the
+        # first 300 characters are kept (as the answer), whatever its length.
+        result.error = f"the model gave no usable answer: {short_error(why)}"
         result.answer = raw_text_of(reply.get("raw"))[:300]
     else:
         result.products, result.warnings = checked_model_picks(
@@ -356,6 +358,8 @@ def _pool(state: State, results: list[StepResult], context: Context) -> ChoicePo
 def _finish_step(result: StepResult, state: State) -> dict[str, Any]:
     # One result per step, so the count of results is the index of the next step. Model
     # text in it (answer, raw output, errors) is stored and shown with secrets masked.
+    if result.kind == "reasoning" and not any(r.kind == "search" for r in state.step_results):
+        result.warnings.append("no search had run before this step: it had no results to read")
     return {"step_results": [StepResult.model_validate(redact_tree(result.model_dump()))]}
 
 

@@ -57,6 +57,9 @@ class InputState:
 class State(InputState):
     """Everything the graph tracks for one run (one checkpointed thread)."""
 
+    # An API run may send no request (input `{}`): it reads as empty, which the planner
+    # refuses in one line, as the CLI does, and the thread's state stays readable.
+    request: Annotated[str, Field(description="The shopping request, in your own words.")] = ""
     # Each field's writer node heads its group. The descriptions are the graph's output
     # schema's (Studio, the API) and the CLI's --json document's.
     # planner: the request as read once (graph/reading/request.py), which every later

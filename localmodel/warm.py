@@ -239,9 +239,14 @@ class _Files:
         and stopping never create it, so they work in a read-only data directory)."""
         folder = servers_dir(data_dir, create=False)
         try:
-            states = sorted(folder.glob("*.json")) if folder.is_dir() else []
+            # iterdir, not glob: glob finds nothing in a folder it may not read.
+            found = folder.iterdir() if folder.is_dir() else iter(())
+            states = sorted(path for path in found if path.suffix == ".json")
         except OSError as exc:
-            raise LocalModelError(_files_problem(folder, exc)) from None
+            raise LocalModelError(
+                f"cannot read the local model servers' folder {folder} ({exc.strerror}): "
+                "whether a server is running cannot be told"
+            ) from None
         return [cls(state.with_suffix("")) for state in states]
 
     def clear(self) -> None:

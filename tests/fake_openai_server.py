@@ -23,6 +23,8 @@ from typing import Any
 # Retry-After header holds <value> (seconds or an HTTP date). "trickle" sends the answer
 # one byte per `trickle_interval` (each read arrives well within any read timeout);
 # "endless" streams whitespace chunks without end. Both stop when the client hangs up.
+# "choices_null" answers `choices: null`, and "double_encoded" sends the tool call's
+# arguments JSON-encoded twice (a JSON string inside the JSON), as odd servers do.
 FAULTS = (
     "timeout",
     "429",
@@ -34,6 +36,8 @@ FAULTS = (
     "text",
     "trickle",
     "endless",
+    "choices_null",
+    "double_encoded",
     "ok",
 )
 
@@ -285,16 +289,18 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
                 if text in prompt:
                     time.sleep(seconds)
             completion = _completion(tool, arguments, body)
+            if fault == "double_encoded":
+                function = completion["choices"][0]["message"]["tool_calls"][0]["function"]
+                function["arguments"] = json.dumps(function["arguments"])
             with script.lock:
                 if script.usage_blocks:
                     completion["usage"] = script.usage_blocks.pop(0)
             # A streamed answer is the same completion as events; the faults apply alike.
             streamed = bool(body.get("stream")) and script.refuse_streaming != "plain"
-            payload = (
-                _sse_body(_stream_events(completion))
-                if streamed
-                else json.dumps(completion).encode()
-            )
+            events = _stream_events(completion) if streamed else [completion]
+            if fault == "choices_null":
+                events = [{**event, "choices": None} for event in events]
+            payload = _sse_body(events) if streamed else json.dumps(events[0]).encode()
             kind = SSE if streamed else {"Content-Type": "application/json"}
             if fault == "trickle":
                 self.send_response(200)

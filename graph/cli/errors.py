@@ -14,11 +14,18 @@ import graph.runs
 import graph.schemas
 import localmodel.errors
 from catalog.exits import EXIT_BAD_INPUT, EXIT_BUG, exit_code_of
+from catalog.paths import env, is_postgres_url, redact_url
 from catalog.terminal import ERROR_DISPLAY_CHARS, clean_text, terminal_markup
 from graph.context import SettingsError
 from graph.errors import ShoppingError, file_problem
 from graph.providers.secrets import redact_secrets
-from graph.runs.checkpoint import default_checkpoint_path, sqlite_error_hint
+from graph.runs.checkpoint import (
+    CHECKPOINT_URL_ENV,
+    default_checkpoint_path,
+    is_store_failure,
+    postgres_failure,
+    sqlite_error_hint,
+)
 from graph.runs.errors import RunFailed, RunInterrupted
 
 # Errors with a message meant for the user, as each package names its own; anything else
@@ -52,7 +59,8 @@ def exit_code(error: Exception) -> int:
     its class says, bad input for a path the system refused, a bug for anything else."""
     if file_problem(error) is not None:
         return EXIT_BAD_INPUT
-    return exit_code_of(error) if isinstance(error, USER_ERRORS) else EXIT_BUG
+    expected = isinstance(error, USER_ERRORS) or is_store_failure(error)
+    return exit_code_of(error) if expected else EXIT_BUG
 
 
 def resume_advice(error: BaseException) -> str:
@@ -84,6 +92,11 @@ def error_message(error: BaseException, db: str | None = None) -> str:
         hint = sqlite_error_hint(store, path)
         notes = "; ".join(part for part in (hint, advice) if part)
         text = f"checkpoint database {path}: {store}" + (f" ({notes})" if notes else "")
+    elif store is not None and is_store_failure(store):  # PostgreSQL's
+        url = db if is_postgres_url(db) else env(CHECKPOINT_URL_ENV) or ""
+        text = f"checkpoint database {redact_url(url)}: {postgres_failure(store, url)}"
+        if advice:
+            text += f" ({advice})"
     elif (problem := file_problem(error)) is not None:
         text = problem
     else:

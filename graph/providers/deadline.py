@@ -159,6 +159,8 @@ class DeadlineTransport(httpx.BaseTransport):
         self.inner.close()
 
 
-def deadline_http_client(deadline_s: float) -> Any:
-    """The OpenAI SDK's default client, with every request under the whole-call deadline."""
-    return openai.DefaultHttpxClient(transport=DeadlineTransport(deadline_s))
+def deadline_http_client(deadline_s: float, proxy: str | None = None) -> Any:
+    """The OpenAI SDK's default client, with every request under the whole-call deadline,
+    through `proxy` if given."""
+    inner = httpx.HTTPTransport(proxy=proxy) if proxy else None
+    return openai.DefaultHttpxClient(transport=DeadlineTransport(deadline_s, inner))

@@ -76,15 +76,47 @@ def usage_block_is_sane(block: Any) -> bool:
     return True
 
 
+class UnusableAnswer(ValueError):
+    """A server's answer no chat model can read (LangChain fails on it with a TypeError or
+    a ValidationError that names no server): the message names what the server sent."""
+
+
+def unusable_answer(response: Any) -> str | None:
+    """What makes a chat completion unreadable: `choices: null`, or a tool call whose
+    arguments are JSON but not an object (a JSON string inside the JSON: encoded twice).
+    None when LangChain can read it (arguments that are not JSON at all it keeps as an
+    invalid tool call, which the nodes report as the model's unusable answer)."""
+    answer = response.model_dump() if isinstance(response, BaseModel) else response
+    choices = answer.get("choices") if isinstance(answer, Mapping) else None
+    if not isinstance(choices, list):
+        return f'an answer with no choices ("choices": {json.dumps(choices)[:80]})'
+    for choice in choices:
+        message = (choice or {}).get("message") or {}
+        for call in message.get("tool_calls") or []:
+            arguments = (call.get("function") or {}).get("arguments")
+            if not isinstance(arguments, str):
+                continue
+            try:
+                decoded = json.loads(arguments)
+            except ValueError:
+                continue
+            if not isinstance(decoded, dict):
+                return f"tool call arguments that are not a JSON object: {arguments[:80]}"
+    return None
+
+
 @cache
 def usage_checked(chat_class: type) -> type:
     """`chat_class` (ChatOpenAI, AzureChatOpenAI) reading a usage block that is not token
     counts as unknown: the block is dropped before LangChain reads it, and the reply is
-    marked USAGE_UNREADABLE, so the run reports its usage as unknown instead of failing."""
+    marked USAGE_UNREADABLE, so the run reports its usage as unknown instead of failing.
+    An answer it cannot read at all is UnusableAnswer."""
     from langchain_core.outputs import ChatGenerationChunk, ChatResult
 
     class UsageChecked(chat_class):
         def _create_chat_result(self, response: Any, generation_info: Any = None) -> ChatResult:
+            if (problem := unusable_answer(response)) is not None:
+                raise UnusableAnswer(problem)
             block = response.get("usage") if isinstance(response, dict) else None
             if not isinstance(response, dict):
                 block = getattr(response, "usage", None)
@@ -231,6 +263,8 @@ def read_fault(error: BaseException) -> Fault | None:
     elif isinstance(error, json.JSONDecodeError | openai.APIResponseValidationError):
         # A truncated or non-JSON body surfaces as a decode error from the SDK.
         what = f"the LLM server sent a response that is not valid JSON ({error})"
+    elif isinstance(error, UnusableAnswer):
+        what, transient = f"the LLM server sent {error}", False
     elif empty_stream:
         what = "the LLM server sent a streamed response that is not valid JSON events"
     elif isinstance(error, openai.APIError | httpx.TransportError):
@@ -253,7 +287,7 @@ def read_fault(error: BaseException) -> Fault | None:
 
 OPENAI = Provider(
     name="openai",
-    env_vars=("OPENAI_API_KEY", "OPENAI_MODEL"),
+    env_vars=("OPENAI_API_KEY", "OPENAI_MODEL", "OPENAI_PROXY"),
     configured=lambda: bool(env("OPENAI_API_KEY")),
     default_model=openai_model,
     structured_output="json_schema",
@@ -269,6 +303,7 @@ AZURE = Provider(
         "AZURE_OPENAI_API_KEY",
         "AZURE_OPENAI_DEPLOYMENT",
         "OPENAI_API_VERSION",
+        "OPENAI_PROXY",
     ),
     configured=lambda: bool(env("AZURE_OPENAI_ENDPOINT")),
     default_model=azure_deployment,
@@ -281,7 +316,7 @@ AZURE = Provider(
 )
 COMPATIBLE = Provider(
     name="compatible",
-    env_vars=("OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_API_KEY"),
+    env_vars=("OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_API_KEY", "OPENAI_PROXY"),
     configured=lambda: bool(env("OPENAI_BASE_URL")),
     default_model=compatible_model,
     # llama.cpp and most compatible servers answer `response_format=json_schema`

@@ -48,6 +48,9 @@ def client_settings(provider: str) -> ClientSettings:
         "timeout": llm_timeout(provider),
         "stream_usage": True,
         "http_client": _http_client(provider),
+        # langchain-openai reads $OPENAI_PROXY itself and refuses it beside a client of
+        # ours: the client carries it (_http_client).
+        "openai_proxy": None,
         "temperature": 0,
         "max_retries": 0,
     }
@@ -93,6 +96,7 @@ def resolve_provider(explicit: str | None = None) -> str:
 
 
 LLM_TIMEOUT_ENV = "SHOPPING_LLM_TIMEOUT"
+PROXY_ENV = "OPENAI_PROXY"  # as langchain-openai names it
 LLM_DEADLINE_ENV = "SHOPPING_LLM_DEADLINE"
 
 
@@ -139,12 +143,17 @@ def llm_deadline(provider: str) -> float:
 
 
 def _http_client(provider: str) -> Any:
-    """The HTTP client of a provider's chat model: every call under its deadline."""
+    """The HTTP client of a provider's chat model: every call under its deadline, through
+    $OPENAI_PROXY for a provider that reads it (not the local server, on loopback)."""
     # Imported here: the deadline transport imports openai (~0.3 s), which the registry's
     # readers (the CLI's --help and --list) never need.
     from graph.providers.deadline import deadline_http_client
 
-    return deadline_http_client(llm_deadline(provider))
+    proxy = env(PROXY_ENV) if PROXY_ENV in PROVIDERS[provider].env_vars else None
+    try:
+        return deadline_http_client(llm_deadline(provider), proxy)
+    except (ValueError, ImportError) as error:  # httpx names what is wrong with it
+        raise ProviderConfigError(f"{PROXY_ENV} is not a proxy URL: {error}") from None
 
 
 STRUCTURED_OUTPUT_ENV = "OPENAI_STRUCTURED_OUTPUT_METHOD"

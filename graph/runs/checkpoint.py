@@ -70,24 +70,38 @@ def sqlite_error_hint(error: BaseException, path: Path) -> str:
     return ""
 
 
-def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
-    """Open (creating if needed) the SQLite checkpoint database in WAL mode, so several
-    runs in parallel threads or processes can share it.
+def is_store_failure(error: BaseException) -> bool:
+    """The checkpoint database failing (locked, full, gone, a table dropped), SQLite's or
+    PostgreSQL's, not one thread's bytes or a bug: a runtime failure, said as such. Read
+    from the error's module, so psycopg is never imported to ask."""
+    return type(error).__module__.split(".")[0] in ("sqlite3", "psycopg", "psycopg_pool")
 
-    A writer that finds the database locked waits up to $SHOPPING_CHECKPOINT_BUSY_TIMEOUT
-    seconds (default 30), then fails with "database is locked"."""
-    path = path or default_checkpoint_path()
+
+def store_wait_s() -> float:
+    """$SHOPPING_CHECKPOINT_BUSY_TIMEOUT: how long a checkpoint write waits for the database
+    (SQLite locked by another process, PostgreSQL without a free connection), default 30 s."""
     configured = env("SHOPPING_CHECKPOINT_BUSY_TIMEOUT")
     try:
-        busy_timeout = float(configured) if configured else 30.0
+        wait = float(configured) if configured else 30.0
         # At most a day, like the LLM time settings: beyond it a value is a typo.
-        if not (math.isfinite(busy_timeout) and 0 <= busy_timeout <= 86_400):
+        if not (math.isfinite(wait) and 0 <= wait <= 86_400):
             raise ValueError(configured)
     except ValueError:
         raise CheckpointConfigError(
             "SHOPPING_CHECKPOINT_BUSY_TIMEOUT must be a number of seconds from 0 to 86,400 "
             f"(a day), got {configured!r}"
         ) from None
+    return wait
+
+
+def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
+    """Open (creating if needed) the SQLite checkpoint database in WAL mode, so several
+    runs in parallel threads or processes can share it.
+
+    A writer that finds the database locked waits up to store_wait_s(), then fails with
+    "database is locked"."""
+    path = path or default_checkpoint_path()
+    busy_timeout = store_wait_s()
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         _private_database_files(path)
@@ -178,6 +192,10 @@ def open_postgres_checkpointer(url: str, *, max_size: int = 8):  # -> PostgresSa
         url,
         min_size=1,
         max_size=max(2, max_size),
+        # A connection the server closed (a restart) is replaced before it is used, and a
+        # write waits this long for one, so a run goes on across a restart.
+        check=ConnectionPool.check_connection,
+        timeout=store_wait_s(),
         # What PostgresSaver expects of its connections, and a connect timeout.
         kwargs={
             "autocommit": True,
@@ -202,6 +220,22 @@ def open_postgres_checkpointer(url: str, *, max_size: int = 8):  # -> PostgresSa
         ) from error
     atexit.register(pool.close)
     return saver
+
+
+def postgres_failure(error: BaseException, url: str) -> str:
+    """One line for PostgreSQL failing a run: psycopg's reason, or for a pool that found no
+    connection in time, why a new one fails now (stopped, too many clients)."""
+    import psycopg
+    from psycopg_pool import PoolTimeout
+
+    from catalog.postgres import check_server, reason_line
+
+    if isinstance(error, PoolTimeout):
+        try:
+            check_server(url)
+        except psycopg.Error as now:
+            return f"no connection within {store_wait_s():g} s: {reason_line(now)}"
+    return reason_line(error)
 
 
 def open_checkpointer(url_or_path: str | Path | None = None):  # -> BaseCheckpointSaver

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from catalog.exits import EXIT_BAD_INPUT
 from graph.errors import ShoppingError
+from graph.runs.checkpoint import is_store_failure
 
 
 class RunFailed(ShoppingError, RuntimeError):
     """A run cannot start or stopped on an error; its checkpoint is intact. Raised from the
-    checkpoint store's own error (sqlite3.Error) when that stopped the run."""
+    checkpoint store's own error (SQLite's or PostgreSQL's) when that stopped the run."""
 
 
 class RunRefused(RunFailed):
@@ -41,7 +41,9 @@ def naming_run(thread_id: str, resumable: Callable[[], bool | None]) -> Iterator
     except ShoppingError as error:
         error.in_run(thread_id, resumable())
         raise
-    except sqlite3.Error as error:
-        raise RunFailed(str(error)).in_run(thread_id, resumable()) from error
     except KeyboardInterrupt as error:
         raise RunInterrupted(thread_id, resumable()) from error
+    except Exception as error:
+        if not is_store_failure(error):
+            raise
+        raise RunFailed(" ".join(str(error).split())).in_run(thread_id, resumable()) from error

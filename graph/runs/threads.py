@@ -20,7 +20,7 @@ from catalog.version import package_version
 from graph.context import Context
 from graph.errors import ShoppingError
 from graph.parent_run import run_end
-from graph.runs.checkpoint import thread_is_held
+from graph.runs.checkpoint import is_store_failure, thread_is_held
 from graph.schemas import Plan, PlanEdit, PlanStep, StepResult
 from graph.shaping.edits import describe_change
 from graph.state import InputState, OutputState, State, plan_that_runs, state_of
@@ -106,11 +106,6 @@ def thread_config(thread_id: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread_id}}
 
 
-def _is_store_failure(error: BaseException) -> bool:
-    """The database failing (locked, full, gone), not one thread's bytes: said as such."""
-    return type(error).__module__.split(".")[0] in ("sqlite3", "psycopg", "psycopg_pool")
-
-
 def unreadable(thread_id: str, error: BaseException) -> UnreadableThread:
     reason = " ".join(str(error).split())[:160] or type(error).__name__
     return UnreadableThread(
@@ -125,7 +120,7 @@ def read_state(graph: ShoppingGraph, thread_id: str) -> StateSnapshot:
     try:
         snapshot = graph.get_state(thread_config(thread_id))
     except Exception as error:
-        if _is_store_failure(error):
+        if is_store_failure(error):
             raise
         raise unreadable(thread_id, error) from error
     newer = _newer_writer(graph, thread_id, snapshot)
@@ -284,7 +279,7 @@ def thread_history(graph: ShoppingGraph, thread_id: str) -> list[HistoryEntry]:
     try:
         snapshots = list(graph.get_state_history(thread_config(thread_id)))
     except Exception as error:
-        if _is_store_failure(error):
+        if is_store_failure(error):
             raise
         raise unreadable(thread_id, error) from error
     snapshots.reverse()
@@ -317,6 +312,9 @@ def thread_history(graph: ShoppingGraph, thread_id: str) -> list[HistoryEntry]:
             summary = f"edit refused: {values['edit_error']}"
         elif values.get("approval") != before.get("approval"):
             summary = f"plan {values.get('approval')}"
+            if (snapshot.metadata or {}).get("source") == "update":
+                # Written over the API (update_state), not answered at the approval pause.
+                summary += " by a state update, not by an answer to the approval question"
             edit: PlanEdit | None = values.get("plan_edit")
             if edit is not None:
                 summary += f", as edited by a person ({len(edit.changes)} changes)"

@@ -26,7 +26,7 @@ from graph.shaping.limits import limit_warnings, reconcile_limits
 from graph.shaping.named import with_named_product
 from graph.shaping.occasion import pick_mode
 from graph.shaping.stocked import DepartmentsOf, stocked_plan
-from graph.shaping.tidy import merge_reasoning_runs
+from graph.shaping.tidy import merge_reasoning_runs, steps_before_any_search
 
 
 @dataclass(frozen=True)
@@ -54,4 +54,7 @@ def shape_plan(
     reconciled = reconcile_limits(reading.product_words, stated, plan)
     tidied, merged = merge_reasoning_runs(reconciled.plan)
     tidied = tidied.model_copy(update={"pick": pick_mode(reading, tidied)})
-    return ShapedPlan(tidied, fixed + reconciled.notes + merged + limit_warnings(stated, tidied))
+    early = steps_before_any_search(tidied)
+    return ShapedPlan(
+        tidied, fixed + reconciled.notes + merged + early + limit_warnings(stated, tidied)
+    )

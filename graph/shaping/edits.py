@@ -35,6 +35,7 @@ from graph.schemas import (
     StatedLimits,
 )
 from graph.shaping.limits import limit_warnings
+from graph.shaping.tidy import steps_before_any_search
 
 PLAN_FIELDS = ("goal", "budget", "pick", "features")
 STEP_FIELDS = ("action", "query", *SEARCH_FILTERS)
@@ -402,7 +403,8 @@ def edit_of(stated: StatedLimits, model_plan: Plan, plan: Plan) -> PlanEdit | No
     changes = plan_changes(model_plan, plan)
     if not changes:
         return None
-    return PlanEdit(plan=plan, changes=changes, warnings=limit_warnings(stated, plan))
+    warnings = steps_before_any_search(plan) + limit_warnings(stated, plan)
+    return PlanEdit(plan=plan, changes=changes, warnings=warnings)
 
 
 # ---------------------------------------------------------------- what changed

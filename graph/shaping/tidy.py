@@ -39,3 +39,20 @@ def merge_reasoning_runs(plan: Plan) -> tuple[Plan, list[str]]:
         return plan, []
     numbered = [s.model_copy(update={"step": n}) for n, s in enumerate(steps, start=1)]
     return plan.model_copy(update={"steps": numbered}), notes
+
+
+def steps_before_any_search(plan: Plan) -> list[str]:
+    """A reasoning step planned before any search has no results to read: named at
+    approval (the plan still runs as written; nothing replans it)."""
+    early: list[int] = []
+    for step in plan.steps:
+        if step.is_search:
+            break
+        early.append(step.step)
+    if not early:
+        return []
+    steps = ", ".join(map(str, early))
+    return [
+        f"step {steps} (reasoning) comes before any search, so it has no results to compare; "
+        "edit the plan to move it after the searches"
+    ]

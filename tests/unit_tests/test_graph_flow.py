@@ -482,3 +482,45 @@ def test_openai_strict_schema_still_lists_every_field() -> None:
     assert schema["required"] == list(schema["properties"])
     assert step["additionalProperties"] is False and schema["additionalProperties"] is False
     assert all("default" not in prop for prop in step["properties"].values())
+
+
+def test_a_reasoning_step_planned_before_any_search_is_named_at_approval_and_in_its_result(
+    small_catalog_file: Path,
+) -> None:
+    """It ran on no results with no word about it. The plan still runs as written (no
+    replan); an edit with the same shape is checked the same way."""
+    from graph.shaping import edit_of
+    from graph.state import state_of
+
+    early = {
+        "goal": "A camera strap under $200.",
+        "budget": 200,
+        "steps": [
+            {"step": 1, "action": "Compare the straps", "query": None},
+            {"step": 2, "action": "Find camera straps", "query": "camera strap"},
+            {"step": 3, "action": "Pick the strap", "query": None},
+        ],
+    }
+    model = FakeShoppingChatModel(
+        replies={
+            "Plan": [early],
+            "ReasoningAnswer": [
+                {"answer": "Nothing to compare yet.", "product_ids": []},
+                {"answer": "The leather strap.", "product_ids": ["strap-1"]},
+            ],
+        }
+    )
+    values = run_graph(model, small_catalog_file, "a camera strap under $200", code_decisions=False)
+    named = (
+        "step 1 (reasoning) comes before any search, so it has no results to compare; "
+        "edit the plan to move it after the searches"
+    )
+    assert named in values["plan_warnings"]
+    first, search, pick = values["step_results"]
+    assert first.warnings == ["no search had run before this step: it had no results to read"]
+    assert search.warnings == [] and pick.warnings == []
+    state = state_of(values)
+    assert state.plan is not None and state.stated_limits is not None
+    edited = Plan.model_validate({**early, "goal": "An edited goal."})
+    edit = edit_of(state.stated_limits, state.plan, edited)
+    assert edit is not None and named in edit.warnings

@@ -94,6 +94,11 @@ def test_an_answer_over_a_cap_is_a_step_error(
     report = json.loads(run.stdout)
     step = report["step_results"][1]
     assert "no usable answer" in step["error"] and "the cap is" in step["error"]
+    # One line naming the cap, without pydantic's excerpt of the text or its help link;
+    # of the refused text, only the first 300 characters are kept (as the answer).
+    assert "\n" not in step["error"] and "input_value" not in step["error"], step["error"]
+    assert "pydantic.dev" not in step["error"]
+    assert len(step["answer"] or "") <= 300
     assert len(json.dumps(step)) < 5_000 and step["products"] == []
     assert len(run.stdout) < 50_000
     assert stored_bytes(isolated_data_dir) < 1_000_000
