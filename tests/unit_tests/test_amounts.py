@@ -20,6 +20,7 @@ from graph.choosing.outcome import checked_outcome
 from graph.choosing.pool import choice_pool
 from graph.cli.render import budget_line
 from graph.context import Context
+from graph.reading import read_request
 from graph.reading.stated import checked_request, read_limits
 from graph.schemas import Plan, ProductSummary, RequestError, StepResult
 from graph.shaping.limits import limit_warnings, reconcile_limits
@@ -225,7 +226,8 @@ def test_several_of_one_item_are_named_and_one_of_each_is_never_within_budget() 
         StepResult(step=1, kind="search", action="search", products=[ProductSummary.of(strap)])
     ]
     catalog = FakeCatalog(strap)
-    pool = choice_pool(plan, "three camera straps, $60 total", None, results, catalog)  # type: ignore[arg-type]
+    reading = read_request("three camera straps, $60 total")
+    pool = choice_pool(plan, reading, None, results, catalog)  # type: ignore[arg-type]
     outcome = checked_outcome(
         plan,
         pool,
