@@ -142,7 +142,10 @@ def checked_statement(
             return "new", ()
         notes.append(f"{wants!r} is another kind of product in this shop: read as an added item")
         return "add", ()
-    if kind in ("add", "replace") and another is not True and (kind == "add" or another is None):
+    # An add of a feature is a refinement (right each time it ran on the dev set); a swap
+    # for what the shop does not name stays a swap, so the rest is kept and the missing
+    # item is named ("swap the strap for a flux capacitor" once recommended two straps).
+    if kind == "add" and another is not True:
         why = "a feature" if another is None else "the same kind of product"
         notes.append(f"{wants or 'what it asks for'!r} is {why} here: read as a refinement")
         kind = "refine"

@@ -646,3 +646,39 @@ def test_an_add_the_planner_named_nothing_for_keeps_the_earlier_pick_in_the_tota
     follow_up, limits = carry_over(reading, BAG, FollowUpStatement(kind="add"), SHOP)
     assert follow_up.kind == "add" and [p.id for p in follow_up.kept] == ["cam-096"]
     assert limits.total == 60 and limits.max_price == pytest.approx(16.01)
+
+
+def test_a_swap_for_something_the_shop_lacks_keeps_the_rest_and_names_it_missing() -> None:
+    graph = build_graph(checkpointer=MemorySaver())
+    first_plan = {
+        "goal": "A bag and a kit.",
+        "steps": [
+            {"query": "hiking camera bag"},
+            {"query": "lens cleaning kit"},
+            {"query": None, "action": "Pick one of each"},
+        ],
+    }
+    swap = {
+        "follow_up": said("replace", "hiking camera bag", "flux capacitor"),
+        "goal": "A flux capacitor instead of the bag.",
+        "steps": [{"query": "flux capacitor"}, {"query": None, "action": "Pick it"}],
+    }
+    model = fake_model(first_plan, swap)
+    first = session.start(
+        graph,
+        "a camera bag for hiking and a lens cleaning kit, $90 total",
+        Context(chat_model=model),
+        session.approve_all,
+        thread_id="kit",
+    ).values["outcome"]
+    kit = next(p for p in first.picks if first.items[p.id] == "lens cleaning kit")
+    outcome = session.start(
+        graph,
+        "swap the bag for a flux capacitor",
+        Context(chat_model=model),
+        session.approve_all,
+        follow_up_of="kit",
+    ).values["outcome"]
+    assert [p.id for p in outcome.picks] == [kit.id]  # the kit kept, no strap or bag instead
+    assert [m.query for m in outcome.missing] == ["flux capacitor"]
+    assert outcome.within_budget is not True
