@@ -97,12 +97,20 @@ def run_on_terminal(
 ) -> tuple[int, str]:
     """The CLI with `typed` waiting on a pseudo-terminal for its prompts (and any editor
     it starts on that terminal); `env` adds variables (COLUMNS 300 unless given)."""
+    run = terminal_process(url, data, typed, *args, timeout=timeout, **{"COLUMNS": "300", **env})
+    return run.returncode, run.stdout + run.stderr
+
+
+def terminal_process(
+    url: str, data: Path, typed: bytes, *args: str, timeout: float = 90, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """The CLI with `typed` waiting on a pseudo-terminal, its stdout and stderr apart."""
     master, slave = pty.openpty()
     try:
         os.write(master, typed)
-        environment = cli_environment(url, data, **{"COLUMNS": "300", **env})
+        environment = cli_environment(url, data, **env)
         environment.pop("VISUAL", None)
-        run = subprocess.run(
+        return subprocess.run(
             [sys.executable, "-m", "graph.run", *args],
             cwd=REPO_ROOT,
             env=environment,
@@ -114,7 +122,6 @@ def run_on_terminal(
     finally:
         os.close(master)
         os.close(slave)
-    return run.returncode, run.stdout + run.stderr
 
 
 def cli_environment(url: str, data_dir: Path, **env: str) -> dict[str, str]:

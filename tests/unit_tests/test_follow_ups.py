@@ -66,6 +66,15 @@ STRAP_PLAN: dict[str, Any] = {
     "goal": "A camera strap instead of the bag.",
     "steps": [{"query": "camera strap"}, {"query": None, "action": "Pick the strap"}],
 }
+BAG_AND_KIT_REQUEST = "a camera bag for hiking and a lens cleaning kit, $90 total"
+BAG_AND_KIT_PLAN: dict[str, Any] = {
+    "goal": "A bag and a kit.",
+    "steps": [
+        {"query": "hiking camera bag"},
+        {"query": "lens cleaning kit"},
+        {"query": None, "action": "Pick one of each"},
+    ],
+}
 ANY_PICK: dict[str, Any] = {"answer": "The best ranked.", "product_ids": []}
 
 
@@ -529,18 +538,7 @@ def test_a_stated_rating_carries_over_unless_stated_anew() -> None:
     [
         (BAG_REQUEST, BAG_PLAN, said("cheaper", "hiking camera bag")),
         # Two picks, one of them kept: the cheaper one's item must be named missing.
-        (
-            "a camera bag for hiking and a lens cleaning kit, $90 total",
-            {
-                "goal": "A bag and a kit.",
-                "steps": [
-                    {"query": "hiking camera bag"},
-                    {"query": "lens cleaning kit"},
-                    {"query": None, "action": "Pick one of each"},
-                ],
-            },
-            said("cheaper", "lens cleaning kit"),
-        ),
+        (BAG_AND_KIT_REQUEST, BAG_AND_KIT_PLAN, said("cheaper", "lens cleaning kit")),
     ],
 )
 def test_cheaper_again_until_nothing_is_left_never_says_within_budget(
@@ -650,23 +648,15 @@ def test_an_add_the_planner_named_nothing_for_keeps_the_earlier_pick_in_the_tota
 
 def test_a_swap_for_something_the_shop_lacks_keeps_the_rest_and_names_it_missing() -> None:
     graph = build_graph(checkpointer=MemorySaver())
-    first_plan = {
-        "goal": "A bag and a kit.",
-        "steps": [
-            {"query": "hiking camera bag"},
-            {"query": "lens cleaning kit"},
-            {"query": None, "action": "Pick one of each"},
-        ],
-    }
     swap = {
         "follow_up": said("replace", "hiking camera bag", "flux capacitor"),
         "goal": "A flux capacitor instead of the bag.",
         "steps": [{"query": "flux capacitor"}, {"query": None, "action": "Pick it"}],
     }
-    model = fake_model(first_plan, swap)
+    model = fake_model(BAG_AND_KIT_PLAN, swap)
     first = session.start(
         graph,
-        "a camera bag for hiking and a lens cleaning kit, $90 total",
+        BAG_AND_KIT_REQUEST,
         Context(chat_model=model),
         session.approve_all,
         thread_id="kit",

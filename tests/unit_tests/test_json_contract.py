@@ -6,8 +6,6 @@ Schema validator, not by the models it was generated from."""
 from __future__ import annotations
 
 import json
-import os
-import pty
 import shlex
 import signal
 import subprocess
@@ -16,7 +14,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from cli_runs import REPO_ROOT, cli_environment, graph_run_process, interruptible_by_ctrl_c
+from cli_runs import (
+    REPO_ROOT,
+    cli_environment,
+    graph_run_process,
+    interruptible_by_ctrl_c,
+    terminal_process,
+)
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN
 from jsonschema import Draft202012Validator
@@ -58,23 +62,7 @@ def on_terminal(
 ) -> subprocess.CompletedProcess[str]:
     """The CLI with `typed` waiting on a pseudo-terminal for its approval question; stdout
     (the document) and stderr apart."""
-    master, slave = pty.openpty()
-    try:
-        os.write(master, typed)
-        environment = cli_environment(url, data, COLUMNS="200", **env)
-        environment.pop("VISUAL", None)
-        return subprocess.run(
-            [sys.executable, "-m", "graph.run", *args],
-            cwd=REPO_ROOT,
-            env=environment,
-            stdin=slave,
-            capture_output=True,
-            text=True,
-            timeout=90,
-        )
-    finally:
-        os.close(master)
-        os.close(slave)
+    return terminal_process(url, data, typed, *args, COLUMNS="200", **env)
 
 
 def test_the_published_schema_is_a_draft_2020_12_schema_with_an_id() -> None:
