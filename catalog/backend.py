@@ -7,7 +7,7 @@ callers such as the graph's tools depend on the contract, not on one backend.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Protocol, runtime_checkable
 
 from catalog.kinds import KindStock
@@ -23,8 +23,9 @@ class CatalogBackend(Protocol):
     made, so ``CatalogQueryError`` comes from building it); query text is only ever
     treated as words. ``kind_stock`` says whether and where the shop carries a kind of
     product (``SearchArgs.kind``) within a price cap. ``get`` returns the products among
-    ``ids`` that exist, keyed by id. ``len`` and ``categories`` describe the catalog being
-    served; ``reload`` makes a catalog replaced in the meantime visible at once.
+    ``ids`` that exist, keyed by id; ``products`` lists every product. ``len`` and
+    ``categories`` describe the catalog being served; ``reload`` makes a catalog replaced
+    in the meantime visible at once.
     """
 
     @property
@@ -37,6 +38,8 @@ class CatalogBackend(Protocol):
     def categories(self) -> list[str]: ...
 
     def get(self, ids: Iterable[str]) -> dict[str, Product]: ...
+
+    def products(self) -> Iterator[Product]: ...
 
     def search(self, args: SearchArgs) -> list[ProductHit]: ...
 

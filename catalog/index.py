@@ -414,6 +414,13 @@ class Catalog:
         by_id = {p.id: p for p in found}
         return {i: by_id[i] for i in wanted if i in by_id}
 
+    def products(self) -> Iterator[Product]:
+        """Every product of the served version."""
+        snap = self._snapshot
+        result = snap.searcher.search(tantivy.Query.all_query(), max(len(self), 1), count=False)
+        for _, address in result.hits:
+            yield self._product(snap, address)
+
     def search(self, args: SearchArgs) -> list[ProductHit]:
         """Top ``limit`` products for ``query`` (BM25 over title, description, tags), filtered.
 

@@ -35,7 +35,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -498,6 +498,13 @@ class PostgresCatalog:
             rows = conn.execute(self._get_sql, ([_clean(i) for i in wanted],)).fetchall()
         by_id = {p.id: p for p in (Product.model_validate_json(row[0]) for row in rows)}
         return {i: by_id[i] for i in wanted if i in by_id}
+
+    def products(self) -> Iterator[Product]:
+        """Every product, in load order."""
+        statement = sql.SQL("SELECT product FROM {} ORDER BY seq").format(self._ident)
+        with self._pool.connection() as conn:
+            for (raw,) in conn.execute(statement):
+                yield Product.model_validate_json(raw)
 
     def search(self, args: SearchArgs) -> list[ProductHit]:
         """Top ``limit`` products for ``query`` (ts_rank_cd over title, tags, description).

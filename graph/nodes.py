@@ -24,7 +24,6 @@ from graph.messages import masked_reply, raw_text_of, short_error, usage_of
 from graph.parent_run import parent_in_graph
 from graph.prompts import (
     PLANNING_RETRY,
-    departments_messages,
     executor_tool_messages,
     planner_messages,
     reasoning_messages,
@@ -46,12 +45,10 @@ from graph.schemas import (
     SearchDispatch,
     StepResult,
     Usage,
-    departments_answer,
 )
 from graph.shaping import (
     HOW_TO_ANSWER,
     AnswerError,
-    DepartmentsOf,
     PlanEditError,
     carry_over,
     checked_plan,
@@ -163,12 +160,9 @@ def _planned(
         follow_up, stated = carry_over(reading, previous, statement, catalog)
     elif shelves is not None:
         # Open-ended: a search for a kind the shop lacks becomes one it has, before approval.
-        asked: list[Usage] = []
-        departments_of = _departments_asker(reading.text, context, asked)
         plan, stocked = stocked_plan(
-            catalog_for(context), plan, shelves, stated.budget, departments_of, reading.words
+            catalog_for(context), plan, reading.product_text, stated.budget, reading.words
         )
-        usage, calls = sum(asked, usage), calls + len(asked)
     shaped = shape_plan(reading, stated, plan, follow_up)
     # Checked against the shop before anyone approves it: a search for a kind it lacks.
     unstocked = unstocked_searches(catalog_for(context), shaped.plan)
@@ -182,32 +176,6 @@ def _planned(
         "planner_latency_s": round(time.perf_counter() - started, 3),
         "plan_warnings": [*stocked, *shaped.warnings, *unstocked],
     }
-
-
-# Beyond this many departments (a catalog's categories) the question costs more prompt
-# than it saves, and the word search's shelves stand.
-MAX_DEPARTMENTS_ASKED = 40
-
-
-def _departments_asker(request: str, context: Context, asked: list[Usage]) -> DepartmentsOf:
-    """The model, asked which of the shop's departments sells each kind an open-ended
-    plan searches the shop lacks (its answer can name only those); each call's usage is
-    added to `asked`. Advice only: an answer it cannot parse leaves the word search's
-    shelves."""
-
-    def departments_of(kinds: list[str]) -> list[str]:
-        departments = tuple(catalog_for(context).categories())
-        if not departments or len(departments) > MAX_DEPARTMENTS_ASKED:
-            return []
-        model = structured_model(context, departments_answer(departments))
-        # A failed call fails the node as the plan's own would (and is retried with it);
-        # an answer that does not parse leaves the word search's shelves.
-        result = model.invoke(departments_messages(request, departments, kinds))
-        asked.append(usage_of(result.get("raw")))
-        answer = result.get("parsed")
-        return list(getattr(answer, "departments", []))
-
-    return departments_of
 
 
 def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

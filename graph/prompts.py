@@ -75,16 +75,6 @@ First write follow_up, your reading of the new request:
 Then plan only what the new request asks for, naming the product in each query; code \
 carries over the earlier limits and picks that stay."""
 
-# Asked only when an open-ended plan searches for kinds the shop lacks (shaping.stocked):
-# which of the shop's own departments sells each. The answer can name no other.
-DEPARTMENTS_SYSTEM = "You know which department of a shop sells what."
-
-DEPARTMENTS_USER = """Shopping request: {request}
-The shop's departments: {departments}.
-For each item below, in order, the department of this shop that sells it or what best \
-suits the request:
-{items}"""
-
 EXECUTOR_TOOL_SYSTEM = """You run one search step of a shopping plan. Call search_products \
 once with arguments that fit the step. Put price and rating limits in the filter \
 arguments, not in the query."""
@@ -130,14 +120,6 @@ def planner_messages(
         item = fence_safe(" and ".join(q[:60] for q in previous.queries[:2])) or "earlier item"
         user += PLANNER_FOLLOW_UP.format(previous=previous_run_text(previous), item=item)
     return [SystemMessage(system), HumanMessage(user)]
-
-
-def departments_messages(
-    request: str, departments: Sequence[str], kinds: Sequence[str]
-) -> list[BaseMessage]:
-    items = "\n".join(f"{n}. {kind[:60]}" for n, kind in enumerate(kinds, start=1))
-    user = DEPARTMENTS_USER.format(request=request, departments=", ".join(departments), items=items)
-    return [SystemMessage(DEPARTMENTS_SYSTEM), HumanMessage(fence_safe(user))]
 
 
 # A follow-up's view of its previous run stays within a few hundred tokens, however long

@@ -30,12 +30,6 @@ from graph.schemas import Plan
 Reply = dict[str, Any] | str | Callable[[list[BaseMessage]], dict[str, Any] | str]
 
 
-# What the fake answers a question a test scripted no reply for: an open-ended plan's
-# departments question names none, so the word search's shelves stand as they did before
-# the question was asked (a test of the question scripts its answer).
-UNSCRIPTED: dict[str, Reply] = {"Departments": {"departments": []}}
-
-
 class FakeShoppingChatModel(BaseChatModel):
     """Fake model: replies for each forced tool name are taken in order from `replies`."""
 
@@ -63,8 +57,6 @@ class FakeShoppingChatModel(BaseChatModel):
         self.tools_seen.append(names)
         name = names[0] if names else "text"
         queue = self.replies.get(name)
-        if not queue and name in UNSCRIPTED:
-            queue = [UNSCRIPTED[name]]
         if not queue:
             raise AssertionError(f"fake model has no scripted reply left for {name!r}")
         reply = queue.pop(0)

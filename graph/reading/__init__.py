@@ -10,9 +10,9 @@ from graph.reading.intent import departments_of, names_another_product, shopping
 from graph.reading.request import read_request
 from graph.reading.shelves import (
     Shelf,
-    best_rated_shelves,
-    department_shelves,
+    ShopShelves,
+    carried,
     nearest_shelves,
-    search_shelves,
+    shop_shelves,
     unstocked_searches,
 )

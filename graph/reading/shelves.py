@@ -1,51 +1,56 @@
-"""The shop's shelves nearest a request that names no kind of product the shop sells
-("a gift for someone who likes photography", "my dad took up hiking"): a few lines for
-the planner, so it plans kinds the shop carries instead of guessing ("photography
-frames", "hiking gloves"). The planner still has no tools: this is code, before its call,
-like the limits.
+"""The shop's shelves, and those nearest a request or a search by meaning.
 
-A shelf is what the catalog's own index brings back for the request's words, grouped by
-what each title says the product is (its head word, words.title_heads), with how many
-products it holds and their price range. Any catalog works, on either backend: the
-lookup is one search. A request that names a kind the shop sells (a WebShop goal, a
-bundle's items) gets no shelves, and its prompt is as before.
+A shelf is one kind of product in one department: the products of a catalog category
+whose titles are headed by the same kind (as the catalog stored it, ``Product.kinds``),
+named after its best-rated product, with how many it holds and their prices. A catalog's
+shelves are worked out once per catalog version and embedded once (``meaning/``, cached in
+the data folder), so the nearest to a text is one dot product: "a gift for someone who
+likes photography" finds camera bags and tripods, in any language the model reads, though
+no title shares a word with it. The planner still has no tools: this is code, before its
+call, like the limits.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
+from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import zip_longest
 
-from catalog import CatalogBackend, Product, ProductHit, SearchArgs, money
-from catalog.kinds import is_of_kind
+import numpy as np
+
+from catalog import CatalogBackend, CatalogError, CatalogQueryError, Product, money
+from catalog.kinds import kind_term
+from catalog.paths import data_dir
 from catalog.text import (
     head_word,
+    index_stem,
     kind_words,
     product_words,
-    same_word,
-    stem,
     title_parts,
     without_measures,
 )
 from graph.schemas import Plan
+from meaning import Embedder, SemanticIndex
 
 SHELVES_SHOWN = 6
-# A word's best matches: where a title or label using it ranks, when any does.
-_VOCABULARY_LOOKED_AT = 10
-# Products looked at: enough to find several kinds, few enough to be the nearest ones.
-_PRODUCTS_LOOKED_AT = 40
+# Shelves of one department among those shown: "photography" books must not hide camera
+# bags and tripods in another.
+PER_DEPARTMENT = 2
 _WORDS_IN_NAME = 5
 _HAS_DIGIT = re.compile(r"\d")
 
 
 @dataclass(frozen=True)
 class Shelf:
-    """One kind of product near the request: a name (a title of it, brand and sizes
-    aside), the catalog category it is in, how many of the products looked at are of it,
-    and their prices."""
+    """One kind of product in one department: a name (a title of it, brand and sizes
+    aside), the kind it is (the catalog's kind term), the category it is in, how many
+    products it holds within the cap asked for, and their prices."""
 
     name: str
+    kind: str
     category: str
     count: int
     low: float
@@ -59,199 +64,131 @@ class Shelf:
         return f"- {self.name}{where}: {self.count} found, {prices}"
 
 
+class ShopShelves:
+    """Every shelf of a catalog, with its vector: the nearest to any text, within a cap."""
+
+    def __init__(self, shelves: list[tuple[Shelf, list[float]]], index: SemanticIndex) -> None:
+        self._shelves = shelves  # each shelf, and its products' prices in order
+        self._index = index
+        self.kinds = {shelf.kind for shelf, _ in shelves}
+
+    def nearest(
+        self,
+        *texts: str,
+        cap: float | None = None,
+        shown: int = SHELVES_SHOWN,
+        skip: Sequence[str] = (),
+    ) -> list[Shelf]:
+        """The `shown` shelves nearest the texts together (the sum of their cosines), with
+        a product within `cap`, PER_DEPARTMENT at most from one department, none of a
+        kind in `skip` (kind terms)."""
+        texts = tuple(t for t in texts if t.strip())
+        if not texts or not self._shelves:
+            return []
+        scores = sum(self._index.scores(vector) for vector in self._index.embedder.embed(texts))
+        found: list[Shelf] = []
+        per_department: dict[str, int] = {}
+        for i in np.argsort(-np.asarray(scores), kind="stable"):
+            shelf, prices = self._shelves[i]
+            within = bisect_right(prices, cap) if cap is not None else len(prices)
+            taken = per_department.get(shelf.category, 0)
+            named = any(shelf.name == other.name for other in found)
+            if not within or taken >= PER_DEPARTMENT or shelf.kind in skip or named:
+                continue
+            per_department[shelf.category] = taken + 1
+            found.append(
+                Shelf(shelf.name, shelf.kind, shelf.category, within, prices[0], prices[within - 1])
+            )
+            if len(found) == shown:
+                break
+        return found
+
+
+_SHOPS: dict[tuple[int, str | None, int], ShopShelves] = {}
+_SHOPS_LOCK = threading.Lock()
+
+
+def shop_shelves(catalog: CatalogBackend) -> ShopShelves:
+    """The catalog's shelves, worked out once per process and catalog version; their
+    vectors are cached in the data folder, so a new process only reads them back."""
+    key = (id(catalog), catalog.source, len(catalog))
+    with _SHOPS_LOCK:
+        if (shop := _SHOPS.get(key)) is None:
+            shop = _SHOPS[key] = _built(catalog)
+        return shop
+
+
+def _built(catalog: CatalogBackend) -> ShopShelves:
+    grouped: dict[tuple[str, str], list[Product]] = {}
+    for product in catalog.products():
+        if kind := _kind_of(product):
+            grouped.setdefault((product.category or "", kind), []).append(product)
+    shelves = []
+    for (category, kind), products in grouped.items():
+        best = max(products, key=lambda p: p.rating or 0.0)
+        prices = sorted(p.price for p in products)
+        shelf = Shelf(_name(best), kind, category, len(prices), prices[0], prices[-1])
+        shelves.append((shelf, prices))
+    items = [(f"{s.category}/{s.kind}", _text(s)) for s, _ in shelves]
+    version = hashlib.sha256(repr(items).encode()).hexdigest()[:16]
+    index = SemanticIndex.cached(data_dir() / "meaning", "shelves", version, items, Embedder())
+    return ShopShelves(shelves, index)
+
+
+def _kind_of(product: Product) -> str:
+    """The kind term of the product's shelf: its title's head, else its first class."""
+    heads = [*product.kinds.title, *product.kinds.classes]
+    return next((term for h in heads if (term := index_stem(h))), "")
+
+
+def _text(shelf: Shelf) -> str:
+    """What a shelf is, to the embedding model: its name and its department's words."""
+    department = shelf.category.replace("-", " ")
+    return f"{shelf.name} ({department})" if department else shelf.name
+
+
 def nearest_shelves(
     catalog: CatalogBackend, request: str, budget: float | None = None
 ) -> list[Shelf]:
-    """The shelves nearest `request` (its words without limit phrases) within `budget`:
-    the nearest of each category in turn, so that one department whose texts repeat the
-    request's word ("photography" books) does not hide the others (camera bags,
-    tripods). Empty when the request names a kind of product the catalog sells, or when
-    nothing is found."""
-    words = kind_words(request)
-    if not words:
-        return []
+    """The shelves nearest `request` (its words without limit phrases) within `budget`.
+    Empty when the request names a kind the shop's titles are headed by (it says what it
+    wants: the planner needs no shelves), or when the shop cannot answer."""
     try:
-        # Only the words the shop's own titles, labels and categories use: one its
-        # descriptions use in passing ("their first", "heading to") says nothing of a kind.
-        # With none ("a baby shower present"), the planner plans from what it knows of the
-        # person, and shaping.stocked puts each kind the shop lacks on its nearest shelf:
-        # listed the shop's departments instead, a small model took the first few.
-        spoken = [w for w in words if _in_shop_vocabulary(catalog, w)]
-        if not spoken:
-            return []
-        hits = catalog.search(
-            SearchArgs(" ".join(spoken), limit=_PRODUCTS_LOOKED_AT, max_price=budget)
-        )
-        # Nor does a product that uses them only in its description: "machine washable"
-        # puts no plush toy near an espresso machine.
-        hits = [hit for hit in hits if _labelled(hit.product, spoken)]
-        # A category the request names ("photography": cameras-photography) is a shelf
-        # of its own, though its products' texts may never use the word.
-        for category in _named_categories(catalog, words):
-            listed = SearchArgs("", category=category, limit=_PRODUCTS_LOOKED_AT, max_price=budget)
-            hits += [ProductHit(hit.product, 1.0) for hit in catalog.search(listed)]
-    except Exception:  # advice only: the plan's own searches report a catalog's errors
+        shop = shop_shelves(catalog)
+    except CatalogError:  # advice only: the plan's own searches report a catalog's errors
         return []
-    heads = [_head(hit.product) for hit in hits]
-    if any(same_word(head, word) for head in heads if head for word in words):
-        return []  # the request names what it wants: the planner needs no shelves
-    return _grouped(hits)[:SHELVES_SHOWN]
+    if any(kind_term(word) in shop.kinds for word in kind_words(request)):
+        return []
+    return shop.nearest(request, cap=budget)
+
+
+def carried(catalog: CatalogBackend, query: str, cap: float | None) -> bool | None:
+    """Whether the shop carries the kind `query` names within `cap` (a product whose title
+    or labels say it is one: KindStock); None when the query names no kind or the shop
+    cannot answer (the search step reports its own error)."""
+    try:
+        return catalog.kind_stock(query, cap).stocked
+    except (CatalogQueryError, CatalogError):
+        return None
 
 
 def unstocked_searches(catalog: CatalogBackend, plan: Plan) -> list[str]:
-    """A warning for each of the plan's searches for a kind the shop does not carry (see
-    search_shelves). Each names the nearest shelves, for the person who approves the plan
-    to edit it."""
+    """A warning for each of the plan's searches for a kind the shop does not carry
+    within its cap, naming the nearest shelves for the person who approves the plan."""
     warnings = []
     for step in plan.search_steps:
         query = step.query or ""
         cap = step.max_price if step.max_price is not None else plan.budget
-        found = search_shelves(catalog, query, cap)
-        if found is None or found.stocked:
+        if carried(catalog, query, cap) is not False:
             continue
-        nearest = ", ".join(s.name for s in found.shelves[:3])
+        nearest = ", ".join(s.name for s in shop_shelves(catalog).nearest(query, cap=cap)[:3])
         within = f" within {money(cap)}" if cap is not None else ""
+        kind = head_word(query) or query
         warnings.append(
             f"step {step.step} searches for {query[:60]!r}, but the shop has no "
-            f"{found.kind}{within}" + (f"; nearest: {nearest}" if nearest else "")
+            f"{kind}{within}" + (f"; nearest: {nearest}" if nearest else "")
         )
     return warnings
-
-
-@dataclass(frozen=True)
-class SearchShelves:
-    """What one search's words find: the kind it asks for (its head word), the category of
-    the first product found within its cap that is of that kind (its title or labels say
-    so; None: none is), and the shelves found."""
-
-    kind: str
-    area: str | None
-    shelves: list[Shelf]
-
-    @property
-    def stocked(self) -> bool:
-        return self.area is not None
-
-
-def search_shelves(catalog: CatalogBackend, query: str, cap: float | None) -> SearchShelves | None:
-    """The shelves `query`'s words bring back within `cap`, and whether its kind is among
-    them ("photography frames" finds photography books and no frame). None for a query
-    naming no kind, or when the catalog cannot answer (advice only: the search step
-    reports its own error)."""
-    kind = head_word(query)
-    if kind is None:
-        return None
-    words = kind_words(query)
-    try:
-        hits = catalog.search(SearchArgs(" ".join(words), limit=_PRODUCTS_LOOKED_AT, max_price=cap))
-        # A search for a department ("kitchen-accessories", copied from a shelf's line)
-        # that no title names finds that department's shelves: it names no kind.
-        titled = any(_titled(hit.product, kind) for hit in hits)
-        if not titled and (department := _department_named(catalog, words)):
-            listed = SearchArgs("", category=department, limit=_PRODUCTS_LOOKED_AT, max_price=cap)
-            hits, area = catalog.search(listed), None
-        else:
-            of_kind = (hit.product for hit in hits if _of_kind(hit.product, kind))
-            area = next((product.category or "" for product in of_kind), None)
-    except Exception:
-        return None
-    return SearchShelves(kind, area, _grouped(hits))
-
-
-def best_rated_shelves(catalog: CatalogBackend, budget: float | None) -> list[Shelf]:
-    """The shop's best-rated shelves within `budget`, one department in turn: where an
-    open-ended request whose words find nothing ("a housewarming present") starts."""
-    try:
-        hits = catalog.search(SearchArgs("", limit=_PRODUCTS_LOOKED_AT, max_price=budget))
-    except Exception:
-        return []
-    return _grouped(hits)
-
-
-def department_shelves(
-    catalog: CatalogBackend, query: str, department: str, cap: float | None
-) -> list[Shelf]:
-    """The shelves of one of the shop's departments within `cap`: those `query`'s words
-    find there, else the department's best-rated."""
-    try:
-        # A query with no words is the department's best-rated: searched once, not twice.
-        for words in dict.fromkeys((" ".join(kind_words(query)), "")):
-            listed = SearchArgs(
-                words, category=department, limit=_PRODUCTS_LOOKED_AT, max_price=cap
-            )
-            if hits := catalog.search(listed):
-                return _grouped(hits)
-    except Exception:  # advice only, as nearest_shelves
-        return []
-    return []
-
-
-def _of_kind(product: Product, kind: str) -> bool:
-    """Whether the product is of `kind`, as a pick step judges it (catalog.kinds): a
-    "Wrist Camera Strap" is no camera, a spatula tagged "utensils" is a utensil."""
-    return is_of_kind(kind, product.kinds, _titled(product, kind))
-
-
-def _titled(product: Product, word: str) -> bool:
-    return any(same_word(word, w) for w in product_words(product.title))
-
-
-def _in_shop_vocabulary(catalog: CatalogBackend, word: str) -> bool:
-    """Whether the shop names products with `word`: a title, a label or a category of
-    one its search finds has it."""
-    hits = catalog.search(SearchArgs(word, limit=_VOCABULARY_LOOKED_AT))
-    return any(_labelled(hit.product, [word]) for hit in hits)
-
-
-def _labelled(product: Product, words: list[str]) -> bool:
-    """Whether the product's title, a label or its category uses one of `words`."""
-    named = " ".join([product.title, *product.tags, (product.category or "")])
-    return any(same_word(w, n) for n in product_words(named.replace("-", " ")) for w in words)
-
-
-def _grouped(hits: list[ProductHit]) -> list[Shelf]:
-    """`hits` as shelves: grouped by category and title head, the nearest of each
-    category in turn (nearest category first), each group's hit scores summed."""
-    groups: dict[tuple[str, str], list[Product]] = {}
-    scores: dict[tuple[str, str], float] = {}
-    for hit in hits:
-        if head := _head(hit.product):
-            key = (hit.product.category or "", stem(head))
-            groups.setdefault(key, []).append(hit.product)
-            scores[key] = scores.get(key, 0.0) + hit.score
-    by_category: dict[str, list[tuple[str, str]]] = {}
-    for key in sorted(groups, key=lambda k: -scores[k]):
-        by_category.setdefault(key[0], []).append(key)
-    turns = zip_longest(*by_category.values())
-    return [_shelf(groups[key]) for turn in turns for key in turn if key is not None]
-
-
-def _department_named(catalog: CatalogBackend, words: list[str]) -> str | None:
-    """The category whose every word `words` holds, and nothing else ("kitchen
-    accessories" names kitchen-accessories)."""
-    for category in catalog.categories():
-        named = product_words(category.replace("-", " "))
-        if len(named) == len(words) and all(any(same_word(w, c) for w in words) for c in named):
-            return category
-    return None
-
-
-def _named_categories(catalog: CatalogBackend, words: list[str]) -> list[str]:
-    return [
-        category
-        for category in catalog.categories()
-        if any(same_word(w, c) for w in words for c in product_words(category.replace("-", " ")))
-    ]
-
-
-def _head(product: Product) -> str | None:
-    return next(iter(product.kinds.title), None)
-
-
-def _shelf(products: list[Product]) -> Shelf:
-    prices = [p.price for p in products]
-    first = products[0]
-    return Shelf(_name(first), first.category or "", len(products), min(prices), max(prices))
 
 
 def _name(product: Product) -> str:

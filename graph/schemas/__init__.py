@@ -39,7 +39,6 @@ from graph.schemas.plan import (
     PlanEdit,
     PlanStep,
     PlanValue,
-    departments_answer,
 )
 from graph.schemas.request import RequestReading
 from graph.schemas.results import (

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import fields
-from functools import cache
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from catalog import SearchArgs
 from graph.schemas.follow_up import FollowUpStatement
@@ -231,16 +230,3 @@ class PlanEdit(BaseModel):
     plan: Plan
     changes: list[PlanChange]
     warnings: list[str] = []
-
-
-@cache
-def departments_answer(departments: tuple[str, ...]) -> type[BaseModel]:
-    """The model's answer naming, for each kind the shop lacks, the one of the shop's own
-    `departments` that sells it (graph/shaping/stocked.py): it can write no other name.
-    One class per department list, so a built model's structured form is reused."""
-    named = Literal[departments]  # type: ignore[valid-type]  # a list known at run time
-    return create_model(
-        "Departments",
-        __config__=ConfigDict(extra="forbid", json_schema_extra=model_facing_schema),
-        departments=(list[named], ...),
-    )

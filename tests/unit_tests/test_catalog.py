@@ -156,7 +156,16 @@ def test_backend_class_has_every_protocol_member_with_its_parameters(spec: str) 
     module, name = spec.split(":")
     cls = getattr(importlib.import_module(module), name)
     members = protocol_members()
-    expected = {"source", "__len__", "categories", "get", "search", "kind_stock", "reload"}
+    expected = {
+        "source",
+        "__len__",
+        "categories",
+        "get",
+        "products",
+        "search",
+        "kind_stock",
+        "reload",
+    }
     assert set(members) == expected
     for member, expected in members.items():
         found = getattr(cls, member, None)
@@ -402,6 +411,12 @@ def test_kind_filter_finds_what_each_product_is(catalog: Any) -> None:
     assert catalog.search(SearchArgs("camera", kind="camera", max_price=1000)) == []
     # Read back from the backend as loaded, never worked out again.
     assert catalog.get(["strap-1"])["strap-1"].kinds == BY_ID["strap-1"].kinds
+
+
+def test_products_lists_every_product_once_with_its_kinds(catalog: Any) -> None:
+    listed = list(catalog.products())
+    assert sorted(p.id for p in listed) == sorted(BY_ID)
+    assert all(p.kinds == BY_ID[p.id].kinds for p in listed)
 
 
 def test_kind_stock_says_whether_and_where_the_shop_carries_a_kind(catalog: Any) -> None:
