@@ -146,9 +146,12 @@ def test_each_follow_up_names_products_the_shop_carries_within_its_limits(
         fitting = [p for p in fitting if floor is None or (p.rating or 0) >= floor]
         assert fitting, f"no {expect['new_item']} within {cap} rated {floor} or more"
     for check in ("cap_below_pick", "floor_above_pick"):
-        # A cheaper (or dearer) one than the first pick can exist only with two prices.
+        # A cheaper (or dearer) one than the first pick can exist only with two prices,
+        # a dearer one within the cap the case keeps.
         for word in expect.get(check, []):
-            assert len({p.price for p in _named(products, [word])}) >= 2, word
+            kind = _named(products, [word])
+            prices = {p.price for p in kind if cap is None or within(p.price, cap)}
+            assert len(prices) >= 2, word
     if "budget" in expect:
         # The new total holds the kept picks and the new item at their cheapest.
         wanted = [*expect.get("kept", []), *expect.get("new_item", [])]
