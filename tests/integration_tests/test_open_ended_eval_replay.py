@@ -3,7 +3,9 @@ embedded 1.5B model: gifts, hobbies and occasions on the shipped catalog, and on
 DummyJSON's products from ../shared. Recording also writes the report the live run
 produced; the replay must reproduce it request by request, with no request failing to
 run. The figures recorded are what docs/evaluation.md reports; not every request meets
-every check on the 1.5B model yet (issue #34 stays open on it).
+every check on the 1.5B model yet (issue #34 stays open on it). The sets in new wording
+(#40: `-new-` cassettes, recorded with RECORD=1 like the others) are held to the same:
+their figures are printed, not yet held to the #40 targets.
 
 Record:
     RECORD=1 python -m pytest -m replay tests/integration_tests/test_open_ended_eval_replay.py -n 0
@@ -12,6 +14,7 @@ Record:
 from __future__ import annotations
 
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +38,15 @@ def dev_sets() -> dict[str, tuple[Path, Path]]:
             FIXTURES / "open_ended_dev_dummyjson.json",
             shared_file("dummyjson", "products.json"),
         ),
+        # In wording unlike the sets above (#40).
+        "eval-open-ended-new-shipped": (
+            FIXTURES / "open_ended_new_shipped.json",
+            DEFAULT_CATALOG_FILE,
+        ),
+        "eval-open-ended-new-dummyjson": (
+            FIXTURES / "open_ended_new_dummyjson.json",
+            shared_file("dummyjson", "products.json"),
+        ),
     }
 
 
@@ -50,7 +62,15 @@ def comparable(report: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.replay
-@pytest.mark.parametrize("cassette", ["eval-open-ended-shipped", "eval-open-ended-dummyjson"])
+@pytest.mark.parametrize(
+    "cassette",
+    [
+        "eval-open-ended-shipped",
+        "eval-open-ended-dummyjson",
+        "eval-open-ended-new-shipped",
+        "eval-open-ended-new-dummyjson",
+    ],
+)
 def test_the_open_ended_report_is_reproduced_request_by_request(
     cassette: str, tmp_path: Path
 ) -> None:
@@ -76,3 +96,4 @@ def test_the_open_ended_report_is_reproduced_request_by_request(
     assert all(r.error is None for r in report.results)
     summary = data["summary"]
     assert f"{summary['met']}/{summary['requests']}" in markdown_table([data])
+    print(json.dumps({cassette: summary}))
