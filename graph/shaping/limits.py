@@ -8,13 +8,15 @@ No LLM call happens here.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from catalog.models import PRICE_CURRENCY, money
 from catalog.text import product_words, stem
-from graph.reading.stated import MAX_QUERY_WORDS, without_limit_phrases
-from graph.schemas import ItemCap, Plan, PlanStep, StatedLimits
+from graph.reading.phrases import bare_amounts
+from graph.reading.stated import MAX_QUERY_WORDS, listed_items, without_limit_phrases
+from graph.schemas import ItemCap, Plan, PlanStep, RequestReading, StatedLimits
 
 
 def same_amount(a: float, b: float) -> bool:
@@ -67,6 +69,35 @@ def step_cap(step: PlanStep, stated: StatedLimits) -> tuple[float | None, ItemCa
     if stated.max_price is not None:
         return stated.max_price, None
     return stated.total, None
+
+
+def model_read_cap(reading: RequestReading, plan: Plan) -> tuple[RequestReading, list[str]]:
+    """The reading with the planner model's cap where code read none: an amount code
+    read as a floor ("doesn't cost more than $40") or that is written with no currency
+    ("without going over eighty"). Taken only where the request writes that amount, and
+    named at approval."""
+    stated, items = reading.limits, reading.items
+    caps = {s.max_price for s in plan.search_steps}
+    cap = plan.budget if plan.budget is not None else (caps.pop() if len(caps) == 1 else None)
+    if cap is None or stated.budget is not None or stated.item_caps:
+        return reading, []
+    if stated.min_price is not None and same_amount(cap, stated.min_price):
+        # The phrases read "more than" or "over" and missed a negation the model read.
+        update: dict[str, object] = {"min_price": None}
+        note = f"the request's {money(cap)} is read as a cap, as the planner read it, not a floor"
+    elif not _stated(cap, stated.prices) and _stated(cap, tuple(bare_amounts(reading.text))):
+        update = {"prices": tuple(sorted({*stated.prices, cap}))}
+        note = f"the request's {cap:g} is read as a cap of {money(cap)}, as the planner read it"
+        # The clause that writes the cap lists no item ("a strap, fifty at most").
+        clauses = re.split(r"(?<=[,;:.!?])\s", reading.text)
+        kept = [c for c in clauses if not _stated(cap, tuple(bare_amounts(c)))]
+        items = tuple(listed_items(" ".join(kept)))
+    else:
+        return reading, []
+    update["total" if items else "max_price"] = cap
+    limits = stated.model_copy(update=update)
+    note += "; edit the plan if another limit is meant"
+    return reading.model_copy(update={"limits": limits, "items": items}), [note]
 
 
 def reconcile_limits(request_words: Sequence[str], stated: StatedLimits, plan: Plan) -> Reconciled:

@@ -23,7 +23,7 @@ from graph.context import Context
 from graph.reading import read_request
 from graph.reading.stated import checked_request, read_limits
 from graph.schemas import Plan, ProductSummary, RequestError, StepResult
-from graph.shaping.limits import limit_warnings, reconcile_limits
+from graph.shaping.limits import limit_warnings, model_read_cap, reconcile_limits
 
 DEV_SET = Path(__file__).parents[1] / "fixtures" / "amounts_dev.json"
 PHRASINGS: list[dict[str, Any]] = json.loads(DEV_SET.read_text(encoding="utf-8"))
@@ -296,3 +296,63 @@ def test_a_corrected_cap_the_model_kept_on_a_search_is_set_to_the_one_applied() 
     reconciled = reconcile_limits(request, read_limits(request), plan)
     assert (reconciled.plan.budget, reconciled.plan.steps[0].max_price) == (40, 40)
     assert "step 1: price cap $60.00 is above the request's cap: set to $40.00" in reconciled.notes
+
+
+# Issue 54's new wording: a cap the phrases read as a floor (a negation they miss) or
+# not at all (no currency written) is the planner model's cap, checked against the
+# amounts the request writes, and named at approval. (request, the model's cap)
+READ_BY_THE_MODEL = [
+    ("a camera strap that shouldn't cost more than one hundred dollars", 100),
+    ("a camera strap without going over eighty", 80),
+    ("a camera strap, not paying over $90", 90),
+    ("a camera strap that doesn't cost more than $40", 40),
+    ("una correa para cámara, no quiero gastar más de 45", 45),
+    ("a camera strap, fifty at most", 50),
+    ("A camera strap. Budget is forty.", 40),
+]
+
+
+@pytest.mark.parametrize(("request_text", "cap"), READ_BY_THE_MODEL)
+def test_a_cap_the_model_reads_is_the_cap_where_the_request_writes_it(
+    small_catalog_file: Path, request_text: str, cap: float
+) -> None:
+    """Through the real graph with a fake planner model that states the cap."""
+    graph = build_graph(checkpointer=MemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "model-cap"}}
+    model = FakeShoppingChatModel(replies={"Plan": [{**STRAP_PLAN, "budget": cap}]})
+    context = Context(chat_model=model, catalog=str(small_catalog_file))
+    graph.invoke({"request": request_text}, config, context=context)
+    state = graph.get_state(config)
+    stated, plan = state.values["stated_limits"], state.values["plan"]
+    assert (stated.max_price, stated.min_price, stated.budget) == (cap, None, cap)
+    assert (plan.budget, plan.steps[0].max_price, plan.steps[0].min_price) == (cap, cap, None)
+    (interrupt,) = state.interrupts
+    assert any("as the planner read it" in w for w in interrupt.value["warnings"])
+    assert state.values["reading"].items == ()  # the clause of the cap lists no item
+
+
+@pytest.mark.parametrize(
+    ("request_text", "model_cap", "limits"),
+    [
+        # Not written as an amount: "300 reviews" is a count.
+        ("a camera strap with at least 300 reviews", 300, (None, None)),
+        # The code's cap stands beside another the model states.
+        ("a camera strap under $40", 60, (40, None)),
+        ("a camera strap over $20", 60, (None, 20)),
+    ],
+)
+def test_a_cap_the_model_reads_is_taken_only_where_the_request_writes_it(
+    request_text: str, model_cap: float, limits: tuple[float | None, float | None]
+) -> None:
+    plan = Plan.model_validate({**STRAP_PLAN, "budget": model_cap})
+    reading, notes = model_read_cap(read_request(request_text), plan)
+    stated = reading.limits
+    assert ((stated.max_price, stated.min_price), notes) == (limits, [])
+
+
+@pytest.mark.parametrize(
+    ("request_text", "rating"),
+    [("eine Kameratasche mit mindestens 4,5 Sternen", 4.5), ("a strap rated 4.5 stars", 4.5)],
+)
+def test_a_rating_with_a_decimal_comma_is_read_whole(request_text: str, rating: float) -> None:
+    assert read_limits(request_text).min_rating == rating
