@@ -73,9 +73,9 @@ def step_cap(step: PlanStep, stated: StatedLimits) -> tuple[float | None, ItemCa
 
 def model_read_cap(reading: RequestReading, plan: Plan) -> tuple[RequestReading, list[str]]:
     """The reading with the planner model's cap where code read none: an amount code
-    read as a floor ("doesn't cost more than $40") or that is written with no currency
-    ("without going over eighty"). Taken only where the request writes that amount, and
-    named at approval."""
+    read as a floor ("doesn't cost more than $40"), written with no currency ("without
+    going over eighty") or in number words code cannot read ("a dozen dollars"). Taken
+    only where the request writes that amount, and named at approval."""
     stated, items = reading.limits, reading.items
     caps = {s.max_price for s in plan.search_steps}
     cap = plan.budget if plan.budget is not None else (caps.pop() if len(caps) == 1 else None)
@@ -92,6 +92,14 @@ def model_read_cap(reading: RequestReading, plan: Plan) -> tuple[RequestReading,
         clauses = re.split(r"(?<=[,;:.!?])\s", reading.text)
         kept = [c for c in clauses if not _stated(cap, tuple(bare_amounts(c)))]
         items = tuple(listed_items(" ".join(kept)))
+    elif len(stated.unreadable) == 1 and not stated.prices and stated.unreadable[0][0].isalpha():
+        # Number words beside a currency that code cannot read ("a couple hundred dollars",
+        # "шестидесяти долларов"): the model's reading of them, shown with them.
+        update = {"prices": (cap,), "unreadable": ()}
+        note = (
+            f"the request's {stated.unreadable[0]!r} is read as a cap of {money(cap)}, as the "
+            "planner read it"
+        )
     else:
         return reading, []
     update["total" if items else "max_price"] = cap

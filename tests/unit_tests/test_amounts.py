@@ -298,9 +298,9 @@ def test_a_corrected_cap_the_model_kept_on_a_search_is_set_to_the_one_applied() 
     assert "step 1: price cap $60.00 is above the request's cap: set to $40.00" in reconciled.notes
 
 
-# Issue 54's new wording: a cap the phrases read as a floor (a negation they miss) or
-# not at all (no currency written) is the planner model's cap, checked against the
-# amounts the request writes, and named at approval. (request, the model's cap)
+# Issue 54's new wording, and issue 57's number words: a cap the phrases read as a floor
+# (a negation they miss) or not at all (no currency, words they cannot read) is the
+# planner model's cap where the request writes it, named at approval. (request, its cap)
 READ_BY_THE_MODEL = [
     ("a camera strap that shouldn't cost more than one hundred dollars", 100),
     ("a camera strap without going over eighty", 80),
@@ -309,6 +309,10 @@ READ_BY_THE_MODEL = [
     ("una correa para cámara, no quiero gastar más de 45", 45),
     ("a camera strap, fifty at most", 50),
     ("A camera strap. Budget is forty.", 40),
+    ("a camera strap for a couple hundred dollars", 200),
+    ("a camera strap under half a hundred dollars", 50),
+    ("a camera strap for a dozen dollars", 12),
+    ("ремешок для камеры до шестидесяти долларов", 60),
 ]
 
 
@@ -339,6 +343,9 @@ def test_a_cap_the_model_reads_is_the_cap_where_the_request_writes_it(
         # The code's cap stands beside another the model states.
         ("a camera strap under $40", 60, (40, None)),
         ("a camera strap over $20", 60, (None, 20)),
+        # An amount that is no number stays named, whatever the model reads there.
+        ("a camera strap under $NaN", 100, (None, None)),
+        ("a camera strap under $6 0", 60, (None, None)),
     ],
 )
 def test_a_cap_the_model_reads_is_taken_only_where_the_request_writes_it(
