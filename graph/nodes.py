@@ -57,7 +57,7 @@ from graph.shaping import (
     checked_plan,
     edit_of,
     fallback_plan,
-    model_read_cap,
+    model_read_limits,
     read_answer,
     shape_plan,
     stocked_plan,
@@ -165,7 +165,7 @@ def _planned(
         follow_up, stated = carry_over(reading, previous, statement, catalog)
     else:
         # The model's cap where code read none, checked against the amounts written.
-        reading, read_by_model = model_read_cap(reading, plan)
+        reading, read_by_model = model_read_limits(reading, plan)
         stated = reading.limits
     if shelves is not None:
         # Open-ended: a search for a kind the shop lacks becomes one it has, before approval.

@@ -71,41 +71,46 @@ def step_cap(step: PlanStep, stated: StatedLimits) -> tuple[float | None, ItemCa
     return stated.total, None
 
 
-def model_read_cap(reading: RequestReading, plan: Plan) -> tuple[RequestReading, list[str]]:
+def model_read_limits(reading: RequestReading, plan: Plan) -> tuple[RequestReading, list[str]]:
     """The reading with the planner model's cap where code read none: an amount code
     read as a floor ("doesn't cost more than $40"), written with no currency ("without
-    going over eighty") or in number words code cannot read ("a dozen dollars"). Taken
-    only where the request writes that amount, and named at approval."""
-    stated, items = reading.limits, reading.items
+    going over eighty") or in number words code cannot read ("a dozen dollars"); and its
+    rating where code read the whole stars only ("cuatro estrellas y media"). Taken only
+    where the request writes that amount, and named at approval."""
+    stated, items, read = reading.limits, reading.items, reading.limits.min_rating
+    ratings = {s.min_rating for s in plan.search_steps}
+    rating = ratings.pop() if len(ratings) == 1 else None
+    update: dict[str, object] = {}
+    notes: list[str] = []
+    if rating is not None and read is not None and read.is_integer() and read < rating < read + 1:
+        update = {"min_rating": rating, "ratings": tuple(sorted({*stated.ratings, rating}))}
+        notes.append(f"the request's {read:g} stars are read as {rating:g}")
     caps = {s.max_price for s in plan.search_steps}
     cap = plan.budget if plan.budget is not None else (caps.pop() if len(caps) == 1 else None)
     if cap is None or stated.budget is not None or stated.item_caps:
-        return reading, []
-    if stated.min_price is not None and same_amount(cap, stated.min_price):
+        cap = None
+    elif stated.min_price is not None and same_amount(cap, stated.min_price):
         # The phrases read "more than" or "over" and missed a negation the model read.
-        update: dict[str, object] = {"min_price": None}
-        note = f"the request's {money(cap)} is read as a cap, as the planner read it, not a floor"
+        update["min_price"] = None
+        notes.append(f"the request's {money(cap)} is read as a cap, not a floor")
     elif not _stated(cap, stated.prices) and _stated(cap, tuple(bare_amounts(reading.text))):
-        update = {"prices": tuple(sorted({*stated.prices, cap}))}
-        note = f"the request's {cap:g} is read as a cap of {money(cap)}, as the planner read it"
+        update["prices"] = tuple(sorted({*stated.prices, cap}))
+        notes.append(f"the request's {cap:g} is read as a cap of {money(cap)}")
         # The clause that writes the cap lists no item ("a strap, fifty at most").
         clauses = re.split(r"(?<=[,;:.!?])\s", reading.text)
-        kept = [c for c in clauses if not _stated(cap, tuple(bare_amounts(c)))]
-        items = tuple(listed_items(" ".join(kept)))
+        items = tuple(listed_items(" ".join(c for c in clauses if cap not in bare_amounts(c))))
     elif len(stated.unreadable) == 1 and not stated.prices and stated.unreadable[0][0].isalpha():
         # Number words beside a currency that code cannot read ("a couple hundred dollars",
         # "шестидесяти долларов"): the model's reading of them, shown with them.
-        update = {"prices": (cap,), "unreadable": ()}
-        note = (
-            f"the request's {stated.unreadable[0]!r} is read as a cap of {money(cap)}, as the "
-            "planner read it"
-        )
+        update.update(prices=(cap,), unreadable=())
+        notes.append(f"the request's {stated.unreadable[0]!r} is read as a cap of {money(cap)}")
     else:
-        return reading, []
-    update["total" if items else "max_price"] = cap
+        cap = None
+    if cap is not None:
+        update["total" if items else "max_price"] = cap
     limits = stated.model_copy(update=update)
-    note += "; edit the plan if another limit is meant"
-    return reading.model_copy(update={"limits": limits, "items": items}), [note]
+    notes = [f"{n}, as the planner read it; edit the plan if another limit is meant" for n in notes]
+    return reading.model_copy(update={"limits": limits, "items": items}), notes
 
 
 def reconcile_limits(request_words: Sequence[str], stated: StatedLimits, plan: Plan) -> Reconciled:

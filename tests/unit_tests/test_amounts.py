@@ -23,7 +23,7 @@ from graph.context import Context
 from graph.reading import read_request
 from graph.reading.stated import checked_request, read_limits
 from graph.schemas import Plan, ProductSummary, RequestError, StepResult
-from graph.shaping.limits import limit_warnings, model_read_cap, reconcile_limits
+from graph.shaping.limits import limit_warnings, model_read_limits, reconcile_limits
 
 DEV_SET = Path(__file__).parents[1] / "fixtures" / "amounts_dev.json"
 PHRASINGS: list[dict[str, Any]] = json.loads(DEV_SET.read_text(encoding="utf-8"))
@@ -352,7 +352,7 @@ def test_a_cap_the_model_reads_is_taken_only_where_the_request_writes_it(
     request_text: str, model_cap: float, limits: tuple[float | None, float | None]
 ) -> None:
     plan = Plan.model_validate({**STRAP_PLAN, "budget": model_cap})
-    reading, notes = model_read_cap(read_request(request_text), plan)
+    reading, notes = model_read_limits(read_request(request_text), plan)
     stated = reading.limits
     assert ((stated.max_price, stated.min_price), notes) == (limits, [])
 
@@ -363,3 +363,29 @@ def test_a_cap_the_model_reads_is_taken_only_where_the_request_writes_it(
 )
 def test_a_rating_with_a_decimal_comma_is_read_whole(request_text: str, rating: float) -> None:
     assert read_limits(request_text).min_rating == rating
+
+
+def test_a_half_star_the_model_reads_refines_the_whole_stars_code_read(
+    small_catalog_file: Path,
+) -> None:
+    graph = build_graph(checkpointer=MemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "model-rating"}}
+    steps = [{**STRAP_PLAN["steps"][0], "min_rating": 4.5}, STRAP_PLAN["steps"][1]]  # type: ignore[index]
+    model = FakeShoppingChatModel(replies={"Plan": [{**STRAP_PLAN, "steps": steps}]})
+    context = Context(chat_model=model, catalog=str(small_catalog_file))
+    graph.invoke({"request": "una correa de cuatro estrellas y media"}, config, context=context)
+    state = graph.get_state(config)
+    assert state.values["stated_limits"].min_rating == 4.5
+    assert state.values["plan"].steps[0].min_rating == 4.5
+    (interrupt,) = state.interrupts
+    assert any("4 stars are read as 4.5" in w for w in interrupt.value["warnings"])
+
+
+@pytest.mark.parametrize("model_rating", [3.5, 5.0])
+def test_a_rating_the_model_reads_outside_the_stars_written_is_not_taken(
+    model_rating: float,
+) -> None:
+    steps = [{**STRAP_PLAN["steps"][0], "min_rating": model_rating}, STRAP_PLAN["steps"][1]]  # type: ignore[index]
+    plan = Plan.model_validate({**STRAP_PLAN, "steps": steps})
+    reading, notes = model_read_limits(read_request("a camera strap with 4 stars"), plan)
+    assert (reading.limits.min_rating, notes) == (4, [])
