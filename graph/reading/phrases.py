@@ -324,7 +324,7 @@ def _words_to_digits(words: str) -> str:
 
 # A number with nothing after it but a limit word ("without going over 80", "50 at most",
 # "no quiero gastar más de 45"): an amount written with no currency, which only the
-# planner model's reading makes a limit (graph/shaping/limits.py: model_read_cap).
+# planner model's reading makes a limit (graph/shaping/limits.py: model_read_limits).
 _BARE_AMOUNT = re.compile(
     rf"(?<![\w.,]){_NUMBER}(?=\s*(?:$|[^\w\s-]|(?:{_UPPER_AFTER}|{_LOWER_AFTER})(?!\w)))",
     re.IGNORECASE,

@@ -87,9 +87,12 @@ def model_read_limits(reading: RequestReading, plan: Plan) -> tuple[RequestReadi
         notes.append(f"the request's {read:g} stars are read as {rating:g}")
     caps = {s.max_price for s in plan.search_steps}
     cap = plan.budget if plan.budget is not None else (caps.pop() if len(caps) == 1 else None)
+    floor = stated.min_price
     if cap is None or stated.budget is not None or stated.item_caps:
         cap = None
-    elif stated.min_price is not None and same_amount(cap, stated.min_price):
+    elif floor is not None and cap < floor - 0.005:
+        cap = None  # below the floor the request states: no product is both
+    elif floor is not None and same_amount(cap, floor):
         # The phrases read "more than" or "over" and missed a negation the model read.
         update["min_price"] = None
         notes.append(f"the request's {money(cap)} is read as a cap, not a floor")

@@ -343,6 +343,8 @@ def test_a_cap_the_model_reads_is_the_cap_where_the_request_writes_it(
         # The code's cap stands beside another the model states.
         ("a camera strap under $40", 60, (40, None)),
         ("a camera strap over $20", 60, (None, 20)),
+        # A cap below the floor the request states is none.
+        ("a camera strap, at least $50, without going over forty", 40, (None, 50)),
         # An amount that is no number stays named, whatever the model reads there.
         ("a camera strap under $NaN", 100, (None, None)),
         ("a camera strap under $6 0", 60, (None, None)),
