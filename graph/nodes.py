@@ -54,6 +54,7 @@ from graph.shaping import (
     checked_plan,
     edit_of,
     fallback_plan,
+    model_read_limits,
     read_answer,
     shape_plan,
     stocked_plan,
@@ -154,11 +155,16 @@ def _planned(
     follow_up = None
     stated = reading.limits
     stocked: list[str] = []
+    read_by_model: list[str] = []
     if previous is not None:
         # Checked against the shop's own products: what it wants is a feature or a product.
         catalog = catalog_for(context)
         follow_up, stated = carry_over(reading, previous, statement, catalog)
-    elif shelves is not None:
+    else:
+        # The model's cap where code read none, checked against the amounts written.
+        reading, read_by_model = model_read_limits(reading, plan)
+        stated = reading.limits
+    if shelves is not None:
         # Open-ended: a search for a kind the shop lacks becomes one it has, before approval.
         plan, stocked = stocked_plan(
             catalog_for(context), plan, reading.product_text, stated.budget, reading.words
@@ -174,7 +180,7 @@ def _planned(
         "planner_usage": usage,
         "planner_calls": calls,
         "planner_latency_s": round(time.perf_counter() - started, 3),
-        "plan_warnings": [*stocked, *shaped.warnings, *unstocked],
+        "plan_warnings": [*read_by_model, *stocked, *shaped.warnings, *unstocked],
     }
 
 

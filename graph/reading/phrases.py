@@ -265,13 +265,13 @@ RATING = re.compile(
     rf"(?:(?:at least|minimum(?: of)?|min(?:imum)? rating(?: of)?|no less than|not less than|"
     rf"above|over|exceeding|more than|higher than|rated|rating(?: of)?|al menos|m[ií]nimo|"
     rf"au moins|mindestens|almeno|pelo menos|至少)\s*(?:an?\s+)?)?"
-    rf"(\d(?:[.٫]\d+)?)\s*(\+)?{_STARS}(?:\s*(or (?:higher|more|above|better|up)|and (?:up|above)"
+    rf"(\d(?:[.,٫]\d+)?)\s*(\+)?{_STARS}(?:\s*(or (?:higher|more|above|better|up)|and (?:up|above)"
     rf"|\+|minimum|min|or greater|以上|o m[aá]s|ou plus|oder mehr|أو أكثر))?"
     # "rated above 4", "a rating of at least 4.5", "rating exceeding 4.0", "4.5+ rating"
     rf"|(?:rated|rating|ratings|reviews? score)\s+(?:of\s+)?(?:at least|above|over|exceeding|"
-    rf"no less than|not less than|higher than|more than|of|>=?|≥)\s*(\d(?:[.٫]\d+)?)(?![\d.%]|\s*"
+    rf"no less than|not less than|higher than|more than|of|>=?|≥)\s*(\d(?:[.,٫]\d+)?)(?![\d.%]|\s*"
     rf"(?:reviews?|ratings?|customers?|users?|people|buyers))"
-    rf"|(\d(?:[.٫]\d+)?)\s*\+\s*(?:rating|rated)",
+    rf"|(\d(?:[.,٫]\d+)?)\s*\+\s*(?:rating|rated)",
     re.IGNORECASE,
 )
 
@@ -320,6 +320,26 @@ def _words_to_digits(words: str) -> str:
             return words
         return digits
     return words
+
+
+# A number with nothing after it but a limit word ("without going over 80", "50 at most",
+# "no quiero gastar más de 45"): an amount written with no currency, which only the
+# planner model's reading makes a limit (graph/shaping/limits.py: model_read_limits).
+_BARE_AMOUNT = re.compile(
+    rf"(?<![\w.,]){_NUMBER}(?=\s*(?:$|[^\w\s-]|(?:{_UPPER_AFTER}|{_LOWER_AFTER})(?!\w)))",
+    re.IGNORECASE,
+)
+
+
+def bare_amounts(text: str) -> set[float]:
+    """The amounts `text` writes in digits or number words with no word after them but a
+    limit word; "300 reviews" and "4 stars" are none."""
+    return {
+        amount
+        for language in _NUMBER_WORD_LANGUAGES
+        for match in _BARE_AMOUNT.finditer(alpha2digit(text, language, threshold=0))
+        if (amount := amount_of(match.group(1))) is not None
+    }
 
 
 def count_of(clause: str) -> int | None:

@@ -22,7 +22,7 @@ from graph.shaping.edits import (
 )
 from graph.shaping.fallback import fallback_plan
 from graph.shaping.follow_up import carry_over, follow_up_plan
-from graph.shaping.limits import limit_warnings, reconcile_limits
+from graph.shaping.limits import limit_warnings, model_read_limits, reconcile_limits
 from graph.shaping.named import with_named_product
 from graph.shaping.occasion import pick_mode
 from graph.shaping.stocked import stocked_plan

@@ -8,13 +8,15 @@ No LLM call happens here.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from catalog.models import PRICE_CURRENCY, money
 from catalog.text import product_words, stem
-from graph.reading.stated import MAX_QUERY_WORDS, without_limit_phrases
-from graph.schemas import ItemCap, Plan, PlanStep, StatedLimits
+from graph.reading.phrases import bare_amounts
+from graph.reading.stated import MAX_QUERY_WORDS, listed_items, without_limit_phrases
+from graph.schemas import ItemCap, Plan, PlanStep, RequestReading, StatedLimits
 
 
 def same_amount(a: float, b: float) -> bool:
@@ -67,6 +69,51 @@ def step_cap(step: PlanStep, stated: StatedLimits) -> tuple[float | None, ItemCa
     if stated.max_price is not None:
         return stated.max_price, None
     return stated.total, None
+
+
+def model_read_limits(reading: RequestReading, plan: Plan) -> tuple[RequestReading, list[str]]:
+    """The reading with the planner model's cap where code read none: an amount code
+    read as a floor ("doesn't cost more than $40"), written with no currency ("without
+    going over eighty") or in number words code cannot read ("a dozen dollars"); and its
+    rating where code read the whole stars only ("cuatro estrellas y media"). Taken only
+    where the request writes that amount, and named at approval."""
+    stated, items, read = reading.limits, reading.items, reading.limits.min_rating
+    ratings = {s.min_rating for s in plan.search_steps}
+    rating = ratings.pop() if len(ratings) == 1 else None
+    update: dict[str, object] = {}
+    notes: list[str] = []
+    if rating is not None and read is not None and read.is_integer() and read < rating < read + 1:
+        update = {"min_rating": rating, "ratings": tuple(sorted({*stated.ratings, rating}))}
+        notes.append(f"the request's {read:g} stars are read as {rating:g}")
+    caps = {s.max_price for s in plan.search_steps}
+    cap = plan.budget if plan.budget is not None else (caps.pop() if len(caps) == 1 else None)
+    floor = stated.min_price
+    if cap is None or stated.budget is not None or stated.item_caps:
+        cap = None
+    elif floor is not None and cap < floor - 0.005:
+        cap = None  # below the floor the request states: no product is both
+    elif floor is not None and same_amount(cap, floor):
+        # The phrases read "more than" or "over" and missed a negation the model read.
+        update["min_price"] = None
+        notes.append(f"the request's {money(cap)} is read as a cap, not a floor")
+    elif not _stated(cap, stated.prices) and _stated(cap, tuple(bare_amounts(reading.text))):
+        update["prices"] = tuple(sorted({*stated.prices, cap}))
+        notes.append(f"the request's {cap:g} is read as a cap of {money(cap)}")
+        # The clause that writes the cap lists no item ("a strap, fifty at most").
+        clauses = re.split(r"(?<=[,;:.!?])\s", reading.text)
+        items = tuple(listed_items(" ".join(c for c in clauses if cap not in bare_amounts(c))))
+    elif len(stated.unreadable) == 1 and not stated.prices and stated.unreadable[0][0].isalpha():
+        # Number words beside a currency that code cannot read ("a couple hundred dollars",
+        # "шестидесяти долларов"): the model's reading of them, shown with them.
+        update.update(prices=(cap,), unreadable=())
+        notes.append(f"the request's {stated.unreadable[0]!r} is read as a cap of {money(cap)}")
+    else:
+        cap = None
+    if cap is not None:
+        update["total" if items else "max_price"] = cap
+    limits = stated.model_copy(update=update)
+    notes = [f"{n}, as the planner read it; edit the plan if another limit is meant" for n in notes]
+    return reading.model_copy(update={"limits": limits, "items": items}), notes
 
 
 def reconcile_limits(request_words: Sequence[str], stated: StatedLimits, plan: Plan) -> Reconciled:

@@ -23,7 +23,7 @@ from graph.context import Context
 from graph.reading import read_request
 from graph.reading.stated import checked_request, read_limits
 from graph.schemas import Plan, ProductSummary, RequestError, StepResult
-from graph.shaping.limits import limit_warnings, reconcile_limits
+from graph.shaping.limits import limit_warnings, model_read_limits, reconcile_limits
 
 DEV_SET = Path(__file__).parents[1] / "fixtures" / "amounts_dev.json"
 PHRASINGS: list[dict[str, Any]] = json.loads(DEV_SET.read_text(encoding="utf-8"))
@@ -296,3 +296,98 @@ def test_a_corrected_cap_the_model_kept_on_a_search_is_set_to_the_one_applied() 
     reconciled = reconcile_limits(request, read_limits(request), plan)
     assert (reconciled.plan.budget, reconciled.plan.steps[0].max_price) == (40, 40)
     assert "step 1: price cap $60.00 is above the request's cap: set to $40.00" in reconciled.notes
+
+
+# Issue 54's new wording, and issue 57's number words: a cap the phrases read as a floor
+# (a negation they miss) or not at all (no currency, words they cannot read) is the
+# planner model's cap where the request writes it, named at approval. (request, its cap)
+READ_BY_THE_MODEL = [
+    ("a camera strap that shouldn't cost more than one hundred dollars", 100),
+    ("a camera strap without going over eighty", 80),
+    ("a camera strap, not paying over $90", 90),
+    ("a camera strap that doesn't cost more than $40", 40),
+    ("una correa para cámara, no quiero gastar más de 45", 45),
+    ("a camera strap, fifty at most", 50),
+    ("A camera strap. Budget is forty.", 40),
+    ("a camera strap for a couple hundred dollars", 200),
+    ("a camera strap under half a hundred dollars", 50),
+    ("a camera strap for a dozen dollars", 12),
+    ("ремешок для камеры до шестидесяти долларов", 60),
+]
+
+
+@pytest.mark.parametrize(("request_text", "cap"), READ_BY_THE_MODEL)
+def test_a_cap_the_model_reads_is_the_cap_where_the_request_writes_it(
+    small_catalog_file: Path, request_text: str, cap: float
+) -> None:
+    """Through the real graph with a fake planner model that states the cap."""
+    graph = build_graph(checkpointer=MemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "model-cap"}}
+    model = FakeShoppingChatModel(replies={"Plan": [{**STRAP_PLAN, "budget": cap}]})
+    context = Context(chat_model=model, catalog=str(small_catalog_file))
+    graph.invoke({"request": request_text}, config, context=context)
+    state = graph.get_state(config)
+    stated, plan = state.values["stated_limits"], state.values["plan"]
+    assert (stated.max_price, stated.min_price, stated.budget) == (cap, None, cap)
+    assert (plan.budget, plan.steps[0].max_price, plan.steps[0].min_price) == (cap, cap, None)
+    (interrupt,) = state.interrupts
+    assert any("as the planner read it" in w for w in interrupt.value["warnings"])
+    assert state.values["reading"].items == ()  # the clause of the cap lists no item
+
+
+@pytest.mark.parametrize(
+    ("request_text", "model_cap", "limits"),
+    [
+        # Not written as an amount: "300 reviews" is a count.
+        ("a camera strap with at least 300 reviews", 300, (None, None)),
+        # The code's cap stands beside another the model states.
+        ("a camera strap under $40", 60, (40, None)),
+        ("a camera strap over $20", 60, (None, 20)),
+        # A cap below the floor the request states is none.
+        ("a camera strap, at least $50, without going over forty", 40, (None, 50)),
+        # An amount that is no number stays named, whatever the model reads there.
+        ("a camera strap under $NaN", 100, (None, None)),
+        ("a camera strap under $6 0", 60, (None, None)),
+    ],
+)
+def test_a_cap_the_model_reads_is_taken_only_where_the_request_writes_it(
+    request_text: str, model_cap: float, limits: tuple[float | None, float | None]
+) -> None:
+    plan = Plan.model_validate({**STRAP_PLAN, "budget": model_cap})
+    reading, notes = model_read_limits(read_request(request_text), plan)
+    stated = reading.limits
+    assert ((stated.max_price, stated.min_price), notes) == (limits, [])
+
+
+@pytest.mark.parametrize(
+    ("request_text", "rating"),
+    [("eine Kameratasche mit mindestens 4,5 Sternen", 4.5), ("a strap rated 4.5 stars", 4.5)],
+)
+def test_a_rating_with_a_decimal_comma_is_read_whole(request_text: str, rating: float) -> None:
+    assert read_limits(request_text).min_rating == rating
+
+
+def test_a_half_star_the_model_reads_refines_the_whole_stars_code_read(
+    small_catalog_file: Path,
+) -> None:
+    graph = build_graph(checkpointer=MemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "model-rating"}}
+    steps = [{**STRAP_PLAN["steps"][0], "min_rating": 4.5}, STRAP_PLAN["steps"][1]]  # type: ignore[index]
+    model = FakeShoppingChatModel(replies={"Plan": [{**STRAP_PLAN, "steps": steps}]})
+    context = Context(chat_model=model, catalog=str(small_catalog_file))
+    graph.invoke({"request": "una correa de cuatro estrellas y media"}, config, context=context)
+    state = graph.get_state(config)
+    assert state.values["stated_limits"].min_rating == 4.5
+    assert state.values["plan"].steps[0].min_rating == 4.5
+    (interrupt,) = state.interrupts
+    assert any("4 stars are read as 4.5" in w for w in interrupt.value["warnings"])
+
+
+@pytest.mark.parametrize("model_rating", [3.5, 5.0])
+def test_a_rating_the_model_reads_outside_the_stars_written_is_not_taken(
+    model_rating: float,
+) -> None:
+    steps = [{**STRAP_PLAN["steps"][0], "min_rating": model_rating}, STRAP_PLAN["steps"][1]]  # type: ignore[index]
+    plan = Plan.model_validate({**STRAP_PLAN, "steps": steps})
+    reading, notes = model_read_limits(read_request("a camera strap with 4 stars"), plan)
+    assert (reading.limits.min_rating, notes) == (4, [])
