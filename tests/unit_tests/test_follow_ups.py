@@ -595,17 +595,29 @@ def test_a_follow_up_whose_plans_are_unusable_twice_searches_what_its_run_search
 
 
 @pytest.mark.parametrize(
-    ("reading", "ran_as"),
+    ("plan", "ran_as"),
     [
-        (None, "no usable reading"),  # `follow_up: null`: the model's reading is unusable
-        (said("new"), "a new request"),  # names no product the previous run did not
+        # Unusable twice: `follow_up: null`, an unknown kind, no follow_up, no JSON at all.
+        ({"follow_up": None, **BAG_PLAN}, "no usable reading"),
+        ({"follow_up": said("cheapest"), **BAG_PLAN}, "no usable reading"),
+        (BAG_PLAN, "no usable reading"),
+        ("a cheaper bag, I think", "no usable reading"),
+        ({"follow_up": said("new"), **BAG_PLAN}, "a new request"),  # names nothing new
     ],
 )
 def test_a_cheaper_one_the_planner_misread_says_what_ran_and_never_the_same_bag(
-    reading: dict[str, Any] | None, ran_as: str
+    plan: dict[str, Any] | str, ran_as: str
 ) -> None:
-    plan = {"follow_up": reading, "goal": "A cheaper bag.", "steps": BAG_PLAN["steps"]}
-    bag, values = follow_up_on_bag(plan, "a cheaper one", "bag-misread", dict(plan))
+    graph = build_graph(checkpointer=MemorySaver())
+    # Scripted as a FollowUpPlan's reply whatever it holds (fake_model sorts by the key).
+    replies = [plan, plan] if isinstance(plan, str) else [dict(plan), dict(plan)]
+    model = fake_model(BAG_PLAN)
+    model.replies["FollowUpPlan"] = replies
+    bag = finished_bag(graph, model).values["outcome"].picks[0]
+    values = session.start(
+        graph, "a cheaper one", Context(chat_model=model), session.approve_all,
+        thread_id="bag-misread", follow_up_of="bag",
+    ).values  # fmt: skip
     outcome = values["outcome"]
     assert bag.id not in [p.id for p in outcome.picks]
     said_so = [w for w in outcome.warnings if w.startswith("the follow-up ran as")]
