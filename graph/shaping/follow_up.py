@@ -35,59 +35,64 @@ from graph.schemas import (
     RequestReading,
     StatedLimits,
 )
+from meaning import Embedder
 
 CENT = 0.01  # "cheaper" is strictly below: the catalog's price filter includes its cap
+_EMBEDDER = Embedder()  # the process's one model, loaded when a follow-up first asks
 
 
-def _stems(text: str) -> set[str]:
-    return {stem(w) for w in product_words(text)}
+# Words name an earlier pick this near it by meaning, this much nearer than any other:
+# "SDXC card", "tarjeta de memoria más barata" name the card beside a tripod (0.58-0.82,
+# the tripod 0.2 at most), "un trípode más barato" the tripod (0.38 against 0.11); "a
+# cheaper one", "¿algo más barato?", "4.5 stars or better" neither (0.2 at most).
+NEAR = 0.35
+NEARER_BY = 0.15
 
 
-def _matching(picks: tuple[PreviousPick, ...], words: set[str]) -> tuple[PreviousPick, ...]:
-    """The picks whose title or item shares the most product words with `words` (an
-    "electric burr grinder" is the grinder, not the electric kettle beside it)."""
-    shared = [len(words & (_stems(p.title) | _stems(p.item))) for p in picks]
-    most = max(shared, default=0)
-    return tuple(p for p, n in zip(picks, shared, strict=True) if most and n == most)
+def _nearest(picks: tuple[PreviousPick, ...], *texts: str) -> tuple[PreviousPick, ...]:
+    """The earlier pick the first of `texts` that names one names, by meaning (the
+    semantic match, in any language the model reads); none when none names one pick."""
+    for text in filter(None, texts):
+        labels = [label for p in picks for label in (p.item or p.title, p.title)]
+        scores = _EMBEDDER.similarity(text, labels).reshape(len(picks), 2).max(axis=1)
+        best, second = [*sorted(scores, reverse=True), -1.0, -1.0][:2]
+        if best >= NEAR and best - second >= NEARER_BY:
+            return tuple(p for p, score in zip(picks, scores, strict=True) if score == best)
+    return ()
 
 
-def _named_first(
-    picks: tuple[PreviousPick, ...], reading: RequestReading
-) -> tuple[PreviousPick, ...]:
-    """The earlier picks whose item's head word ("bag" of "camera bag") the follow-up
-    names before its first preposition (RequestReading.opening_words)."""
-    said = reading.opening_words
+def _named(picks: tuple[PreviousPick, ...], said: tuple[str, ...]) -> tuple[PreviousPick, ...]:
+    """The earlier picks whose item's head word ("bag" of "camera bag") is among `said`."""
     return tuple(
         p for p in picks if (head := head_word(p.item)) and any(same_word(head, w) for w in said)
     )
 
 
-def _adds_to(
+def _elsewhere(
     reading: RequestReading,
     wants: str,
     picks: tuple[PreviousPick, ...],
     catalog: CatalogBackend,
     notes: list[str],
 ) -> bool:
-    """Whether an added item goes with the earlier picks: the follow-up says it adds
-    ("and a kit for it", "plus a lamp", "et aussi"), or the item lives in a department of
-    the shop an earlier pick is in (a lens kit beside a camera bag). "a yoga mat" after a
-    camera bag does neither: it is a new request, and the bag's budget is not its own;
-    a note says so. Where the shop cannot tell, the planner's reading stands."""
+    """Whether another product a follow-up names is a new request: it does not say it
+    adds ("and a kit for it", "plus a lamp", "et aussi"), and the product lives in none
+    of the shop's departments the earlier picks are in ("a yoga mat" after a camera bag;
+    a lens kit is beside it). Where the shop cannot tell, it is not; a note says so."""
     if reading.adds:
-        return True
+        return False
     wanted = departments_of(catalog, wants) if wants else set()
     try:
         earlier = {p.category or "" for p in catalog.get([p.id for p in picks]).values()}
     except CatalogError:
-        return True
+        return False
     if not wanted or not earlier or wanted & earlier:
-        return True
+        return False
     notes.append(
         f"{wants!r} is in none of the shop's departments the earlier picks are in, and the "
         "follow-up adds nothing to them: read as a new request"
     )
-    return False
+    return True
 
 
 def _shown(pick: PreviousPick) -> str:
@@ -113,9 +118,9 @@ def checked_statement(
         f"the planner reads it as {kind!r}" + (f" of {item!r}" if item else "")
         + (f", wanting {wants!r}" if wants else "")
     )  # fmt: skip
-    named = {stem(w) for w in reading.product_words}
-    earlier = _stems(" ".join((previous.request, *previous.queries)))
     if kind == "new":
+        named = {stem(w) for w in reading.product_words}
+        earlier = {stem(w) for w in product_words(" ".join((previous.request, *previous.queries)))}
         if named and not named & earlier:
             return kind, ()
         notes.append("it names no product the previous run did not: read as a refinement")
@@ -127,21 +132,6 @@ def checked_statement(
     if kind in ("add", "replace") and not wants:
         wants = " ".join(reading.product_words)
     another = names_another_product(catalog, wants, items) if wants else None
-    if kind in ("cheaper", "dearer", "refine") and another:
-        # "swap the bag for a strap", "a kettlebell rather than the mat": what it names
-        # before any preposition is an earlier item, so the new product takes its place
-        # ("a strap for the bag" names the bag only after "for": an added item).
-        swapped = _named_first(picks, reading)
-        if swapped:
-            notes.append(
-                f"{wants!r} is another kind of product in this shop, named in place of "
-                f"{', '.join(p.item or p.title for p in swapped)!r}: read as a swap"
-            )
-            return "replace", swapped
-        if not _adds_to(reading, wants, picks, catalog, notes):
-            return "new", ()
-        notes.append(f"{wants!r} is another kind of product in this shop: read as an added item")
-        return "add", ()
     # An add of a feature is a refinement (right each time it ran on the dev set); a swap
     # for what the shop does not name stays a swap, so the rest is kept and the missing
     # item is named ("swap the strap for a flux capacitor" once recommended two straps).
@@ -149,15 +139,41 @@ def checked_statement(
         why = "a feature" if another is None else "the same kind of product"
         notes.append(f"{wants or 'what it asks for'!r} is {why} here: read as a refinement")
         kind = "refine"
+    # "cheaper" and "dearer" are the planner's to say, whatever product it names.
+    swapped = _named(picks, reading.opening_words)
+    if kind == "refine" and another and swapped:
+        # "swap the bag for a strap", "a kettlebell rather than the mat": what it names
+        # before any preposition is an earlier item, so the new product takes its place.
+        notes.append(
+            f"{wants!r} is another kind of product in this shop, named in place of "
+            f"{', '.join(p.item or p.title for p in swapped)!r}: read as a swap"
+        )
+        return "replace", swapped
+    if kind in ("add", "refine") and another and _elsewhere(reading, wants, picks, catalog, notes):
+        return "new", ()
+    if kind == "refine" and another:
+        # The item changed into another product is a swap, unless the follow-up says it
+        # adds or names the earlier item as what the new one goes with ("a strap for the
+        # bag": named after "for"): then it is added.
+        if reading.adds or _named(picks, reading.words):
+            notes.append(
+                f"{wants!r} is another kind of product in this shop: read as an added item"
+            )
+            return "add", ()
+        notes.append(f"{wants!r} is another kind of product in this shop: read as a swap")
+        kind = "replace"
     if kind == "add":
-        if not _adds_to(reading, wants, picks, catalog, notes):
-            return "new", ()
         return kind, ()
-    # The item it is about as the planner names it, else as the follow-up's own words
-    # do ("a cheaper water bottle" after shoes and a bottle is about the bottle).
-    about = _matching(picks, _stems(item)) if item else _matching(picks, named)
+    if kind == "replace":
+        # What it gives up: the earlier item it names, else the one pick, else them all
+        # ("I would rather have a camera bag" after a tripod and a card).
+        about = _nearest(picks, item) if item else swapped or _named(picks, reading.words)
+        return kind, about or picks
+    # The item it is about as the planner names it, else as its own words do, by meaning
+    # ("a cheaper water bottle", "una botella más barata" after shoes and a bottle).
+    about = _nearest(picks, item) if item else _nearest(picks, wants, reading.text)
     if item and not about:
-        if not (_stems(item) & earlier):
+        if max(_EMBEDDER.similarity(item, previous.queries), default=0) < NEAR:
             notes.append(f"the previous run has no {item!r}: nothing carries over")
             return "new", ()
         about = picks  # an earlier search with no pick: the run's items anew

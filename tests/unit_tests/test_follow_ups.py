@@ -434,6 +434,17 @@ SHOP = catalog_for(Context())  # the shipped catalog: what the readings are chec
         (KIT, "a cheaper one", said("cheaper"), "cheaper", [], None, 88.93),
         # The planner names no item: the follow-up's own words name the card.
         (KIT, "a cheaper memory card", said("cheaper"), "cheaper", ["cam-071"], 16.98, 120),
+        # "cheaper" is the planner's to say, whatever product its words name; the pick it
+        # is about is the one they name by meaning, in any language (#40).
+        (KIT, "¿un trípode más barato?", said("cheaper", None, "tripod stand"), "cheaper",
+         ["cam-083"], 71.94, 120),
+        (KIT, "¿una tarjeta de memoria más barata?", said("cheaper", None, "SDXC card"),
+         "cheaper", ["cam-071"], 16.98, 120),
+        # Another product in place of the item is a swap, never an add beside it (#40).
+        (BAG, "I would rather have a travel tripod", said("refine", None, "travel tripod"),
+         "replace", [], 60, None),
+        (KIT, "I would rather have a camera bag", said("replace", None, "camera bag"),
+         "replace", [], 120, 120),
         # A new cap beside the carried total keeps the total; the cap is what it leaves.
         (KIT, "and a tripod bag for it, under $200", said("add", None, "tripod bag"), "add",
          ["cam-071", "cam-083"], 31.06, 120),
