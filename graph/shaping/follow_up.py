@@ -21,7 +21,7 @@ run), so the plan checks, approval and verify read them as they read any stated 
 from __future__ import annotations
 
 from catalog import CatalogBackend, CatalogError, money
-from catalog.text import head_word, product_words, same_word, stem
+from catalog.text import head_word, product_words, same_word
 from graph.reading import departments_of, names_another_product
 from graph.schemas import (
     MAX_FEATURES,
@@ -119,9 +119,9 @@ def checked_statement(
         + (f", wanting {wants!r}" if wants else "")
     )  # fmt: skip
     if kind == "new":
-        named = {stem(w) for w in reading.product_words}
-        earlier = {stem(w) for w in product_words(" ".join((previous.request, *previous.queries)))}
-        if named and not named & earlier:
+        # A new request names a product, and not what the previous run searched for.
+        earlier = _EMBEDDER.similarity(reading.text, [previous.request, *previous.queries])
+        if reading.product_words and max(earlier) < NEAR:
             return kind, ()
         notes.append("it names no product the previous run did not: read as a refinement")
         return "refine", picks
