@@ -340,41 +340,7 @@ def follow_up_plan(plan: Plan, follow_up: FollowUp) -> tuple[Plan, list[str]]:
     elif follow_up.wants:
         item = next((p.item for p in follow_up.replaced if p.item), "")
         steps = [_wanting(step, item, follow_up.wants, notes) for step in steps]
-    added = product_words(follow_up.added)
-    if added and not any(
-        any(same_word(w, a) for w in product_words(s.query or "") for a in added) for s in steps
-    ):
-        steps = _searching_for_added(steps, follow_up, notes)
-    kept_items = [product_words(p.item) for p in follow_up.kept if p.item]
-    # What "swap the bag for a strap" gives up is not searched for again either.
-    replaced_items = [product_words(p.item) for p in follow_up.replaced if p.item]
-    replaced_items = replaced_items if follow_up.kind == "replace" else []
-    again = [s for s in steps if s.is_search and _searches_for(s, kept_items, added)]
-    given_up = [s for s in steps if s.is_search and _searches_for(s, replaced_items, added)]
-    searches = [s for s in steps if s.is_search]
-    if (again or given_up) and len(again) + len(given_up) < len(searches):
-        for step in steps:
-            if step in again:
-                why = "whose pick is kept"
-            elif step in given_up:
-                why = "which the follow-up replaces"
-            else:
-                continue
-            notes.append(f"step {step.step} searched again for {step.query!r}, {why}: removed")
-        steps = [s for s in steps if s not in again and s not in given_up]
-    elif (again or given_up) and added:
-        # Every search looks for an earlier item, none for the one the follow-up asks
-        # for: the first searches for that instead, as the follow-up names it.
-        first, *rest = again + given_up
-        notes.append(
-            f"step {first.step} searched again for {first.query!r}, an earlier item: "
-            f"searched for {follow_up.added!r} (what the follow-up asks for)"
-        )
-        new = first.model_copy(
-            update={"query": follow_up.added, "action": f"Search {follow_up.added}"}
-        )
-        notes.extend(f"step {s.step} searched again for {s.query!r}: removed" for s in rest)
-        steps = [new if s is first else s for s in steps if s not in rest]
+    steps = _not_searched_again(steps, follow_up, notes)
     steps = [s.model_copy(update={"step": n}) for n, s in enumerate(steps, start=1)]
     steps = _in_category_of_the_item(steps, follow_up, notes)
     features = plan.features
@@ -445,28 +411,39 @@ def _wanting(step: PlanStep, item: str, wants: str, notes: list[str]) -> PlanSte
     return step.model_copy(update={"query": query, "action": f"Search {query}"})
 
 
-def _searching_for_added(
+def _not_searched_again(
     steps: list[PlanStep], follow_up: FollowUp, notes: list[str]
 ) -> list[PlanStep]:
-    """No search looks for what the follow-up adds or swaps in: the first search that is
-    not for a kept item looks for it, as the follow-up's reading names it."""
-    kept = [product_words(p.item) for p in follow_up.kept if p.item]
-    first = next((s for s in steps if s.is_search and not _searches_for(s, kept, [])), None)
-    if first is None:
+    """A search for an earlier item whose pick is kept, or which a swap gives up, is
+    removed (searching again could replace it): its query is nearer that item by meaning
+    than the item the follow-up is about and what it adds. Where no search is for what it
+    adds (a small model planned "and a kit for it" as the bag again), the first other
+    search, else the first removed, searches for that instead, as the follow-up names it."""
+    why = {p.item: "whose pick is kept" for p in follow_up.kept if p.item}
+    if follow_up.kind == "replace":
+        why |= {p.item: "which the follow-up replaces" for p in follow_up.replaced if p.item}
+    added = follow_up.added
+    items = [*why, *(p.item for p in follow_up.replaced if p.item not in why), added]
+    items = [item for item in dict.fromkeys(items) if item]
+    searches = [s for s in steps if s.is_search]
+    if not why or not searches:
         return steps
-    notes.append(
-        f"step {first.step} searched for {first.query!r}, not for what the follow-up asks "
-        f"for: searched for {follow_up.added!r}"
+    item_of = {
+        s.step: items[int(_EMBEDDER.similarity(s.query or "", items).argmax())] for s in searches
+    }
+    again = [s for s in searches if item_of[s.step] in why]
+    first = again[0] if added and again and added not in item_of.values() else None
+    removed = [s for s in again if s is not first]
+    if len(removed) == len(searches):
+        return steps  # nothing else to search for: as planned
+    notes.extend(
+        f"step {s.step} searched again for {s.query!r}, {why[item_of[s.step]]}: removed"
+        for s in removed
     )
-    new = first.model_copy(update={"query": follow_up.added, "action": f"Search {follow_up.added}"})
-    return [new if s is first else s for s in steps]
-
-
-def _searches_for(step: PlanStep, items: list[list[str]], added: list[str]) -> bool:
-    """Whether a search step looks for one of the earlier `items` again: each of its
-    product words is one of that item's (the query it was the pick for), up to a plural,
-    and none names the item a follow-up adds."""
-    words = product_words(step.query or "")
-    if not words or any(same_word(w, a) for w in words for a in added):
-        return False
-    return any(all(any(same_word(w, i) for i in item) for w in words) for item in items)
+    if first is not None:
+        notes.append(
+            f"step {first.step} searched for {first.query!r}, not for what the follow-up asks "
+            f"for: searched for {added!r}"
+        )
+    searched = {"query": added, "action": f"Search {added}"}
+    return [s.model_copy(update=searched) if s is first else s for s in steps if s not in removed]

@@ -186,6 +186,15 @@ def test_an_added_item_the_plan_never_searched_for_is_searched_for_in_code() -> 
     assert "kit" in outcome.picks[1].title.lower()
 
 
+def test_the_kept_item_searched_again_in_other_words_is_not_searched_again() -> None:
+    # "a sling camera bag" shares no word set with "hiking camera bag": by meaning, it is
+    # the kept bag searched again, which could bring another bag in its place (#40).
+    plan = {**KIT_PLAN, "steps": [{"query": "sling bag for cameras"}, *KIT_PLAN["steps"][1:]]}
+    bag, values = follow_up_on_bag(plan, "and a lens cleaning kit for it", "bag-kit-sling")
+    assert [s.query for s in values["plan"].search_steps] == ["lens cleaning kit"]
+    assert [p.id for p in values["outcome"].picks][:1] == [bag.id]
+
+
 def test_swap_the_bag_for_a_strap_replaces_it_within_the_carried_cap() -> None:
     bag, values = follow_up_on_bag(STRAP_PLAN, "swap the bag for a camera strap", "bag-strap")
     assert values["follow_up"].kind == "replace"
