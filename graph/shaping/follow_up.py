@@ -20,9 +20,9 @@ run), so the plan checks, approval and verify read them as they read any stated 
 
 from __future__ import annotations
 
-from catalog import CatalogBackend, CatalogError, money
+from catalog import CatalogBackend, CatalogError, Product, money
 from catalog.text import head_word, product_words, same_word
-from graph.reading import departments_of, names_another_product
+from graph.reading import products_naming
 from graph.schemas import (
     MAX_FEATURES,
     FollowUp,
@@ -71,6 +71,7 @@ def _named(picks: tuple[PreviousPick, ...], said: tuple[str, ...]) -> tuple[Prev
 def _elsewhere(
     reading: RequestReading,
     wants: str,
+    naming: list[Product],
     picks: tuple[PreviousPick, ...],
     catalog: CatalogBackend,
     notes: list[str],
@@ -81,7 +82,7 @@ def _elsewhere(
     a lens kit is beside it). Where the shop cannot tell, it is not; a note says so."""
     if reading.adds:
         return False
-    wanted = departments_of(catalog, wants) if wants else set()
+    wanted = {product.category or "" for product in naming}
     try:
         earlier = {p.category or "" for p in catalog.get([p.id for p in picks]).values()}
     except CatalogError:
@@ -131,7 +132,13 @@ def checked_statement(
     items = (*([item] if item else []), *(p.item for p in picks if p.item), *previous.queries)
     if kind in ("add", "replace") and not wants:
         wants = " ".join(reading.product_words)
-    another = names_another_product(catalog, wants, items) if wants else None
+    # Another kind of product (True) when no product its words name is titled as one of
+    # the earlier items ("Kettle & Pine Digital Coffee *Scale*" is a scale, whatever its
+    # brand); a feature (None) when no title names it at all.
+    heads = [h for i in items if (h := head_word(i))]
+    naming = products_naming(catalog, wants) if wants and heads else []
+    titled = {head for product in naming for head in product.kinds.title}
+    another = not any(same_word(h, t) for t in titled for h in heads) if naming else None
     # An add of a feature is a refinement (right each time it ran on the dev set); a swap
     # for what the shop does not name stays a swap, so the rest is kept and the missing
     # item is named ("swap the strap for a flux capacitor" once recommended two straps).
@@ -149,7 +156,11 @@ def checked_statement(
             f"{', '.join(p.item or p.title for p in swapped)!r}: read as a swap"
         )
         return "replace", swapped
-    if kind in ("add", "refine") and another and _elsewhere(reading, wants, picks, catalog, notes):
+    if (
+        kind in ("add", "refine")
+        and another
+        and _elsewhere(reading, wants, naming, picks, catalog, notes)
+    ):
         return "new", ()
     if kind == "refine" and another:
         # The item changed into another product is a swap, unless the follow-up says it
