@@ -187,7 +187,10 @@ def checked_statement(
         if max(_EMBEDDER.similarity(item, previous.queries), default=0) < NEAR:
             notes.append(f"the previous run has no {item!r}: nothing carries over")
             return "new", ()
-        about = picks  # an earlier search with no pick: the run's items anew
+        # An earlier search with no pick (a chain's link found nothing): the picks stay,
+        # and the limits that search held to carry over.
+        notes.append(f"the previous run has no pick for {item!r}: its earlier limits hold")
+        return kind, ()
     if not about and (len(picks) == 1 or kind in ("cheaper", "refine")):
         about = picks
     return kind, about
@@ -284,6 +287,9 @@ def _merged(
             total = earlier.total
             carried += [n for n, v in (("max_price", max_price), ("total", total)) if v is not None]
             notes.append(f"price limit {money(budget)} carried over")
+        elif kind == "cheaper" and cap is None and earlier.max_price is not None:
+            max_price = earlier.max_price
+            carried.append("max_price")
         if earlier.min_price is not None and kind not in ("add",):
             min_price = earlier.min_price
             carried.append("min_price")
@@ -434,7 +440,9 @@ def _not_searched_again(
     if follow_up.kind == "replace":
         why |= {p.item: "which the follow-up replaces" for p in follow_up.replaced if p.item}
     added = follow_up.added
-    items = [*why, *(p.item for p in follow_up.replaced if p.item not in why), added]
+    # What each search may be for: the earlier items (those with no pick too) and the new one.
+    replaced = [p.item for p in follow_up.replaced if p.item not in why]
+    items = [*why, *replaced, *follow_up.previous.queries, added]
     items = [item for item in dict.fromkeys(items) if item]
     searches = [s for s in steps if s.is_search]
     if not why or not searches:

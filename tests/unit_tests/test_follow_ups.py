@@ -597,10 +597,14 @@ def test_cheaper_again_until_nothing_is_left_never_says_within_budget(
         assert "within budget" not in budget_line(outcome)
         # Asked once more, the chain keeps its cap and its shelf: nothing that is not
         # cheaper than the last pick, nor another kind of bag, comes back.
-        again = session.start(
+        values = session.start(
             graph, "a cheaper one", Context(chat_model=model), session.approve_all,
             follow_up_of=result.thread_id,
-        ).values["outcome"]  # fmt: skip
+        ).values  # fmt: skip
+        searches = values["plan"].search_steps
+        assert searches and all(s.max_price is not None for s in searches)
+        assert min(s.max_price for s in searches) < previous_pick.price
+        again = values["outcome"]
         for pick in again.picks:
             if again.items.get(pick.id) == item:
                 assert pick.price < previous_pick.price
