@@ -434,8 +434,8 @@ def _not_searched_again(
     """A search for an earlier item whose pick is kept, or which a swap gives up, is
     removed (searching again could replace it): its query is nearer that item by meaning
     than the item the follow-up is about and what it adds. Where no search is for what it
-    adds (a small model planned "and a kit for it" as the bag again), the first other
-    search, else the first removed, searches for that instead, as the follow-up names it."""
+    adds (a small model planned "and a kit for it" as the bag again), the first of them
+    searches for that instead, as the follow-up names it."""
     why = {p.item: "whose pick is kept" for p in follow_up.kept if p.item}
     if follow_up.kind == "replace":
         why |= {p.item: "which the follow-up replaces" for p in follow_up.replaced if p.item}
