@@ -119,13 +119,6 @@ def checked_statement(
         f"the planner reads it as {kind!r}" + (f" of {item!r}" if item else "")
         + (f", wanting {wants!r}" if wants else "")
     )  # fmt: skip
-    if kind == "new":
-        # A new request names a product, and not what the previous run searched for.
-        earlier = _EMBEDDER.similarity(reading.text, [previous.request, *previous.queries])
-        if reading.product_words and max(earlier) < NEAR:
-            return kind, ()
-        notes.append("it names no product the previous run did not: read as a refinement")
-        return "refine", picks
     # What it wants, by the shop's own products: another kind of product, or a feature.
     # An added or swapped-in item the reading leaves unnamed is what the follow-up's
     # own words name ("and a strap too").
@@ -139,6 +132,15 @@ def checked_statement(
     naming = products_naming(catalog, wants) if wants and heads else []
     titled = {head for product in naming for head in product.kinds.title}
     another = not any(same_word(h, t) for t in titled for h in heads) if naming else None
+    if kind == "new":
+        # A new request names a product: not the earlier item's kind ("I can go up to $80
+        # now", wanting a camera bag, after a camera bag), nor, by meaning, what the
+        # previous run searched for.
+        earlier = _EMBEDDER.similarity(reading.text, [previous.request, *previous.queries])
+        if another is not False and reading.product_words and max(earlier) < NEAR:
+            return kind, ()
+        notes.append("it names no product the previous run did not: read as a refinement")
+        return "refine", picks
     # An add of a feature is a refinement (right each time it ran on the dev set); a swap
     # for what the shop does not name stays a swap, so the rest is kept and the missing
     # item is named ("swap the strap for a flux capacitor" once recommended two straps).

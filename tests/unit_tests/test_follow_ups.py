@@ -425,6 +425,9 @@ SHOP = catalog_for(Context())  # the shipped catalog: what the readings are chec
         (BAG, "a camera bag with a rain cover", said("new"), "refine", [], 60, None),
         (BAG, "una bolsa de cámara con funda para la lluvia", said("new"), "refine", [], 60,
          None),  # the same, by meaning, in another language (#40)
+        # A new cap, read as a new request for the same kind: the earlier item anew (#40).
+        (BAG, "I can go up to $80 now", said("new", None, "camera bag"), "refine", [], 80,
+         None),
         # Names an item the first run did not have: nothing to be cheaper than.
         (BAG, "a cheaper tent", said("cheaper", "tent"), "new", [], None, None),
         # Checked against the shop: "waterproof" is a feature of bags, no product to add;
