@@ -691,6 +691,15 @@ def test_an_add_the_planner_named_nothing_for_keeps_the_earlier_pick_in_the_tota
     assert limits.total == 60 and limits.max_price == pytest.approx(16.01)
 
 
+def test_an_add_read_with_no_wants_recommends_the_kept_pick_counted_in_the_total() -> None:
+    plan = {**KIT_PLAN, "follow_up": said("add")}
+    bag, values = follow_up_on_bag(plan, "and a lens cleaning kit for it", "bag-kit-no-wants")
+    outcome = values["outcome"]
+    assert [p.id for p in outcome.picks][:1] == [bag.id] and len(outcome.picks) == 2
+    assert outcome.total_price == pytest.approx(sum(p.price for p in outcome.picks))
+    assert outcome.budget == 60
+
+
 def test_a_swap_for_something_the_shop_lacks_keeps_the_rest_and_names_it_missing() -> None:
     graph = build_graph(checkpointer=MemorySaver())
     swap = {
