@@ -13,6 +13,7 @@ import graph.providers
 import graph.runs
 import graph.schemas
 import localmodel.errors
+import meaning
 from catalog.exits import EXIT_BAD_INPUT, EXIT_BUG, exit_code_of
 from catalog.paths import env, is_postgres_url, redact_url
 from catalog.terminal import ERROR_DISPLAY_CHARS, clean_text, terminal_markup
@@ -33,6 +34,7 @@ from graph.runs.errors import RunFailed, RunInterrupted
 USER_ERRORS = (
     *catalog.USER_ERRORS,
     *localmodel.errors.USER_ERRORS,
+    *meaning.USER_ERRORS,
     *graph.schemas.USER_ERRORS,
     *graph.providers.USER_ERRORS,
     *graph.runs.USER_ERRORS,

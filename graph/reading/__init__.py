@@ -6,7 +6,7 @@ the shop's shelves near it."""
 from __future__ import annotations
 
 from catalog.text import product_words
-from graph.reading.intent import departments_of, names_another_product, shopping_reason
+from graph.reading.intent import products_naming, shopping_reason
 from graph.reading.request import read_request
 from graph.reading.shelves import (
     Shelf,

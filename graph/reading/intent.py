@@ -57,35 +57,12 @@ def shopping_reason(reading: RequestReading, goal: str, catalog: CatalogBackend)
     return None
 
 
-def names_another_product(
-    catalog: CatalogBackend, wants: str, items: tuple[str, ...]
-) -> bool | None:
-    """Whether `wants` names, in this shop, a kind of product other than each of `items`
-    (earlier searches): True when the products whose titles name its head word ("kit" of
-    "lens cleaning kit") are none of them an item's kind (its head word, "bag" of "hiking
-    camera bag"); False when some are ("manual" grinders, "natural rubber" yoga mats: a
-    feature of the item);
-    None when no title names it at all ("better", "in blue"): not a product here."""
-    heads = [h for item in items if (h := head_word(item))]
-    naming = _products_naming(catalog, wants) if heads else []
-    if not naming:
-        return None
-    # What each title says the product is: "Kettle & Pine Digital Coffee *Scale*" is
-    # a scale, whatever its brand is called.
-    kinds = {kind for product in naming for kind in product.kinds.title}
-    return not any(same_word(h, k) for k in kinds for h in heads)
-
-
-def departments_of(catalog: CatalogBackend, wants: str) -> set[str]:
-    """The catalog categories of the products whose titles name what `wants` names (its
-    head word: "yoga mat" finds mats, "french press" a French Press Coffee Maker): where
-    that kind of product lives in this shop. Empty when none is found."""
-    return {product.category or "" for product in _products_naming(catalog, wants)}
-
-
-def _products_naming(catalog: CatalogBackend, wants: str) -> list[Product]:
-    """The products `wants`'s words find whose titles name its head word; none when it
-    has no head or the catalog cannot answer."""
+def products_naming(catalog: CatalogBackend, wants: str) -> list[Product]:
+    """The products `wants`'s words find whose titles name its head word ("kit" of "lens
+    cleaning kit"; "yoga mat" finds mats, "french press" a French Press Coffee Maker):
+    what that kind of product is in this shop, and where it lives. None when it has no
+    head, none is titled so ("better", "in blue": not a product here), or the catalog
+    cannot answer."""
     head = head_word(wants)
     if head is None:
         return []

@@ -20,9 +20,9 @@ run), so the plan checks, approval and verify read them as they read any stated 
 
 from __future__ import annotations
 
-from catalog import CatalogBackend, CatalogError, money
-from catalog.text import head_word, product_words, same_word, stem
-from graph.reading import departments_of, names_another_product
+from catalog import CatalogBackend, CatalogError, Product, money
+from catalog.text import head_word, product_words, same_word
+from graph.reading import products_naming
 from graph.schemas import (
     MAX_FEATURES,
     FollowUp,
@@ -35,59 +35,65 @@ from graph.schemas import (
     RequestReading,
     StatedLimits,
 )
+from meaning import Embedder
 
 CENT = 0.01  # "cheaper" is strictly below: the catalog's price filter includes its cap
+_EMBEDDER = Embedder()  # the process's one model, loaded when a follow-up first asks
 
 
-def _stems(text: str) -> set[str]:
-    return {stem(w) for w in product_words(text)}
+# Words name an earlier pick this near it by meaning, this much nearer than any other:
+# "SDXC card", "tarjeta de memoria más barata" name the card beside a tripod (0.58-0.82,
+# the tripod 0.2 at most), "un trípode más barato" the tripod (0.38 against 0.11); "a
+# cheaper one", "¿algo más barato?", "4.5 stars or better" neither (0.2 at most).
+NEAR = 0.35
+NEARER_BY = 0.15
 
 
-def _matching(picks: tuple[PreviousPick, ...], words: set[str]) -> tuple[PreviousPick, ...]:
-    """The picks whose title or item shares the most product words with `words` (an
-    "electric burr grinder" is the grinder, not the electric kettle beside it)."""
-    shared = [len(words & (_stems(p.title) | _stems(p.item))) for p in picks]
-    most = max(shared, default=0)
-    return tuple(p for p, n in zip(picks, shared, strict=True) if most and n == most)
+def _nearest(picks: tuple[PreviousPick, ...], *texts: str) -> tuple[PreviousPick, ...]:
+    """The earlier pick the first of `texts` that names one names, by meaning (the
+    semantic match, in any language the model reads); none when none names one pick."""
+    for text in filter(None, texts):
+        labels = [label for p in picks for label in (p.item or p.title, p.title)]
+        scores = _EMBEDDER.similarity(text, labels).reshape(len(picks), 2).max(axis=1)
+        best, second = [*sorted(scores, reverse=True), -1.0, -1.0][:2]
+        if best >= NEAR and best - second >= NEARER_BY:
+            return tuple(p for p, score in zip(picks, scores, strict=True) if score == best)
+    return ()
 
 
-def _named_first(
-    picks: tuple[PreviousPick, ...], reading: RequestReading
-) -> tuple[PreviousPick, ...]:
-    """The earlier picks whose item's head word ("bag" of "camera bag") the follow-up
-    names before its first preposition (RequestReading.opening_words)."""
-    said = reading.opening_words
+def _named(picks: tuple[PreviousPick, ...], said: tuple[str, ...]) -> tuple[PreviousPick, ...]:
+    """The earlier picks whose item's head word ("bag" of "camera bag") is among `said`."""
     return tuple(
         p for p in picks if (head := head_word(p.item)) and any(same_word(head, w) for w in said)
     )
 
 
-def _adds_to(
+def _elsewhere(
     reading: RequestReading,
     wants: str,
+    naming: list[Product],
     picks: tuple[PreviousPick, ...],
     catalog: CatalogBackend,
     notes: list[str],
 ) -> bool:
-    """Whether an added item goes with the earlier picks: the follow-up says it adds
-    ("and a kit for it", "plus a lamp", "et aussi"), or the item lives in a department of
-    the shop an earlier pick is in (a lens kit beside a camera bag). "a yoga mat" after a
-    camera bag does neither: it is a new request, and the bag's budget is not its own;
-    a note says so. Where the shop cannot tell, the planner's reading stands."""
+    """Whether another product a follow-up names is a new request: it does not say it
+    adds ("and a kit for it", "plus a lamp", "et aussi"), and the product lives in none
+    of the shop's departments the earlier picks are in ("a yoga mat" after a camera bag;
+    a lens kit is beside it). Where the shop cannot tell, it is not; a note says so."""
     if reading.adds:
-        return True
-    wanted = departments_of(catalog, wants) if wants else set()
+        return False
+    wanted = {product.category or "" for product in naming}
     try:
         earlier = {p.category or "" for p in catalog.get([p.id for p in picks]).values()}
     except CatalogError:
-        return True
+        return False
     if not wanted or not earlier or wanted & earlier:
-        return True
+        return False
     notes.append(
         f"{wants!r} is in none of the shop's departments the earlier picks are in, and the "
         "follow-up adds nothing to them: read as a new request"
     )
-    return False
+    return True
 
 
 def _shown(pick: PreviousPick) -> str:
@@ -113,35 +119,28 @@ def checked_statement(
         f"the planner reads it as {kind!r}" + (f" of {item!r}" if item else "")
         + (f", wanting {wants!r}" if wants else "")
     )  # fmt: skip
-    named = {stem(w) for w in reading.product_words}
-    earlier = _stems(" ".join((previous.request, *previous.queries)))
-    if kind == "new":
-        if named and not named & earlier:
-            return kind, ()
-        notes.append("it names no product the previous run did not: read as a refinement")
-        return "refine", picks
     # What it wants, by the shop's own products: another kind of product, or a feature.
     # An added or swapped-in item the reading leaves unnamed is what the follow-up's
     # own words name ("and a strap too").
     items = (*([item] if item else []), *(p.item for p in picks if p.item), *previous.queries)
     if kind in ("add", "replace") and not wants:
         wants = " ".join(reading.product_words)
-    another = names_another_product(catalog, wants, items) if wants else None
-    if kind in ("cheaper", "dearer", "refine") and another:
-        # "swap the bag for a strap", "a kettlebell rather than the mat": what it names
-        # before any preposition is an earlier item, so the new product takes its place
-        # ("a strap for the bag" names the bag only after "for": an added item).
-        swapped = _named_first(picks, reading)
-        if swapped:
-            notes.append(
-                f"{wants!r} is another kind of product in this shop, named in place of "
-                f"{', '.join(p.item or p.title for p in swapped)!r}: read as a swap"
-            )
-            return "replace", swapped
-        if not _adds_to(reading, wants, picks, catalog, notes):
-            return "new", ()
-        notes.append(f"{wants!r} is another kind of product in this shop: read as an added item")
-        return "add", ()
+    # Another kind of product (True) when no product its words name is titled as one of
+    # the earlier items ("Kettle & Pine Digital Coffee *Scale*" is a scale, whatever its
+    # brand); a feature (None) when no title names it at all.
+    heads = [h for i in items if (h := head_word(i))]
+    naming = products_naming(catalog, wants) if wants and heads else []
+    titled = {head for product in naming for head in product.kinds.title}
+    another = not any(same_word(h, t) for t in titled for h in heads) if naming else None
+    if kind == "new":
+        # A new request names a product: not the earlier item's kind ("I can go up to $80
+        # now", wanting a camera bag, after a camera bag), nor, by meaning, what the
+        # previous run searched for.
+        earlier = _EMBEDDER.similarity(reading.text, [previous.request, *previous.queries])
+        if another is not False and reading.product_words and max(earlier) < NEAR:
+            return kind, ()
+        notes.append("it names no product the previous run did not: read as a refinement")
+        return "refine", picks
     # An add of a feature is a refinement (right each time it ran on the dev set); a swap
     # for what the shop does not name stays a swap, so the rest is kept and the missing
     # item is named ("swap the strap for a flux capacitor" once recommended two straps).
@@ -149,18 +148,51 @@ def checked_statement(
         why = "a feature" if another is None else "the same kind of product"
         notes.append(f"{wants or 'what it asks for'!r} is {why} here: read as a refinement")
         kind = "refine"
+    # "cheaper" and "dearer" are the planner's to say, whatever product it names.
+    swapped = _named(picks, reading.opening_words)
+    if kind == "refine" and another and swapped:
+        # "swap the bag for a strap", "a kettlebell rather than the mat": what it names
+        # before any preposition is an earlier item, so the new product takes its place.
+        notes.append(
+            f"{wants!r} is another kind of product in this shop, named in place of "
+            f"{', '.join(p.item or p.title for p in swapped)!r}: read as a swap"
+        )
+        return "replace", swapped
+    if (
+        kind in ("add", "refine")
+        and another
+        and _elsewhere(reading, wants, naming, picks, catalog, notes)
+    ):
+        return "new", ()
+    if kind == "refine" and another:
+        # The item changed into another product is a swap, unless the follow-up says it
+        # adds or names the earlier item as what the new one goes with ("a strap for the
+        # bag": named after "for"): then it is added.
+        if reading.adds or _named(picks, reading.words):
+            notes.append(
+                f"{wants!r} is another kind of product in this shop: read as an added item"
+            )
+            return "add", ()
+        notes.append(f"{wants!r} is another kind of product in this shop: read as a swap")
+        kind = "replace"
     if kind == "add":
-        if not _adds_to(reading, wants, picks, catalog, notes):
-            return "new", ()
         return kind, ()
-    # The item it is about as the planner names it, else as the follow-up's own words
-    # do ("a cheaper water bottle" after shoes and a bottle is about the bottle).
-    about = _matching(picks, _stems(item)) if item else _matching(picks, named)
+    if kind == "replace":
+        # What it gives up: the earlier item it names, else the one pick, else them all
+        # ("I would rather have a camera bag" after a tripod and a card).
+        about = _nearest(picks, item) if item else swapped or _named(picks, reading.words)
+        return kind, about or picks
+    # The item it is about as the planner names it, else as its own words do, by meaning
+    # ("a cheaper water bottle", "una botella más barata" after shoes and a bottle).
+    about = _nearest(picks, item) if item else _nearest(picks, wants, reading.text)
     if item and not about:
-        if not (_stems(item) & earlier):
+        if max(_EMBEDDER.similarity(item, previous.queries), default=0) < NEAR:
             notes.append(f"the previous run has no {item!r}: nothing carries over")
             return "new", ()
-        about = picks  # an earlier search with no pick: the run's items anew
+        # An earlier search with no pick (a chain's link found nothing): the picks stay,
+        # and the limits that search held to carry over.
+        notes.append(f"the previous run has no pick for {item!r}: its earlier limits hold")
+        return kind, ()
     if not about and (len(picks) == 1 or kind in ("cheaper", "refine")):
         about = picks
     return kind, about
@@ -257,6 +289,9 @@ def _merged(
             total = earlier.total
             carried += [n for n, v in (("max_price", max_price), ("total", total)) if v is not None]
             notes.append(f"price limit {money(budget)} carried over")
+        elif kind == "cheaper" and cap is None and earlier.max_price is not None:
+            max_price = earlier.max_price
+            carried.append("max_price")
         if earlier.min_price is not None and kind not in ("add",):
             min_price = earlier.min_price
             carried.append("min_price")
@@ -324,41 +359,7 @@ def follow_up_plan(plan: Plan, follow_up: FollowUp) -> tuple[Plan, list[str]]:
     elif follow_up.wants:
         item = next((p.item for p in follow_up.replaced if p.item), "")
         steps = [_wanting(step, item, follow_up.wants, notes) for step in steps]
-    added = product_words(follow_up.added)
-    if added and not any(
-        any(same_word(w, a) for w in product_words(s.query or "") for a in added) for s in steps
-    ):
-        steps = _searching_for_added(steps, follow_up, notes)
-    kept_items = [product_words(p.item) for p in follow_up.kept if p.item]
-    # What "swap the bag for a strap" gives up is not searched for again either.
-    replaced_items = [product_words(p.item) for p in follow_up.replaced if p.item]
-    replaced_items = replaced_items if follow_up.kind == "replace" else []
-    again = [s for s in steps if s.is_search and _searches_for(s, kept_items, added)]
-    given_up = [s for s in steps if s.is_search and _searches_for(s, replaced_items, added)]
-    searches = [s for s in steps if s.is_search]
-    if (again or given_up) and len(again) + len(given_up) < len(searches):
-        for step in steps:
-            if step in again:
-                why = "whose pick is kept"
-            elif step in given_up:
-                why = "which the follow-up replaces"
-            else:
-                continue
-            notes.append(f"step {step.step} searched again for {step.query!r}, {why}: removed")
-        steps = [s for s in steps if s not in again and s not in given_up]
-    elif (again or given_up) and added:
-        # Every search looks for an earlier item, none for the one the follow-up asks
-        # for: the first searches for that instead, as the follow-up names it.
-        first, *rest = again + given_up
-        notes.append(
-            f"step {first.step} searched again for {first.query!r}, an earlier item: "
-            f"searched for {follow_up.added!r} (what the follow-up asks for)"
-        )
-        new = first.model_copy(
-            update={"query": follow_up.added, "action": f"Search {follow_up.added}"}
-        )
-        notes.extend(f"step {s.step} searched again for {s.query!r}: removed" for s in rest)
-        steps = [new if s is first else s for s in steps if s not in rest]
+    steps = _not_searched_again(steps, follow_up, notes)
     steps = [s.model_copy(update={"step": n}) for n, s in enumerate(steps, start=1)]
     steps = _in_category_of_the_item(steps, follow_up, notes)
     features = plan.features
@@ -429,28 +430,41 @@ def _wanting(step: PlanStep, item: str, wants: str, notes: list[str]) -> PlanSte
     return step.model_copy(update={"query": query, "action": f"Search {query}"})
 
 
-def _searching_for_added(
+def _not_searched_again(
     steps: list[PlanStep], follow_up: FollowUp, notes: list[str]
 ) -> list[PlanStep]:
-    """No search looks for what the follow-up adds or swaps in: the first search that is
-    not for a kept item looks for it, as the follow-up's reading names it."""
-    kept = [product_words(p.item) for p in follow_up.kept if p.item]
-    first = next((s for s in steps if s.is_search and not _searches_for(s, kept, [])), None)
-    if first is None:
+    """A search for an earlier item whose pick is kept, or which a swap gives up, is
+    removed (searching again could replace it): its query is nearer that item by meaning
+    than the item the follow-up is about and what it adds. Where no search is for what it
+    adds (a small model planned "and a kit for it" as the bag again), the first of them
+    searches for that instead, as the follow-up names it."""
+    why = {p.item: "whose pick is kept" for p in follow_up.kept if p.item}
+    if follow_up.kind == "replace":
+        why |= {p.item: "which the follow-up replaces" for p in follow_up.replaced if p.item}
+    added = follow_up.added
+    # What each search may be for: the earlier items (those with no pick too) and the new one.
+    replaced = [p.item for p in follow_up.replaced if p.item not in why]
+    items = [*why, *replaced, *follow_up.previous.queries, added]
+    items = [item for item in dict.fromkeys(items) if item]
+    searches = [s for s in steps if s.is_search]
+    if not why or not searches:
         return steps
-    notes.append(
-        f"step {first.step} searched for {first.query!r}, not for what the follow-up asks "
-        f"for: searched for {follow_up.added!r}"
+    item_of = {
+        s.step: items[int(_EMBEDDER.similarity(s.query or "", items).argmax())] for s in searches
+    }
+    again = [s for s in searches if item_of[s.step] in why]
+    first = again[0] if added and again and added not in item_of.values() else None
+    removed = [s for s in again if s is not first]
+    if len(removed) == len(searches):
+        return steps  # nothing else to search for: as planned
+    notes.extend(
+        f"step {s.step} searched again for {s.query!r}, {why[item_of[s.step]]}: removed"
+        for s in removed
     )
-    new = first.model_copy(update={"query": follow_up.added, "action": f"Search {follow_up.added}"})
-    return [new if s is first else s for s in steps]
-
-
-def _searches_for(step: PlanStep, items: list[list[str]], added: list[str]) -> bool:
-    """Whether a search step looks for one of the earlier `items` again: each of its
-    product words is one of that item's (the query it was the pick for), up to a plural,
-    and none names the item a follow-up adds."""
-    words = product_words(step.query or "")
-    if not words or any(same_word(w, a) for w in words for a in added):
-        return False
-    return any(all(any(same_word(w, i) for i in item) for w in words) for item in items)
+    if first is not None:
+        notes.append(
+            f"step {first.step} searched for {first.query!r}, not for what the follow-up asks "
+            f"for: searched for {added!r}"
+        )
+    searched = {"query": added, "action": f"Search {added}"}
+    return [s.model_copy(update=searched) if s is first else s for s in steps if s not in removed]

