@@ -12,7 +12,7 @@ from fakes import FakeShoppingChatModel, plan_reply, run_graph
 import catalog.models as catalog_models
 from catalog import Catalog, Product, build_index
 from catalog.kinds import is_of_kind
-from catalog.text import title_heads
+from catalog.text import same_word, title_heads, words_found
 from graph.choosing.picks import Candidate, _check_kind
 from graph.reading import search_shelves
 from graph.schemas import ProductSummary
@@ -209,3 +209,24 @@ def test_a_products_kinds_are_stored_at_load_and_read_back_not_worked_out_again(
     # The shop check reads them as stored: the camera strap search finds a strap.
     found = search_shelves(catalog, "camera strap", None)
     assert found is not None and found.area == "cameras-photography"
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("battery", "batteries", True),  # the hand-written stemmer's "batteri" and "battery"
+        ("accessory", "accessories", True),
+        ("dress", "dresses", True),
+        ("women's", "womens", True),
+        ("car", "card", False),  # one stem the other and a letter more, to the old rule
+        ("bat", "bath", False),
+        ("pan", "pants", False),
+    ],
+)
+def test_two_words_are_one_when_the_indexs_stemmer_says_so(a: str, b: str, same: bool) -> None:
+    assert same_word(a, b) is same
+
+
+def test_a_card_game_is_not_found_in_a_toy_car() -> None:
+    found = words_found(["card", "game"], "Brightbox Games Remote Control Stunt Car toys-games")
+    assert found == ["game"]
