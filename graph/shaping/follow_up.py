@@ -21,7 +21,7 @@ run), so the plan checks, approval and verify read them as they read any stated 
 from __future__ import annotations
 
 from catalog import CatalogBackend, CatalogError, money
-from catalog.text import head_word, product_words, same_word, stem
+from catalog.text import head_word, product_words, same_word, stem, word_stems
 from graph.reading import departments_of, names_another_product
 from graph.schemas import (
     MAX_FEATURES,
@@ -39,14 +39,10 @@ from graph.schemas import (
 CENT = 0.01  # "cheaper" is strictly below: the catalog's price filter includes its cap
 
 
-def _stems(text: str) -> set[str]:
-    return {stem(w) for w in product_words(text)}
-
-
 def _matching(picks: tuple[PreviousPick, ...], words: set[str]) -> tuple[PreviousPick, ...]:
     """The picks whose title or item shares the most product words with `words` (an
     "electric burr grinder" is the grinder, not the electric kettle beside it)."""
-    shared = [len(words & (_stems(p.title) | _stems(p.item))) for p in picks]
+    shared = [len(words & (word_stems(p.title) | word_stems(p.item))) for p in picks]
     most = max(shared, default=0)
     return tuple(p for p, n in zip(picks, shared, strict=True) if most and n == most)
 
@@ -114,7 +110,7 @@ def checked_statement(
         + (f", wanting {wants!r}" if wants else "")
     )  # fmt: skip
     named = {stem(w) for w in reading.product_words}
-    earlier = _stems(" ".join((previous.request, *previous.queries)))
+    earlier = word_stems(" ".join((previous.request, *previous.queries)))
     if kind == "new":
         if named and not named & earlier:
             return kind, ()
@@ -155,9 +151,9 @@ def checked_statement(
         return kind, ()
     # The item it is about as the planner names it, else as the follow-up's own words
     # do ("a cheaper water bottle" after shoes and a bottle is about the bottle).
-    about = _matching(picks, _stems(item)) if item else _matching(picks, named)
+    about = _matching(picks, word_stems(item)) if item else _matching(picks, named)
     if item and not about:
-        if not (_stems(item) & earlier):
+        if not (word_stems(item) & earlier):
             notes.append(f"the previous run has no {item!r}: nothing carries over")
             return "new", ()
         about = picks  # an earlier search with no pick: the run's items anew
