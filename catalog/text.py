@@ -143,17 +143,30 @@ def title_parts(title: str) -> list[str]:
 
 
 def same_word(a: str, b: str) -> bool:
-    """Two words of one product sense: the same stem ("shoe", "shoes"; "box", "boxes")."""
-    return stem(a) == stem(b)
+    """Two words of one product sense: the same stem ("shoe", "shoes"; "battery",
+    "batteries"), and at most two letters apart, as an inflection is: Snowball also
+    joins an activity to its gear ("backpacking" and "backpack", "camping" and "camp")."""
+    return stem(a) == stem(b) and abs(len(a) - len(b)) <= 2
 
 
 def words_found(words: list[str], text: str) -> list[str]:
-    """The `words` (product words of a query, say) that `text` mentions, in their order."""
-    stems = word_stems(text)
-    return [word for word in words if stem(word) in stems]
+    """The `words` (product words of a query, say) that `text` mentions, in their order:
+    those that are the same word (same_word) as one of its words."""
+    lengths = _word_lengths(text)
+    return [w for w in words if any(abs(len(w) - n) <= 2 for n in lengths.get(stem(w), ()))]
+
+
+@functools.lru_cache(maxsize=8192)
+def _word_lengths(text: str) -> dict[str, frozenset[int]]:
+    """The stems of `text`'s product words, its hyphenated words split, each with the
+    lengths of the words it stems."""
+    lengths: dict[str, set[int]] = {}
+    for word in product_words(text.replace("-", " ")):
+        lengths.setdefault(stem(word), set()).add(len(word))
+    return {s: frozenset(n) for s, n in lengths.items()}
 
 
 @functools.lru_cache(maxsize=8192)
 def word_stems(text: str) -> frozenset[str]:
     """The stems of `text`'s product words, its hyphenated words split."""
-    return frozenset(stem(w) for w in product_words(text.replace("-", " ")))
+    return frozenset(_word_lengths(text))

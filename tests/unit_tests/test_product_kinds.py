@@ -221,6 +221,8 @@ def test_a_products_kinds_are_stored_at_load_and_read_back_not_worked_out_again(
         ("car", "card", False),  # one stem the other and a letter more, to the old rule
         ("bat", "bath", False),
         ("pan", "pants", False),
+        ("backpacking", "backpack", False),  # one Snowball stem: an activity, its gear
+        ("camping", "camp", False),
     ],
 )
 def test_two_words_are_one_when_the_indexs_stemmer_says_so(a: str, b: str, same: bool) -> None:
@@ -230,3 +232,4 @@ def test_two_words_are_one_when_the_indexs_stemmer_says_so(a: str, b: str, same:
 def test_a_card_game_is_not_found_in_a_toy_car() -> None:
     found = words_found(["card", "game"], "Brightbox Games Remote Control Stunt Car toys-games")
     assert found == ["game"]
+
