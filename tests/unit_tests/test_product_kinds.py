@@ -13,7 +13,7 @@ import catalog.models as catalog_models
 from catalog import Catalog, Product, build_index
 from catalog.kinds import is_of_kind
 from catalog.text import same_word, title_heads, words_found
-from graph.choosing.picks import Candidate, _check_kind
+from graph.choosing.picks import Candidate, _check_kind, goal_words
 from graph.reading import search_shelves
 from graph.schemas import ProductSummary
 
@@ -233,3 +233,8 @@ def test_a_card_game_is_not_found_in_a_toy_car() -> None:
     found = words_found(["card", "game"], "Brightbox Games Remote Control Stunt Car toys-games")
     assert found == ["game"]
 
+
+def test_a_goals_words_are_its_product_words() -> None:
+    # One list of fillers (catalog.text's), not a second one in the pick step.
+    goal = "Find a high-quality insulated water bottle, under 30 dollars, for hiking"
+    assert goal_words(goal) == ["insulated", "water", "bottle", "hiking"]
