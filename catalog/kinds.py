@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from catalog.text import (
     WORD,
     head_word,
-    index_stem,
     kind_words,
     product_words,
     same_word,
+    stem,
     title_heads,
     title_parts,
 )
@@ -45,7 +45,7 @@ class ProductKinds:
     def terms(self) -> list[str]:
         """The kinds a backend indexes the product under (``SearchArgs.kind``): the stem
         of each title head and class, as kind_term writes a kind asked for."""
-        stems = (index_stem(w) for w in [*self.title, *self.classes])
+        stems = (stem(w) for w in [*self.title, *self.classes])
         return list(dict.fromkeys(s for s in stems if s))
 
     def in_title(self, word: str) -> bool:
@@ -148,7 +148,7 @@ def is_of_kind(head: str, said: ProductKinds, mentioned: bool) -> bool:
 def kind_term(kind: str) -> str:
     """A kind as the backends index it (ProductKinds.terms): the stem of the word naming
     it ("running shoes" -> "shoe"); "" when no word of `kind` names one ("the")."""
-    return index_stem(head_word(kind) or "")
+    return stem(head_word(kind) or "")
 
 
 @dataclass(frozen=True)

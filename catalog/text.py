@@ -69,20 +69,22 @@ def _make_analyzer() -> tantivy.TextAnalyzer:
 ANALYZER = _make_analyzer()  # catalog/index.py indexes and queries with it
 
 
-def index_stem(word: str) -> str:
-    """`word` as the index stores it ("Shoes" -> "shoe"); "" for a stop word."""
-    return next(iter(ANALYZER.analyze(word)), "")
+# The index's Snowball stemmer on a word as a whole ("t-shirts" -> "t-shirt", "women's" ->
+# "women"), stop words kept: the one stem a word has, in a kind the index stores and
+# whenever two words are compared (same_word).
+_WORD_ANALYZER = (
+    tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.raw())
+    .filter(tantivy.Filter.lowercase())
+    .filter(tantivy.Filter.ascii_fold())
+    .filter(tantivy.Filter.stemmer("english"))
+    .build()
+)
 
 
-# Not index_stem: the pick checks and the shop check compare words with this one; with
-# Snowball's stems, 3 of the 35 recorded runs came out otherwise (#40).
 @functools.lru_cache(maxsize=16384)
 def stem(word: str) -> str:
-    """A crude plural-free form, the same on both sides of a comparison."""
-    for suffix in ("es", "s"):
-        if len(word) > 4 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
+    """`word` as the index's stemmer writes it ("Boxes" -> "box", "shoes" -> "shoe")."""
+    return next(iter(_WORD_ANALYZER.analyze(word)), "")
 
 
 _OPENING_END = re.compile(r"\s(?:for|with|without|to|under|in|from|by)\s", re.IGNORECASE)
@@ -140,44 +142,31 @@ def title_parts(title: str) -> list[str]:
     return [part for part in _TITLE_PARTS.split(title) if part.strip()]
 
 
-@functools.lru_cache(maxsize=65536)  # asked for the same pairs at every pick (#37)
 def same_word(a: str, b: str) -> bool:
-    """Two words of one product sense, up to a plural ("shoe", "shoes"; "box", "boxes"):
-    their stems are equal, or one stem is the other and at most two letters more."""
-    a, b = stem(a), stem(b)
-    short, long = sorted((a, b), key=len)
-    return short == long or (
-        len(short) >= 3 and long.startswith(short) and len(long) - len(short) <= 2
-    )
+    """Two words of one product sense: the same stem ("shoe", "shoes"; "battery",
+    "batteries"), and at most two letters apart, as an inflection is: Snowball also
+    joins an activity to its gear ("backpacking" and "backpack", "camping" and "camp")."""
+    return stem(a) == stem(b) and abs(len(a) - len(b)) <= 2
 
 
 def words_found(words: list[str], text: str) -> list[str]:
     """The `words` (product words of a query, say) that `text` mentions, in their order:
     those that are the same word (same_word) as one of its words."""
-    stems, shorter = _stems_of(text)
-    found = []
-    for word in words:
-        # same_word's cases as set look-ups, not a pass over the text's words: equal
-        # stems, or one stem the other's first letters (3 at least) and 1 or 2 more.
-        own = stem(word)
-        if (
-            own in stems
-            or own in shorter
-            or any(len(own) - cut >= 3 and own[:-cut] in stems for cut in (1, 2))
-        ):
-            found.append(word)
-    return found
-
-
-def word_stems(text: str) -> frozenset[str]:
-    """The stems of `text`'s product words, its hyphenated words split."""
-    return _stems_of(text)[0]
+    lengths = _word_lengths(text)
+    return [w for w in words if any(abs(len(w) - n) <= 2 for n in lengths.get(stem(w), ()))]
 
 
 @functools.lru_cache(maxsize=8192)
-def _stems_of(text: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The stems of `text`'s product words, and each of them cut by one or two letters
-    where at least three are left."""
-    stems = frozenset(stem(w) for w in product_words(text.replace("-", " ")))
-    shorter = frozenset(s[:-cut] for s in stems for cut in (1, 2) if len(s) - cut >= 3)
-    return stems, shorter
+def _word_lengths(text: str) -> dict[str, frozenset[int]]:
+    """The stems of `text`'s product words, its hyphenated words split, each with the
+    lengths of the words it stems."""
+    lengths: dict[str, set[int]] = {}
+    for word in product_words(text.replace("-", " ")):
+        lengths.setdefault(stem(word), set()).add(len(word))
+    return {s: frozenset(n) for s, n in lengths.items()}
+
+
+@functools.lru_cache(maxsize=8192)
+def word_stems(text: str) -> frozenset[str]:
+    """The stems of `text`'s product words, its hyphenated words split."""
+    return frozenset(_word_lengths(text))

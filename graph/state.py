@@ -17,7 +17,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from pydantic import BaseModel, Field
 
-from catalog.text import product_words, stem
+from catalog.text import word_stems
 from graph import schemas
 from graph.reading.request import reading_of
 from graph.reading.stated import read_limits, validate_request
@@ -188,10 +188,7 @@ def _as_model(model: type[Any], value: Any) -> Any:
 
 
 def _item_of(title: str, queries: tuple[str, ...]) -> str:
-    words = {stem(w) for w in product_words(title)}
-    scored = [
-        (len(words & {stem(w) for w in product_words(q)}), -n, q) for n, q in enumerate(queries)
-    ]
+    scored = [(len(word_stems(title) & word_stems(q)), -n, q) for n, q in enumerate(queries)]
     best = max(scored, default=(0, 0, ""))
     return best[2] if best[0] > 0 else ""
 

@@ -13,7 +13,6 @@ from rapidfuzz.utils import default_process
 
 from catalog import CatalogBackend, Product, money
 from catalog.kinds import ProductKinds, is_of_kind
-from catalog.text import WORD as _WORD
 from catalog.text import (
     head_word,
     kind_words,
@@ -73,18 +72,9 @@ def _same_root(a: str, b: str) -> bool:
     return shared >= 5 and shared >= 0.8 * min(len(a), len(b))
 
 
-_GOAL_STOP_WORDS = frozenset(
-    """buy find get want need looking some one two for and the with without from into that
-    this these those price prices lower less than under below above over dollars dollar usd
-    budget total within cheap cheaper most least under about item items product products
-    pick choose search""".split()
-)
-
-
 def goal_words(goal: str) -> list[str]:
     """Content words of the plan's goal sentence (what a product should be about)."""
-    words = [w.lower() for w in _WORD.findall(goal)]
-    return list(dict.fromkeys(w for w in words if len(w) >= 3 and w not in _GOAL_STOP_WORDS))
+    return [w for w in product_words(goal) if len(w) >= 3]
 
 
 def wanted_terms(plan: Plan) -> tuple[list[str], str]:

@@ -26,9 +26,9 @@ from catalog.kinds import kind_term
 from catalog.paths import data_dir
 from catalog.text import (
     head_word,
-    index_stem,
     kind_words,
     product_words,
+    stem,
     title_parts,
     without_measures,
 )
@@ -138,7 +138,7 @@ def _built(catalog: CatalogBackend) -> ShopShelves:
 def _kind_of(product: Product) -> str:
     """The kind term of the product's shelf: its title's head, else its first class."""
     heads = [*product.kinds.title, *product.kinds.classes]
-    return next((term for h in heads if (term := index_stem(h))), "")
+    return next((term for h in heads if (term := stem(h))), "")
 
 
 def _text(shelf: Shelf) -> str:

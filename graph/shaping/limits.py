@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from catalog.models import PRICE_CURRENCY, money
-from catalog.text import product_words, stem
+from catalog.text import product_words, stem, word_stems
 from graph.reading.phrases import bare_amounts
 from graph.reading.stated import MAX_QUERY_WORDS, listed_items, without_limit_phrases
 from graph.schemas import ItemCap, Plan, PlanStep, RequestReading, StatedLimits
@@ -58,7 +58,7 @@ def step_cap(step: PlanStep, stated: StatedLimits) -> tuple[float | None, ItemCa
     request gives one per item (matched by product words of the step's query and
     action), else the request's one cap, else its total (no item costs more than all)."""
     if stated.item_caps:
-        mine = {stem(w) for w in product_words(f"{step.query or ''} {step.action}")}
+        mine = word_stems(f"{step.query or ''} {step.action}")
         overlap = [
             (len(mine & {stem(w) for w in cap.words}), -n, cap)
             for n, cap in enumerate(stated.item_caps)

@@ -26,6 +26,6 @@ def pick_mode(reading: RequestReading, plan: Plan) -> PickMode:
     searches = plan.search_steps
     if len(searches) < 2 or not reading.open_ended or reading.asks_for_a_set:
         return "each"
-    heads = {stem(h) for step in searches if (h := head_word(step.query or ""))}
-    named = {h for h in heads if any(same_word(h, word) for word in reading.words)}
+    heads = {stem(h): h for step in searches if (h := head_word(step.query or ""))}
+    named = [h for h in heads.values() if any(same_word(h, word) for word in reading.words)]
     return "each" if len(named) >= 2 else "one"

@@ -346,6 +346,20 @@ def test_each_item_gets_its_own_cap_whichever_the_model_wrote() -> None:
     assert any("price cap $20.00 is another item's: set to $100.00" in n for n in reconciled.notes)
 
 
+def test_an_items_cap_holds_its_search_in_the_plural_too() -> None:
+    # The dev set's d05: the hand-written stemmer cut "dress" to "dres" and "dresses" to
+    # "dress", so the dresses search got the $85 total instead of the dress's $60.
+    request = "a dress under $60 and sunglasses, $85 for both"
+    plan = plan_of(
+        {"action": "Search dresses under $60", "query": "dresses"},
+        {"action": "Search sunglasses", "query": "sunglasses"},
+        PICK,
+        budget=None,
+    )
+    dresses, sunglasses, _ = reconcile(request, plan).plan.steps
+    assert (dresses.max_price, sunglasses.max_price) == (60, 85)
+
+
 # ---------------------------------------------------------------- a query that is only a limit
 
 

@@ -12,8 +12,8 @@ from fakes import FakeShoppingChatModel, plan_reply, run_graph
 import catalog.models as catalog_models
 from catalog import Catalog, Product, build_index
 from catalog.kinds import is_of_kind
-from catalog.text import title_heads
-from graph.choosing.picks import Candidate, _check_kind
+from catalog.text import same_word, title_heads, words_found
+from graph.choosing.picks import Candidate, _check_kind, goal_words
 from graph.reading import carried, shop_shelves
 from graph.schemas import ProductSummary
 
@@ -209,3 +209,32 @@ def test_a_products_kinds_are_stored_at_load_and_read_back_not_worked_out_again(
     # The shop check and its shelves read them as stored.
     assert carried(catalog, "camera strap", None)
     assert "strap" in shop_shelves(catalog).kinds
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("battery", "batteries", True),  # the hand-written stemmer's "batteri" and "battery"
+        ("accessory", "accessories", True),
+        ("dress", "dresses", True),
+        ("women's", "womens", True),
+        ("car", "card", False),  # one stem the other and a letter more, to the old rule
+        ("bat", "bath", False),
+        ("pan", "pants", False),
+        ("backpacking", "backpack", False),  # one Snowball stem: an activity, its gear
+        ("camping", "camp", False),
+    ],
+)
+def test_two_words_are_one_when_the_indexs_stemmer_says_so(a: str, b: str, same: bool) -> None:
+    assert same_word(a, b) is same
+
+
+def test_a_card_game_is_not_found_in_a_toy_car() -> None:
+    found = words_found(["card", "game"], "Brightbox Games Remote Control Stunt Car toys-games")
+    assert found == ["game"]
+
+
+def test_a_goals_words_are_its_product_words() -> None:
+    # One list of fillers (catalog.text's), not a second one in the pick step.
+    goal = "Find a high-quality insulated water bottle, under 30 dollars, for hiking"
+    assert goal_words(goal) == ["insulated", "water", "bottle", "hiking"]

@@ -179,17 +179,18 @@ def test_only_a_gift_or_hobby_request_plans_with_shelves(request_text: str, show
 def test_a_search_for_a_kind_the_shop_lacks_is_named_with_the_nearest_shelves() -> None:
     plan = plan_of(
         {"action": "Search books", "query": "photography books"},
-        {"action": "Search frames", "query": "photography frames"},
+        {"action": "Search easels", "query": "photography easels"},
         {"action": "Search gloves", "query": "hiking gloves"},
         {"action": "Pick one", "query": None},
         budget=200,
     )
     warnings = unstocked_searches(SHOP, plan)
     assert len(warnings) == 2
-    frames, gloves = warnings
-    # The frames search finds photography books: no title names a frame.
-    assert frames.startswith("step 2 searches for 'photography frames'")
-    assert "no frames within $200.00" in frames and "nearest: " in frames
+    easels, gloves = warnings
+    # The easels search finds photography books: no title names an easel. (Not frames: to
+    # the index's stemmer, the "Webcam with AI Framing" is one.)
+    assert easels.startswith("step 2 searches for 'photography easels'")
+    assert "no easels within $200.00" in easels and "nearest: " in easels
     assert gloves.startswith("step 3 ") and "Backpack" in gloves
 
 
