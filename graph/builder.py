@@ -2,7 +2,8 @@
 
 START -> planner -> approval -> executor <-> (tools -> record_search) -> verify -> END
 (planner -> verify when the request asks for no product: nothing runs)
-A person's edit that fails its checks brings the run back to approval, never the planner.
+A person's edit that fails its checks brings the run back to approval, never the planner;
+a change asked in words goes approval -> revise -> approval, before anything has run.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 
 from graph.context import Context, traced_as
-from graph.nodes import approval, executor, planner, record_search, verify
+from graph.nodes import approval, executor, planner, record_search, revise, verify
 from graph.providers.retry import llm_retry_policy
 from graph.routes import (
     route_after_approval,
@@ -50,6 +51,7 @@ def build_graph(
     )
     builder.add_node("planner", planner, retry_policy=LLM_RETRY)
     builder.add_node("approval", approval)
+    builder.add_node("revise", revise, retry_policy=LLM_RETRY)
     builder.add_node("executor", executor, retry_policy=LLM_RETRY)
     builder.add_node("tools", ToolNode(TOOLS, handle_tool_errors=tool_error_message))
     builder.add_node("record_search", record_search)
@@ -57,7 +59,10 @@ def build_graph(
 
     builder.add_edge(START, "planner")
     builder.add_conditional_edges("planner", route_after_planner, ["approval", "verify"])
-    builder.add_conditional_edges("approval", route_after_approval, ["executor", "approval", END])
+    builder.add_conditional_edges(
+        "approval", route_after_approval, ["executor", "approval", "revise", END]
+    )
+    builder.add_edge("revise", "approval")
     builder.add_conditional_edges("executor", route_after_executor, ["tools", "executor", "verify"])
     builder.add_edge("tools", "record_search")
     builder.add_conditional_edges("record_search", route_next_step, ["executor", "verify"])

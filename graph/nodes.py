@@ -34,13 +34,16 @@ from graph.providers.secrets import redact_tree
 from graph.reading import Shelf, nearest_shelves, read_request, shopping_reason, unstocked_searches
 from graph.schemas import (
     MAX_PLAN_STEPS,
+    FollowUp,
     FollowUpPlan,
     FollowUpStatement,
     Plan,
     PlanningError,
+    PlanRevision,
     PreviousRun,
     ProductSummary,
     ReasoningAnswer,
+    RequestError,
     RequestReading,
     SearchDispatch,
     StepResult,
@@ -52,12 +55,16 @@ from graph.shaping import (
     PlanEditError,
     carry_over,
     checked_plan,
+    describe_change,
     edit_of,
     fallback_plan,
     model_read_limits,
+    plan_changes,
+    previous_run_of_plan,
     read_answer,
     shape_plan,
     stocked_plan,
+    with_searches_of,
 )
 from graph.state import State
 from graph.tools import catalog_for, matches_over_total, search_products
@@ -77,8 +84,54 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # A follow-up: its finished parent read back, and what carries over (in code).
     # The planner states what the follow-up does to it; code checks that and carries over.
     previous = parent_in_graph(state.follow_up_of) if state.follow_up_of else None
+    return _plan(reading, previous, runtime.context)
+
+
+def revise(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+    """The plan shown, changed as a person's words at approval ask. The planner reads the
+    plan and the words as it reads a follow-up's previous run and request, and code
+    carries over the limits the words do not change (carry_over); the revision goes back
+    to approval, checked as the model's plan is. Words that ask for no change of a
+    shopping plan, or leave it no search (the Plan schema's check), are refused with the
+    reason (edit_error), and the plan shown stays."""
+    assert state.plan is not None and state.stated_limits is not None
+    assert state.reading is not None
+    words = state.revising or ""
+    shown = previous_run_of_plan(state.reading.text, state.plan, state.stated_limits)
+    try:
+        planned = _plan(read_request(words), shown, runtime.context, revising=True)
+    except (RequestError, PlanningError) as error:
+        return {"revising": None, "edit_error": f"the change was refused: {error}"}
+    plan: Plan = planned["plan"]
+    follow_up: FollowUp = planned["follow_up"]
+    if follow_up.kind == "add":
+        # An added item goes beside the searches shown, whichever the model wrote again.
+        plan = with_searches_of(state.plan, plan)
+    usage = (state.planner_usage or Usage()) + planned["planner_usage"]
+    changes = plan_changes(state.plan, plan)
+    return {
+        "revising": None,
+        "revisions": [PlanRevision(before=state.plan, words=words, changes=changes)],
+        "plan": plan,
+        "stated_limits": planned["stated_limits"],
+        # What carried over, in words, beside code's checks of the revision.
+        "plan_warnings": [*follow_up.notes[1:], *planned["plan_warnings"]],
+        "planner_usage": usage,
+        "planner_calls": (state.planner_calls or 1) + planned["planner_calls"],
+    }
+
+
+def _plan(
+    reading: RequestReading,
+    previous: PreviousRun | None,
+    context: Context,
+    *,
+    revising: bool = False,
+) -> dict[str, Any]:
+    """The planner's call and code's shaping of its plan: the planner node's, and the
+    revise node's (`revising`: `previous` is the plan shown, and a plan it cannot write
+    is refused, PlanningError, never built in code)."""
     schema = FollowUpPlan if previous else Plan
-    context = runtime.context
     model = structured_model(context, schema)
     # A gift or a hobby that names nothing the shop sells sees the shop's nearest shelves
     # (code, not a tool: the planner stays tool-free); a follow-up sees its previous run.
@@ -88,7 +141,7 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         if previous is None and reading.open_ended
         else None
     )
-    messages = planner_messages(reading.text, previous, shelves or [])
+    messages = planner_messages(reading.text, previous, shelves or [], revising=revising)
     started = time.perf_counter()
     usage = Usage()
     for attempt in (1, 2):
@@ -105,7 +158,10 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         plan = result.get("parsed")
         error = result.get("parsing_error") or "the model returned no plan"
         if isinstance(plan, Plan) and plan.not_shopping:
-            # The model's "nothing to buy" stands only if code finds nothing to buy either.
+            # The model's "nothing to buy" stands only if code finds nothing to buy either;
+            # words that revise a plan into none are refused.
+            if revising:
+                raise PlanningError("the words ask for no change of a shopping plan")
             reason = shopping_reason(reading, plan.goal, catalog_for(context))
             if reason is not None:
                 plan, error = None, reason
@@ -119,6 +175,8 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
                 reading, plan, usage, attempt, started, previous, statement, shelves, context
             )
         if attempt == 2:
+            if revising:
+                raise PlanningError(f"the planner could not revise the plan ({short_error(error)})")
             if f"at most {MAX_PLAN_STEPS} steps" in str(error):
                 raise PlanningError(
                     f"the request needs more than {MAX_PLAN_STEPS} plan steps (the limit); "
@@ -185,10 +243,11 @@ def _planned(
 
 
 def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Pause with the plan and its cost estimate until a person approves, rejects or
-    edits it. An edit is checked like the model's plan (Plan schema, limit_warnings); one
-    that fails, or an answer that is none of the three (read_answer), is refused with its
-    reason kept in state, and the run pauses here again."""
+    """Pause with the plan and its cost estimate until a person approves, rejects,
+    edits it, or asks in words for a change (which the revise node makes). An edit is
+    checked like the model's plan (Plan schema, limit_warnings); one that fails, or an
+    answer that is none of these (read_answer), is refused with its reason kept in state,
+    and the run pauses here again."""
     if runtime.context.auto_approve:
         return {"approval": "approved"}
     assert state.plan is not None and state.stated_limits is not None
@@ -202,6 +261,14 @@ def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         # approving must see them.
         "warnings": list(state.plan_warnings),
     }
+    if state.revisions:
+        # A plan changed in words is shown with what the words changed in the last version.
+        last = state.revisions[-1]
+        payload["revision"] = {
+            "version": len(state.revisions) + 1,
+            "words": last.words,
+            "changes": [describe_change(change) for change in last.changes],
+        }
     if state.edit_error:
         payload["error"] = state.edit_error
     decision = interrupt(payload)
@@ -212,6 +279,9 @@ def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         # Neither a clear approve, a clear reject nor an edit: refused like an invalid
         # edit (no approval written, so the routing asks here again), never a rejection.
         return {"edit_error": f"the answer was refused: {error}"}
+    if answer.revise is not None:
+        # No approval is written: the revise node changes the plan and asks here again.
+        return {"revising": answer.revise, **cleared}
     if not answer.approved:
         return {"approval": "rejected", **cleared}
     edited = answer.plan

@@ -17,6 +17,8 @@ def route_after_planner(state: State) -> str:
 
 
 def route_after_approval(state: State) -> str:
+    if state.revising is not None:  # a change asked in words: revised, then asked again
+        return "revise"
     if state.approval is None:  # an edit was refused: ask again, with the reason
         return "approval"
     return "executor" if state.approval == "approved" else "__end__"

@@ -27,6 +27,7 @@ from graph.schemas import (
     Outcome,
     Plan,
     PlanEdit,
+    PlanRevision,
     RequestReading,
     SearchDispatch,
     StatedLimits,
@@ -82,6 +83,12 @@ class State(InputState):
     approval: Annotated[ApprovalStatus | None, Field(description="The answer at approval.")] = None
     plan_edit: Annotated[PlanEdit | None, Field(description="A person's edit of the plan.")] = None
     edit_error: Annotated[str | None, Field(description="Why the last edit was refused.")] = None
+    # approval: a change of the plan asked in words, which the revise node reads and
+    # clears; revise: each version it replaced, with the words (append-only).
+    revising: str | None = None
+    revisions: Annotated[
+        list[PlanRevision], Field(description="Each plan version changed in words."), operator.add
+    ] = field(default_factory=list)
     dispatched: SearchDispatch | None = None  # executor: the search awaiting its answer
     # Append-only logs with a reducer, so each step's node adds to them: executor (a
     # reasoning step, or a search whose call failed) and record_search (a search) each
@@ -106,6 +113,7 @@ class State(InputState):
         self.dispatched = _as_model(SearchDispatch, self.dispatched)
         self.outcome = _as_model(Outcome, self.outcome)
         self.step_results = [_as_model(StepResult, r) for r in self.step_results]
+        self.revisions = [_as_model(PlanRevision, r) for r in self.revisions]
         self.upgrade_older_shapes()
 
     def upgrade_older_shapes(self) -> None:
@@ -170,6 +178,7 @@ class OutputState:
     approval: ApprovalStatus | None = None
     plan_edit: PlanEdit | None = None
     edit_error: str | None = None
+    revisions: Annotated[list[PlanRevision], operator.add] = field(default_factory=list)
     step_results: Annotated[list[StepResult], operator.add] = field(default_factory=list)
     outcome: Outcome | None = None
 

@@ -37,6 +37,7 @@ from graph.schemas.plan import (
     Plan,
     PlanChange,
     PlanEdit,
+    PlanRevision,
     PlanStep,
     PlanValue,
 )

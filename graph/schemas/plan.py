@@ -230,3 +230,13 @@ class PlanEdit(BaseModel):
     plan: Plan
     changes: list[PlanChange]
     warnings: list[str] = []
+
+
+class PlanRevision(BaseModel):
+    """A change of the plan asked in words at approval (docs/editing-plans.md): the
+    version it changed, the words, and what the planner's revision changed in it. The
+    version after is the next revision's `before`, or the run's `plan`."""
+
+    before: Plan
+    words: str
+    changes: list[PlanChange]

@@ -16,12 +16,18 @@ from graph.shaping.edits import (
     checked_plan,
     describe_change,
     edit_of,
+    plan_changes,
     plan_text,
     read_answer,
     read_plan_text,
 )
 from graph.shaping.fallback import fallback_plan
-from graph.shaping.follow_up import carry_over, follow_up_plan
+from graph.shaping.follow_up import (
+    carry_over,
+    follow_up_plan,
+    previous_run_of_plan,
+    with_searches_of,
+)
 from graph.shaping.limits import limit_warnings, model_read_limits, reconcile_limits
 from graph.shaping.named import with_named_product
 from graph.shaping.occasion import pick_mode

@@ -87,7 +87,9 @@ HOW_TO_ANSWER = (
     'or {"approved": true, "plan": {...}} to run your edit of "plan" instead: the same '
     "fields (goal, budget, pick, features, and steps with action, query, category, min_price, "
     "max_price, min_rating). Steps run in the order given and are numbered from it. "
-    'An invalid plan, or any other answer, is refused with its reason (in "error") '
+    'Or resume with {"revise": "cheaper, and add a tripod"} to have the planner change the '
+    "plan as your words say: the revised plan is asked here again, with what changed. "
+    'An invalid plan or change, or any other answer, is refused with its reason (in "error") '
     "and the run stays here."
 )
 
@@ -494,7 +496,7 @@ def describe_change(change: PlanChange) -> str:
 APPROVE_WORDS = frozenset({"y", "yes", "approve", "approved", "true", "ok"})
 REJECT_WORDS = frozenset({"n", "no", "reject", "rejected", "false"})
 # The fields of an answer sent as an object; `approve` is read as `approved`.
-ANSWER_FIELDS = ("approved", "plan")
+ANSWER_FIELDS = ("approved", "plan", "revise")
 APPROVED_ALIAS = "approve"
 # How much of an unreadable answer its refusal quotes.
 MAX_QUOTED = 60
@@ -512,6 +514,7 @@ class ApprovalAnswer:
 
     approved: bool
     plan: object = None
+    revise: str | None = None  # a change asked in words: neither run nor rejected yet
 
 
 def _quoted(value: object) -> str:
@@ -553,8 +556,10 @@ def read_answer(decision: object) -> ApprovalAnswer:
         more = f" and {len(unknown) - MAX_PROBLEMS:,} more" if len(unknown) > MAX_PROBLEMS else ""
         raise AnswerError(
             f"unknown field{'s' if len(unknown) > 1 else ''} {shown}{more} "
-            '(an answer has "approved": true or false, and "plan" for an edit)'
+            '(an answer has "approved": true or false, and "plan" for an edit; or "revise")'
         )
+    if "revise" in decision:
+        return ApprovalAnswer(False, revise=_change_in_words(decision))
     if "approved" in decision and APPROVED_ALIAS in decision:
         raise AnswerError('send "approved" once, not both "approved" and "approve"')
     plan = decision.get("plan")
@@ -572,3 +577,16 @@ def read_answer(decision: object) -> ApprovalAnswer:
             f'"approved" must be true or false (a JSON boolean), got {kind}{_quoted(approved)}'
         )
     return ApprovalAnswer(approved, plan if approved else None)
+
+
+def _change_in_words(decision: Mapping[str, object]) -> str:
+    """The words of a {"revise": "..."} answer; AnswerError when they are not text, are
+    empty, or come with another answer (which of the two is meant is unclear)."""
+    words = decision["revise"]
+    if len(decision) > 1:
+        raise AnswerError('"revise" goes alone: send {"revise": "..."}, then answer the revision')
+    if not isinstance(words, str):
+        raise AnswerError(f'"revise" must be text saying what to change, got {_quoted(words)}')
+    if not words.strip():
+        raise AnswerError('"revise" is empty: say what to change, e.g. "cheaper, under $40"')
+    return words

@@ -25,6 +25,7 @@ from catalog.text import head_word, product_words, same_word
 from graph.reading import products_naming
 from graph.schemas import (
     MAX_FEATURES,
+    MAX_PLAN_STEPS,
     FollowUp,
     FollowUpKind,
     FollowUpStatement,
@@ -468,3 +469,30 @@ def _not_searched_again(
         )
     searched = {"query": added, "action": f"Search {added}"}
     return [s.model_copy(update=searched) if s is first else s for s in steps if s not in removed]
+
+
+def previous_run_of_plan(request: str, plan: Plan, limits: StatedLimits) -> PreviousRun:
+    """The plan shown at approval as a revision's planner and carry-over see it: a run
+    with nothing recommended yet, whose limits carry over unless the words change them."""
+    searches = plan.search_steps
+    return PreviousRun(
+        thread_id="the plan shown",
+        request=request,
+        goal=plan.goal,
+        queries=tuple(s.query for s in searches if s.query),
+        categories=tuple(dict.fromkeys(s.category for s in searches if s.category)),
+        budget=plan.budget,
+        limits=limits,
+    )
+
+
+def with_searches_of(shown: Plan, revised: Plan) -> Plan:
+    """A revision that adds an item (`revised`) with every search of the plan `shown`
+    first: a small model often plans the new item alone, as a follow-up does."""
+    planned = {s.query for s in revised.search_steps}
+    earlier = [s for s in shown.search_steps if s.query not in planned]
+    steps = [*earlier, *revised.steps]
+    if len(steps) > MAX_PLAN_STEPS:
+        return revised  # no room: the approval shows what the model dropped, as changes
+    numbered = [s.model_copy(update={"step": n}) for n, s in enumerate(steps, start=1)]
+    return revised.model_copy(update={"steps": numbered})
