@@ -114,8 +114,12 @@ def revise(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "revisions": [PlanRevision(before=state.plan, words=words, changes=changes)],
         "plan": plan,
         "stated_limits": planned["stated_limits"],
-        # What carried over, in words, beside code's checks of the revision.
-        "plan_warnings": [*follow_up.notes[1:], *planned["plan_warnings"]],
+        # What carried over, in words, beside code's checks of the revision; the notes
+        # speak of a previous run, which for a revision is the plan shown.
+        "plan_warnings": [
+            *(note.replace("the previous run", "the plan shown") for note in follow_up.notes[1:]),
+            *planned["plan_warnings"],
+        ],
         "planner_usage": usage,
         "planner_calls": (state.planner_calls or 1) + planned["planner_calls"],
     }

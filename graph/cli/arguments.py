@@ -22,6 +22,7 @@ _RUN_SETTINGS = (
     ("tool_mode", "--tool-mode"),
     ("limit", "--limit"),
     ("yes", "--yes"),
+    ("revise", "--revise"),
 )
 
 

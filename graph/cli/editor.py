@@ -1,4 +1,5 @@
-"""Asking a person to approve, reject or edit the plan, and opening it in their editor."""
+"""Asking a person to approve, reject, edit or change the plan, and opening it in their
+editor."""
 
 from __future__ import annotations
 
@@ -26,13 +27,22 @@ from graph.shaping.edits import MAX_EDIT_CHARS, PlanEditError, plan_text, read_p
 def approver(args: argparse.Namespace, console: Console, view: RunView) -> Approver:
     """The session's approval callback: show the plan and estimate, then ask (or --yes)."""
 
+    changes = list(args.revise or [])  # --revise: each asked in turn, before anyone is
+    shown = [1]  # the plan versions shown (a refused change shows none anew)
+
     def approve(request: ApprovalRequest) -> bool | ApprovalDecision | None:
-        if not view.plan_shown:
+        version = request.revision["version"] if request.revision else 1
+        if not view.plan_shown or version not in shown:
+            if request.revision:
+                view.revision(request.revision)
             view.plan(request.plan, limits=request.limits, follow_up=request.follow_up)
+            shown.append(version)
         view.show_estimate(request.estimate)
         view.plan_warnings(request.warnings)
         if request.error:
             view.edit_refused(request.error)
+        if changes:
+            return ApprovalDecision(False, revise=changes.pop(0))
         if args.yes:
             return True
         resume = f"--resume {terminal_markup(view.thread_id, 80)} --yes"
@@ -51,14 +61,25 @@ def approver(args: argparse.Namespace, console: Console, view: RunView) -> Appro
     return approve
 
 
+ANSWERS = ("approve", "reject", "edit", "change")
+
+
 def ask_approval(console: Console, view: RunView, request: ApprovalRequest) -> ApprovalDecision:
-    """Ask approve, reject or edit until the person approves or rejects. An edit is read
-    back, checked and shown with its changes and estimate; an invalid one never runs."""
+    """Ask approve, reject, edit or change until the person approves, rejects or says in
+    words what to change (the graph revises the plan shown and asks again). An edit is
+    read back, checked and shown with its changes and estimate; an invalid one never runs."""
     current = request.plan  # what approving runs: the model's plan or the last valid edit
     estimate = request.estimate  # and its cost estimate, made once per plan version
     text = plan_text(current)  # what the editor opens: the plan, or a failed edit to fix
-    choice = ask(console, "Run this plan?", ("approve", "reject", "edit"))
+    choice = ask(console, "Run this plan?", ANSWERS)
     while True:
+        if choice == "change":
+            words = console.input(Text("What should change? ")).strip()
+            if words:
+                return ApprovalDecision(False, revise=words)
+            view.edit_refused('no change said: say what to change, e.g. "cheaper, under $40"')
+            choice = ask(console, "Run this plan?", ANSWERS)
+            continue
         if choice == "approve":
             if current == request.plan:
                 return ApprovalDecision(True)
@@ -84,7 +105,7 @@ def ask_approval(console: Console, view: RunView, request: ApprovalRequest) -> A
                 current, estimate = plan, review.estimate
                 view.edit_review(review)
             text = plan_text(current)
-        choice = ask(console, "Run this plan?", ("approve", "reject", "edit"))
+        choice = ask(console, "Run this plan?", ANSWERS)
 
 
 # Answers accepted beside each choice's name and first letter.

@@ -59,6 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--thread", help="name this run's thread (default: a new id)")
     parser.add_argument("--yes", "-y", action="store_true", help="approve the plan without asking")
     parser.add_argument(
+        "--revise",
+        action="append",
+        metavar="WORDS",
+        help='change the plan in words before it is asked ("cheaper, and add a tripod"); '
+        "each --revise is one revision, in turn",
+    )
+    parser.add_argument(
         "--json",
         action="store_true",
         help="print the run as one JSON object on stdout, also when it fails or waits",

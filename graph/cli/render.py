@@ -207,6 +207,17 @@ class RunView:
         for change in changes:
             self.console.print(Text("  ") + terminal_text(describe_change(change)))
 
+    def revision(self, revision: dict[str, Any]) -> None:
+        """The plan changed in words: its version, the words, and what they changed."""
+        if self.quiet:
+            return
+        self.console.print(
+            Text(f"Plan {revision['version']}, changed as asked: ", style="bold")
+            + terminal_text(repr(revision["words"]))
+        )
+        for line in revision["changes"] or ["(nothing changed)"]:
+            self.console.print(Text("  ") + terminal_text(line))
+
     def edit_problems(self, problems: list[str]) -> None:
         """Why an edited plan cannot run (it is never sent to the graph)."""
         self.console.print("[bold red]The edited plan cannot run:[/]")

@@ -31,17 +31,22 @@ class ApprovalRequest:
     error: str | None = None
     # A follow-up's carry-over from the previous run, shown with the plan.
     follow_up: FollowUp | None = None
+    # A plan changed in words: its version, the words, and what they changed (one line
+    # each), as the approval node's payload has them.
+    revision: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
 class ApprovalDecision:
-    """A person's answer at approval: run the plan, or `plan` (their edit of it), or not.
+    """A person's answer at approval: run the plan, or `plan` (their edit of it), or not,
+    or change it in words (`revise`).
     `estimate` is the edit's cost estimate when the caller has it already (review_edit),
     so a plan version is estimated once."""
 
     approved: bool
     plan: Plan | None = None
     estimate: CostEstimate | None = None
+    revise: str | None = None  # a change asked in words: the plan is revised and asked again
 
 
 @dataclass(frozen=True)

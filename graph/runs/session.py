@@ -369,13 +369,16 @@ def drive(
             follow_up=state.follow_up,
             context=context,
             error=paused.get("error"),
+            revision=paused.get("revision"),
         )
         answer = approve(asked)
         if answer is None:
             return RunResult(thread_id, "paused", graph.get_state(config).values, estimate)
         decision = answer if isinstance(answer, ApprovalDecision) else ApprovalDecision(answer)
         resume: dict[str, Any] = {"approved": decision.approved}
-        if decision.approved and decision.plan is not None:
+        if decision.revise is not None:
+            resume = {"revise": decision.revise}
+        elif decision.approved and decision.plan is not None:
             # The edit is sent as plain data and checked again by the approval node.
             resume["plan"] = decision.plan.model_dump(mode="json")
             estimate = decision.estimate or estimate_plan_cost(decision.plan, context)

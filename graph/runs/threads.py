@@ -21,7 +21,7 @@ from graph.context import Context
 from graph.errors import ShoppingError
 from graph.parent_run import run_end
 from graph.runs.checkpoint import is_store_failure, thread_is_held
-from graph.schemas import Plan, PlanEdit, PlanStep, StepResult
+from graph.schemas import Plan, PlanEdit, PlanRevision, PlanStep, StepResult
 from graph.shaping.edits import describe_change
 from graph.state import InputState, OutputState, State, plan_that_runs, state_of
 
@@ -308,6 +308,15 @@ def thread_history(graph: ShoppingGraph, thread_id: str) -> list[HistoryEntry]:
             summary = f"plan: {len(plan.steps)} steps, budget {plan.budget}"
             details = [f"the model's plan: {plan.goal} (budget {plan.budget})"]
             details += [f"  {step.step}. {step.action}{_search_of(step)}" for step in plan.steps]
+        elif values.get("revising") and not before.get("revising"):
+            version = len(values.get("revisions") or []) + 1
+            summary = f"plan {version} changed in words: {values['revising'][:70]!r}"
+        elif len(values.get("revisions") or []) > len(before.get("revisions") or []):
+            revisions: list[PlanRevision] = values["revisions"]
+            plan = values["plan"]
+            summary = f"plan {len(revisions) + 1}: {len(plan.steps)} steps, budget {plan.budget}"
+            details = [f"changed as asked ({revisions[-1].words[:70]!r}):"]
+            details += [f"  {describe_change(change)}" for change in revisions[-1].changes]
         elif values.get("edit_error") and values.get("edit_error") != before.get("edit_error"):
             summary = f"edit refused: {values['edit_error']}"
         elif values.get("approval") != before.get("approval"):

@@ -540,3 +540,83 @@ def test_a_follow_up_over_the_api_is_a_new_run_naming_its_finished_parent(
     assert "<previous_run>" in prompt and first_picks[0]["id"] in prompt
     # The parent's state reads back as it was.
     assert client.threads.get_state(first)["values"]["outcome"]["picks"] == first_picks
+
+
+# The planner's revisions over the API (issue 41), chosen by the words in the prompt.
+KIT_DROPPED = {
+    **PLAN,
+    "follow_up": {"kind": "refine", "item": "camera strap", "wants": None},
+    "steps": [PLAN["steps"][0], {**PLAN["steps"][2], "step": 2, "action": "Pick the strap"}],
+}
+STRAP_UNDER_40 = {
+    **KIT_DROPPED,
+    "follow_up": {"kind": "cheaper", "item": "camera strap", "wants": None},
+    "budget": 40,
+    "steps": [{**PLAN["steps"][0], "max_price": 40}, KIT_DROPPED["steps"][1]],
+}
+OFF_TOPIC = {"follow_up": {"kind": "new"}, "shopping": False, "goal": "Weather.", "steps": []}
+REVISIONS = {
+    "only the strap, no kit": KIT_DROPPED,
+    "a cheaper strap, under $40": STRAP_UNDER_40,
+    "what is the weather in Oslo": OFF_TOPIC,
+}
+
+
+def _revision_for(tool: str, body: dict[str, Any]) -> dict[str, Any] | None:
+    prompt = json.dumps(body.get("messages"))
+    if tool != "FollowUpPlan" or "It asks to change the plan below" not in prompt:
+        return None
+    return next((reply for words, reply in REVISIONS.items() if words in prompt), None)
+
+
+def _revised(studio: Studio, thread_id: str, words: str) -> dict[str, Any]:
+    run = studio.client.runs.create(
+        thread_id, GRAPH_ID, command={"resume": {"revise": words}}, context=RUN_CONTEXT
+    )
+    studio.assert_run_succeeded(thread_id, run["run_id"])
+    assert studio.client.threads.get(thread_id)["status"] == "interrupted"
+    return studio.client.threads.get_state(thread_id)
+
+
+@pytest.mark.parametrize("then", [True, False], ids=["approve", "reject"])
+def test_a_change_in_words_is_revised_and_asked_again_twice_then_answered(
+    studio: Studio, then: bool
+) -> None:
+    """Issue 41: {"revise": words} resumes the interrupt; the revised plan is asked again
+    with what changed, an unusable change is refused and the plan kept, and the thread's
+    state keeps each version (plan 1, the words, plan 2, ...)."""
+    studio.fake.reply_for = _revision_for
+    try:
+        thread_id, paused = _run_to_interrupt(studio)
+        first = paused["values"]["plan"]
+        assert '{"revise": ' in paused["tasks"][0]["interrupts"][0]["value"]["how_to_answer"]
+
+        state = _revised(studio, thread_id, "only the strap, no kit")
+        value = state["tasks"][0]["interrupts"][0]["value"]
+        assert value["revision"]["version"] == 2
+        assert "step 2 removed: Find lens cleaning kits" in value["revision"]["changes"]
+        assert [s["query"] for s in value["plan"]["steps"]] == ["camera strap", None]
+
+        refused = _revised(studio, thread_id, "what is the weather in Oslo")
+        error = refused["tasks"][0]["interrupts"][0]["value"]["error"]
+        assert error == "the change was refused: the words ask for no change of a shopping plan"
+        assert refused["values"]["plan"] == state["values"]["plan"]  # kept as it was
+
+        state = _revised(studio, thread_id, "a cheaper strap, under $40")
+        assert state["tasks"][0]["interrupts"][0]["value"]["revision"]["version"] == 3
+        revisions = state["values"]["revisions"]
+        assert [r["words"] for r in revisions] == [
+            "only the strap, no kit",
+            "a cheaper strap, under $40",
+        ]
+        assert revisions[0]["before"] == first
+        assert state["values"]["plan"]["steps"][0]["max_price"] == 40
+        assert state["values"]["planner_calls"] == 4  # the plan, and three revisions asked
+
+        final = _resume(studio, thread_id, {"approved": then})
+        values = final["values"]
+        assert values["approval"] == ("approved" if then else "rejected")
+        ran = [(r["step"], r["kind"]) for r in values.get("step_results", [])]
+        assert ran == ([(1, "search"), (2, "reasoning")] if then else [])
+    finally:
+        studio.fake.reply_for = None

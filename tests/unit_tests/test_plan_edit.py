@@ -403,7 +403,7 @@ def test_cli_edit_runs_the_edited_steps_exactly_and_history_shows_the_edit(
         code, out = run_cli(capsys, cli_env, url, db, "e\na\n", *args)
         history_code, history = run_cli(capsys, cli_env, url, db, None, "--history", "ed")
     assert code == 0, out
-    assert "Run this plan? [a]pprove, [r]eject, [e]dit:" in out
+    assert "Run this plan? [a]pprove, [r]eject, [e]dit, [c]hange:" in out
     assert "Plan (your edit): A photography gift" in out
     for line in EDITED_CHANGES:
         assert line in out
@@ -590,8 +590,8 @@ def test_cli_without_a_usable_editor_says_so_in_one_line_and_asks_again(
         code, out = run_cli(capsys, cli_env, url, db, "e\nmaybe\nr\n", *args)
     assert code == 0, out
     [line] = [line for line in out.splitlines() if "cannot start the editor" in line]
-    assert "[e]dit: error: cannot start the editor" in line and "$EDITOR" in line
-    assert "Answer approve or reject or edit." in out  # "maybe" is no answer
+    assert "[c]hange: error: cannot start the editor" in line and "$EDITOR" in line
+    assert "Answer approve or reject or edit or change." in out  # "maybe" is no answer
     assert out.count("Run this plan?") == 3
     assert "Traceback" not in out
     assert saved_values(db, "noed")["approval"] == "rejected"
@@ -612,7 +612,7 @@ def test_resume_at_approval_offers_the_same_three_choices(
         assert paused == 3 and "no terminal to ask" in out
         code, out = run_cli(capsys, cli_env, url, db, "e\na\n", "--resume", "later")
     assert code == 0, out
-    assert "Run this plan? [a]pprove, [r]eject, [e]dit:" in out
+    assert "Run this plan? [a]pprove, [r]eject, [e]dit, [c]hange:" in out
     assert EDITED_CHANGES[1] in out
     values = saved_values(db, "later")
     assert [r.action for r in values["step_results"]] == [s["action"] for s in EDITED["steps"]]
@@ -657,7 +657,7 @@ def test_cli_process_on_a_real_terminal_edits_and_runs_the_edit(
             EDITOR=editor(tmp_path, EDIT_SCRIPT), COLUMNS="200",
         )  # fmt: skip
     assert code == 0, output
-    assert "Run this plan? [a]pprove, [r]eject, [e]dit:" in output
+    assert "Run this plan? [a]pprove, [r]eject, [e]dit, [c]hange:" in output
     for line in EDITED_CHANGES:
         assert line in output
     assert "step 3 (reason) Pick the gift" in output and "step 4" not in output
