@@ -74,6 +74,7 @@ OUTPUT_FIELDS = {
     "approval",
     "plan_edit",
     "edit_error",
+    "revisions",
     "step_results",
     "outcome",
 }
@@ -153,5 +154,13 @@ def test_a_refused_plan_edit_returns_to_approval_not_to_the_planner() -> None:
     assert {target for source, target in edges() if source == "approval"} == {
         "approval",
         "executor",
+        "revise",
         "__end__",
     }
+
+
+def test_a_change_in_words_is_revised_between_approval_and_approval() -> None:
+    # Issue 41: the plan changed in words is asked again before any step runs; nothing
+    # that runs a step leads to the revise node, and it leads only back to approval.
+    assert {source for source, target in edges() if target == "revise"} == {"approval"}
+    assert {target for source, target in edges() if source == "revise"} == {"approval"}
