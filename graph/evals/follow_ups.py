@@ -1,7 +1,9 @@
 """Follow-up evaluation (issue 26): each dev case runs its first request, then its
 follow-up on a new thread linked to it, both approved as planned, and scores the checks
 the case states (tests/fixtures/follow_ups_dev.json describes them; the command line:
-graph/evals/main.py).
+graph/evals/main.py). A revision (issue 41) is scored with the same checks: its request
+is planned, the plan changed in the case's words at approval, and the revision run
+(tests/fixtures/revisions_dev.json; `--revisions`).
 
 Threads are `followup-{label}-{id}-first` and `-next`, so a rerun reads back the runs
 that finished and resumes the rest. A case passes when both runs finished and every check
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from catalog.text import product_words, same_word, stem, title_heads
 from graph.context import Context
 from graph.evals.driver import EvalReport, Note, run_cases
 from graph.evals.inputs import EvalInputError
+from graph.runs.approval import ApprovalDecision, ApprovalRequest
 from graph.runs.session import approve_all, run_thread
 from graph.runs.threads import ShoppingGraph
 from graph.schemas import ProductSummary
@@ -30,7 +33,7 @@ from graph.tools import catalog_for
 
 CHECKS = tuple(
     "kind cap_below_pick searches_below_pick floor_above_pick not_below_pick missing kept "
-    "dropped new_item max_price min_rating budget carried uncapped".split()
+    "dropped new_item max_price min_rating budget carried uncapped min_price feature".split()
 )
 
 
@@ -46,13 +49,15 @@ class FollowUpCase:
     expect: Mapping[str, Any]
 
 
-def load_cases(path: Path) -> list[FollowUpCase]:
-    """The cases of a follow-up file; FollowUpFileError naming the first bad one."""
+def load_cases(path: Path, key: str = "follow_ups") -> list[FollowUpCase]:
+    """The cases of a follow-up file (or, `key` "revisions", of a revision file: a
+    request and the words that change its plan); FollowUpFileError naming the first bad one."""
+    words = "follow_up" if key == "follow_ups" else "words"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        records = data["follow_ups"]
+        records = data[key]
         cases = [
-            FollowUpCase(str(r["id"]), str(r["first"]), str(r["follow_up"]), dict(r["expect"]))
+            FollowUpCase(str(r["id"]), str(r["first"]), str(r[words]), dict(r["expect"]))
             for r in records
         ]
     except (OSError, ValueError, KeyError, TypeError) as error:
@@ -160,6 +165,14 @@ def score_case(
     if "uncapped" in expect:
         uncapped = all(s.max_price is None for s in searches)
         checks["uncapped"] = uncapped == bool(expect["uncapped"])
+    if "min_price" in expect:
+        floor = expect["min_price"]
+        checks["min_price"] = bool(searches) and all(
+            s.min_price is not None and s.min_price >= floor for s in searches
+        )
+    if "feature" in expect and plan is not None:
+        said = _words([*plan.features, *(s.query or "" for s in searches)])
+        checks["feature"] = _words(expect["feature"]) <= said
     return checks
 
 
@@ -308,3 +321,55 @@ def markdown_table(report: dict[str, Any]) -> str:
             f"right {kind['code_right']}, the planner alone right {kind['planner_right']}"
         )
     return "\n".join(lines)
+
+
+def run_revisions_eval(
+    cases: Sequence[FollowUpCase],
+    context: Context,
+    graph: ShoppingGraph,
+    *,
+    label: str,
+    revisions_file: str = "",
+    limit: int | None = None,
+    progress: bool = True,
+) -> FollowUpReport:
+    """Plan each case's request, change the plan once in its words (`{"revise": ...}` at
+    approval), approve what comes back and score the run: the follow-up checks, with no
+    earlier picks (an item kept is one the run still picks, as an added one is), and
+    `revised`, that the change was made rather than refused."""
+
+    def run(result: CaseResult, case: FollowUpCase, note: Note) -> None:
+        def answer(request: ApprovalRequest) -> ApprovalDecision:
+            if request.error:
+                note(request.error)
+            if request.revision is not None or request.error is not None:
+                return ApprovalDecision(True)  # the revision, or the plan a refusal kept
+            return ApprovalDecision(False, revise=case.follow_up)
+
+        values = run_thread(graph, f"revise-{label}-{case.id}", case.first, context, answer).values
+        revisions = values.get("revisions") or []
+        outcome = values.get("outcome")
+        result.picks = [p.id for p in outcome.picks] if outcome else []
+        kept = case.expect.get("kept", [])
+        expect = {name: value for name, value in case.expect.items() if name != "kept"}
+        result.checks = {
+            "revised": len(revisions) == 1,
+            **({"kept": bool(outcome and _named(outcome.picks, kept))} if kept else {}),
+            **score_case(replace(case, expect=expect), {}, values, catalog_for(context)),
+        }
+        result.passed = all(result.checks.values())
+
+    results = run_cases(
+        cases[:limit],
+        "case",
+        lambda index, case: CaseResult(case.id, case.first, case.follow_up),
+        run,
+        lambda r: "pass" if r.passed else terminal_markup(f"fail {_failed(r)}", 300),
+        name=lambda index, case: terminal_markup(case.id, 40),
+        progress=progress,
+    )
+    return FollowUpReport(label, revisions_file, context.provider, context.model, results)
+
+
+def _failed(result: CaseResult) -> list[str]:
+    return [name for name, ok in result.checks.items() if not ok]

@@ -44,7 +44,7 @@ from graph.evals.bundle_sets import check_kinds, load_bundles
 from graph.evals.bundles import check_text, run_bundles_eval
 from graph.evals.bundles import markdown_table as bundles_table
 from graph.evals.driver import EvalReport, approved_context, prepared, show_and_save
-from graph.evals.follow_ups import load_cases, run_follow_ups_eval
+from graph.evals.follow_ups import load_cases, run_follow_ups_eval, run_revisions_eval
 from graph.evals.follow_ups import markdown_table as follow_ups_table
 from graph.evals.inputs import EvalInputError, check_limit, check_out, read_json
 from graph.evals.limits import load_labels, load_requests, run_limits_eval
@@ -125,6 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--check", action="store_true", help="--bundles: brute force only")
     parser.add_argument("--follow-ups", action="store_true", help="GOALS is a follow-up file")
     parser.add_argument(
+        "--revisions", action="store_true", help="GOALS is a file of plans changed in words"
+    )
+    parser.add_argument(
         "--open-ended", action="store_true", help="GOALS is an open-ended (gift) request file"
     )
     add_version_option(parser)
@@ -144,9 +147,11 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
         parser.error("give BUNDLES.json with --bundles")
     if args.follow_ups and args.goals is None:
         parser.error("give FOLLOW_UPS.json with --follow-ups")
+    if args.revisions and args.goals is None:
+        parser.error("give REVISIONS.json with --revisions")
     if args.open_ended and args.goals is None:
         parser.error("give REQUESTS.json with --open-ended")
-    if args.follow_ups or args.open_ended:
+    if args.follow_ups or args.revisions or args.open_ended:
         return args
     if args.limits is None and not args.bundles and (args.goals is None or args.catalog is None):
         parser.error("give GOALS.json and --catalog (or --compare A.json B.json)")
@@ -233,6 +238,11 @@ def _mode_main(args: argparse.Namespace) -> int:
     elif args.follow_ups:  # on the shipped catalog; its table has a row per case of one report
         run = partial(run_follow_ups_eval, load_cases(args.goals), follow_ups_file=source)
         context, default_label = approved_context(args), "{0.provider}-{0.model}"
+        table = lambda reports: follow_ups_table(reports[0])  # noqa: E731
+    elif args.revisions:  # as follow-ups are: the shipped catalog, a row per case
+        cases = load_cases(args.goals, "revisions")
+        run = partial(run_revisions_eval, cases, revisions_file=source)
+        context, default_label = approved_context(args), "revisions-{0.provider}-{0.model}"
         table = lambda reports: follow_ups_table(reports[0])  # noqa: E731
     else:
         run = partial(run_eval, load_goals(args.goals), args.catalog, goals_file=source)

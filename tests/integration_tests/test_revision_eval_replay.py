@@ -1,0 +1,50 @@
+"""The revision evaluation (#41) on its dev set, replayed from a real recording of the
+embedded model on the shipped catalog: each request planned, its plan changed once in the
+shopper's words at approval (cheaper, dearer, add, drop, swap, a feature, a rating, a
+total; Spanish, French and German among them), the revision approved and run. Recording
+also writes the report the live run produced; the replay must reproduce it case by case,
+with no case failing to run, and at least 13 of the dev cases doing what the words ask
+(the issue's bar).
+
+NOT RECORDED YET: cassettes/eval-revisions.yaml does not exist until the lead records it,
+and until then this test fails (it never skips under CI). Record:
+    RECORD=1 python -m pytest -m replay tests/integration_tests/test_revision_eval_replay.py -n 0
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from recording import recorded_context, recorded_report
+from test_follow_up_eval_replay import comparable
+
+from graph.builder import build_graph
+from graph.evals.follow_ups import load_cases, markdown_table, run_revisions_eval
+from graph.runs.checkpoint import open_sqlite_checkpointer
+
+DEV_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "revisions_dev.json"
+CASSETTE = "eval-revisions"
+REQUIRED = 13  # of the dev set's cases, on the embedded model (issue 41)
+
+
+@pytest.mark.replay
+def test_the_revision_report_is_reproduced_case_by_case(tmp_path: Path) -> None:
+    cases = load_cases(DEV_FILE, "revisions")
+    graph = build_graph(checkpointer=open_sqlite_checkpointer(tmp_path / "eval.sqlite"))
+    with recorded_context(CASSETTE, auto_approve=False) as context:
+        report = run_revisions_eval(
+            cases, context, graph, label="replay", revisions_file=str(DEV_FILE), progress=False
+        )
+    data = report.to_json()
+    recorded = recorded_report(CASSETTE, data)
+    ours, theirs = comparable(data), comparable(recorded)
+    for mine, expected in zip(ours["results"], theirs["results"], strict=True):
+        assert mine == expected, f"case {expected['id']} differs"
+    assert ours == theirs
+    assert all(r.error is None and r.checks for r in report.results)
+    passed = sum(r.passed for r in report.results)
+    assert f"{passed}/{len(cases)} follow-ups pass" in markdown_table(data)
+    print(json.dumps({CASSETTE: data["summary"]}))
+    assert passed >= REQUIRED, markdown_table(data)
