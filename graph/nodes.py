@@ -113,7 +113,8 @@ def revise(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "revising": None,
         "revisions": [PlanRevision(before=state.plan, words=words, changes=changes)],
         "plan": plan,
-        "stated_limits": planned["stated_limits"],
+        # The request's limits, as the words left or changed them: none from another run.
+        "stated_limits": planned["stated_limits"].model_copy(update={"carried": ()}),
         # What carried over, in words, beside code's checks of the revision; the notes
         # speak of a previous run, which for a revision is the plan shown.
         "plan_warnings": [
