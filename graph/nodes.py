@@ -113,8 +113,11 @@ def revise(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "revising": None,
         "revisions": [PlanRevision(before=state.plan, words=words, changes=changes)],
         "plan": plan,
-        # The request's limits, as the words left or changed them: none from another run.
-        "stated_limits": planned["stated_limits"].model_copy(update={"carried": ()}),
+        # The limits as the words left or changed them; carried from another run only as
+        # the plan shown had them (a follow-up's).
+        "stated_limits": planned["stated_limits"].model_copy(
+            update={"carried": state.stated_limits.carried}
+        ),
         # What carried over, in words, beside code's checks of the revision; the notes
         # speak of a previous run, which for a revision is the plan shown.
         "plan_warnings": [
