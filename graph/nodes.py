@@ -99,14 +99,11 @@ def revise(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     words = state.revising or ""
     shown = previous_run_of_plan(state.reading.text, state.plan, state.stated_limits)
     try:
-        planned = _plan(read_request(words), shown, runtime.context, revising=True)
+        planned = _plan(read_request(words), shown, runtime.context, state.plan)
     except (RequestError, PlanningError) as error:
         return {"revising": None, "edit_error": f"the change was refused: {error}"}
     plan: Plan = planned["plan"]
     follow_up: FollowUp = planned["follow_up"]
-    if follow_up.kind == "add":
-        # An added item goes beside the searches shown, whichever the model wrote again.
-        plan = with_searches_of(state.plan, plan)
     usage = (state.planner_usage or Usage()) + planned["planner_usage"]
     changes = plan_changes(state.plan, plan)
     return {
@@ -133,12 +130,12 @@ def _plan(
     reading: RequestReading,
     previous: PreviousRun | None,
     context: Context,
-    *,
-    revising: bool = False,
+    shown: Plan | None = None,
 ) -> dict[str, Any]:
     """The planner's call and code's shaping of its plan: the planner node's, and the
-    revise node's (`revising`: `previous` is the plan shown, and a plan it cannot write
-    is refused, PlanningError, never built in code)."""
+    revise node's (`shown`: the plan the words change, which `previous` describes; a
+    plan the planner cannot write for them is refused, PlanningError, never built in code)."""
+    revising = shown is not None
     schema = FollowUpPlan if previous else Plan
     model = structured_model(context, schema)
     # A gift or a hobby that names nothing the shop sells sees the shop's nearest shelves
@@ -180,7 +177,7 @@ def _plan(
             statement = plan.follow_up if isinstance(plan, FollowUpPlan) else None
             plan = plan.plan() if isinstance(plan, FollowUpPlan) else plan
             return _planned(
-                reading, plan, usage, attempt, started, previous, statement, shelves, context
+                reading, plan, usage, attempt, started, previous, statement, shelves, context, shown
             )
         if attempt == 2:
             if revising:
@@ -217,6 +214,7 @@ def _planned(
     statement: FollowUpStatement | None,
     shelves: list[Shelf] | None,
     context: Context,
+    shown: Plan | None = None,
 ) -> dict[str, Any]:
     follow_up = None
     stated = reading.limits
@@ -226,6 +224,9 @@ def _planned(
         # Checked against the shop's own products: what it wants is a feature or a product.
         catalog = catalog_for(context)
         follow_up, stated = carry_over(reading, previous, statement, catalog)
+        if shown is not None and follow_up.kind == "add":
+            # Revised: the added item goes beside the searches shown, checked with them.
+            plan = with_searches_of(shown, plan)
     else:
         # The model's cap where code read none, checked against the amounts written.
         reading, read_by_model = model_read_limits(reading, plan)

@@ -168,3 +168,15 @@ def test_an_injection_in_the_words_reaches_the_planner_fenced_as_a_request(
     assert "the change was refused" in state.values["edit_error"]
     prompt = str(model.prompts[1][-1].content)
     assert "</previous_run>" not in prompt.split("<previous_run>")[1].split("</previous_run>")[0]
+
+
+def test_an_added_item_and_a_new_total_hold_for_the_searches_shown_too(
+    small_catalog_file: Path,
+) -> None:
+    graph, _, context, config = paused_graph(small_catalog_file, KIT_ADDED)
+    state = answer(graph, config, context, {"revise": "add a lens cleaning kit, $100 in total"})
+    plan = state.values["plan"]
+    assert queries(plan) == ["camera strap", "lens cleaning kit", None]
+    # The strap search the plan had is held to the words' $100, not the request's $200.
+    assert [s.max_price for s in plan.search_steps] == [100, 100]
+    assert plan.budget == 100
