@@ -1,5 +1,4 @@
-"""Asking a person to approve, reject, edit or change the plan, and opening it in their
-editor."""
+"""Asking a person to approve, reject, edit or change the plan; opening it in an editor."""
 
 from __future__ import annotations
 
@@ -27,7 +26,7 @@ from graph.shaping.edits import MAX_EDIT_CHARS, PlanEditError, plan_text, read_p
 def approver(args: argparse.Namespace, console: Console, view: RunView) -> Approver:
     """The session's approval callback: show the plan and estimate, then ask (or --yes)."""
 
-    changes = list(args.revise or [])  # --revise: each asked in turn, before anyone is
+    changes = list(args.revise or [])  # --revise: each sent in turn, before a person is asked
     shown = [1]  # the plan versions shown (a refused change shows none anew)
 
     def approve(request: ApprovalRequest) -> bool | ApprovalDecision | None:
