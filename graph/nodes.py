@@ -100,11 +100,18 @@ def revise(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     shown = previous_run_of_plan(state.reading.text, state.plan, state.stated_limits)
     try:
         planned = _plan(read_request(words), shown, runtime.context, state.plan)
-    except (RequestError, PlanningError) as error:
+    except RequestError as error:
         return {"revising": None, "edit_error": f"the change was refused: {error}"}
+    # The revision's calls count in the run's usage, a refused one's too.
+    spent = {
+        "planner_usage": (state.planner_usage or Usage()) + planned["planner_usage"],
+        "planner_calls": (state.planner_calls or 1) + planned["planner_calls"],
+    }
+    if "refused" in planned:
+        refused = f"the change was refused: {planned['refused']}"
+        return {"revising": None, "edit_error": refused, **spent}
     plan: Plan = planned["plan"]
     follow_up: FollowUp = planned["follow_up"]
-    usage = (state.planner_usage or Usage()) + planned["planner_usage"]
     changes = plan_changes(state.plan, plan)
     return {
         "revising": None,
@@ -121,8 +128,7 @@ def revise(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
             *(note.replace("the previous run", "the plan shown") for note in follow_up.notes[1:]),
             *planned["plan_warnings"],
         ],
-        "planner_usage": usage,
-        "planner_calls": (state.planner_calls or 1) + planned["planner_calls"],
+        **spent,
     }
 
 
@@ -133,8 +139,8 @@ def _plan(
     shown: Plan | None = None,
 ) -> dict[str, Any]:
     """The planner's call and code's shaping of its plan: the planner node's, and the
-    revise node's (`shown`: the plan the words change, which `previous` describes; a
-    plan the planner cannot write for them is refused, PlanningError, never built in code)."""
+    revise node's (`shown`: the plan the words change, which `previous` describes; where
+    the planner writes no plan for them, "refused" says why: none is built in code)."""
     revising = shown is not None
     schema = FollowUpPlan if previous else Plan
     model = structured_model(context, schema)
@@ -166,7 +172,8 @@ def _plan(
             # The model's "nothing to buy" stands only if code finds nothing to buy either;
             # words that revise a plan into none are refused.
             if revising:
-                raise PlanningError("the words ask for no change of a shopping plan")
+                why = "the words ask for no change of a shopping plan"
+                return {"refused": why, "planner_usage": usage, "planner_calls": attempt}
             reason = shopping_reason(reading, plan.goal, catalog_for(context))
             if reason is not None:
                 plan, error = None, reason
@@ -181,7 +188,8 @@ def _plan(
             )
         if attempt == 2:
             if revising:
-                raise PlanningError(f"the planner could not revise the plan ({short_error(error)})")
+                why = f"the planner could not revise the plan ({short_error(error)})"
+                return {"refused": why, "planner_usage": usage, "planner_calls": attempt}
             if f"at most {MAX_PLAN_STEPS} steps" in str(error):
                 raise PlanningError(
                     f"the request needs more than {MAX_PLAN_STEPS} plan steps (the limit); "

@@ -154,6 +154,7 @@ def test_a_refused_revision_keeps_the_plan_at_approval(
     assert why in state.values["edit_error"]
     assert state.interrupts[0].value["error"] == state.values["edit_error"]
     assert state.values["plan"] == shown and not state.values["revisions"]
+    assert state.values["planner_calls"] == 1 + len(replies)  # the refused calls count
     assert not state.values.get("step_results")
     # The plan still runs when approved.
     assert answer(graph, config, context, True).values["approval"] == "approved"
