@@ -91,9 +91,9 @@ def recorded_context(
         # Each recorded call answers one request; the same call made twice is a change.
         shopping_vcr().use_cassette(path.name, allow_playback_repeats=False) as cassette,
     ):
-        # Every plan approved as written, unless `settings` asks the approval question.
-        approved = {"auto_approve": True, **settings}
-        yield Context(provider="local", model=model, chat_model=chat_model, **approved)
+        yield Context(
+            provider="local", model=model, chat_model=chat_model, auto_approve=True, **settings
+        )
         if not recording():
             assert_all_played(cassette, path.name)
 

@@ -337,6 +337,7 @@ def run_revisions_eval(
     approval), approve what comes back and score the run: the follow-up checks, with no
     earlier picks (an item kept is one the run still picks, as an added one is), and
     `revised`, that the change was made rather than refused."""
+    context = replace(context, auto_approve=False)  # asked: the words are its answer
 
     def run(result: CaseResult, case: FollowUpCase, note: Note) -> None:
         def answer(request: ApprovalRequest) -> ApprovalDecision:

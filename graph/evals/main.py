@@ -7,6 +7,7 @@ and hand over to the mode they name.
     python -m graph.eval REQUESTS.jsonl --limits LABELS.json [--provider ...] [--out R.json]
     python -m graph.eval BUNDLES.json --bundles [--check] [--catalog PATH] [--out R.json]
     python -m graph.eval FOLLOW_UPS.json --follow-ups [--provider ...] [--out R.json]
+    python -m graph.eval REVISIONS.json --revisions [--provider ...] [--out R.json]
     python -m graph.eval REQUESTS.json --open-ended [--catalog PATH] [--out R.json]
 
 The --limits mode plans requests that have no known answer and scores each plan's

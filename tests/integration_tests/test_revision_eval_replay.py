@@ -33,7 +33,7 @@ REQUIRED = 13  # of the dev set's cases, on the embedded model (issue 41)
 def test_the_revision_report_is_reproduced_case_by_case(tmp_path: Path) -> None:
     cases = load_cases(DEV_FILE, "revisions")
     graph = build_graph(checkpointer=open_sqlite_checkpointer(tmp_path / "eval.sqlite"))
-    with recorded_context(CASSETTE, auto_approve=False) as context:
+    with recorded_context(CASSETTE) as context:
         report = run_revisions_eval(
             cases, context, graph, label="replay", revisions_file=str(DEV_FILE), progress=False
         )

@@ -79,7 +79,8 @@ def test_the_dev_set_has_at_least_15_phrasings_of_every_change_asked() -> None:
 def test_each_case_is_revised_once_and_scored_on_the_run(tmp_path: Path) -> None:
     cases = [c for c in load_cases(DEV_FILE, "revisions") if c.id in SCRIPTED]
     model = planner_for(cases)
-    context = Context(chat_model=model)
+    # As `python -m graph.eval` gives it, every plan approved as written: the eval asks.
+    context = Context(chat_model=model, auto_approve=True)
     graph = build_graph(checkpointer=MemorySaver())
     report = run_revisions_eval(
         cases, context, graph, label="fake", revisions_file=str(DEV_FILE), progress=False
