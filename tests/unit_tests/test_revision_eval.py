@@ -15,6 +15,9 @@ import pytest
 from fakes import FakeShoppingChatModel
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import MemorySaver
+from test_new_dev_sets import (
+    test_each_follow_up_names_products_the_shop_carries_within_its_limits as follow_up_check,
+)
 
 from graph.builder import build_graph
 from graph.context import Context
@@ -105,3 +108,10 @@ def test_the_command_line_asks_for_the_revision_file(capsys: pytest.CaptureFixtu
     with pytest.raises(SystemExit):
         main(["--revisions"])
     assert "give REVISIONS.json with --revisions" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("case", load_cases(DEV_FILE, "revisions"), ids=lambda case: case.id)
+def test_each_case_names_products_the_shop_carries_within_its_limits(case: Any) -> None:
+    """As the follow-up sets are checked, before any model: a check naming nothing the
+    shop sells within the case's limits fails here, not in a recording."""
+    follow_up_check(case)
