@@ -30,7 +30,7 @@ from graph.prompts import (
 )
 from graph.providers.models import structured_model, tool_model
 from graph.providers.retry import is_streaming_refused
-from graph.providers.secrets import redact_tree
+from graph.providers.secrets import redact_secrets, redact_tree
 from graph.reading import Shelf, nearest_shelves, read_request, shopping_reason, unstocked_searches
 from graph.schemas import (
     MAX_PLAN_STEPS,
@@ -298,7 +298,8 @@ def approval(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return {"edit_error": f"the answer was refused: {error}"}
     if answer.revise is not None:
         # No approval is written: the revise node changes the plan and asks here again.
-        return {"revising": answer.revise, **cleared}
+        # A key pasted into the words is masked where they enter, as a request's is.
+        return {"revising": redact_secrets(answer.revise), **cleared}
     if not answer.approved:
         return {"approval": "rejected", **cleared}
     edited = answer.plan

@@ -181,3 +181,14 @@ def test_an_added_item_and_a_new_total_hold_for_the_searches_shown_too(
     # The strap search the plan had is held to the words' $100, not the request's $200.
     assert [s.max_price for s in plan.search_steps] == [100, 100]
     assert plan.budget == 100
+
+
+def test_a_key_pasted_into_the_words_is_masked_before_it_is_stored_or_sent(
+    small_catalog_file: Path,
+) -> None:
+    graph, model, context, config = paused_graph(small_catalog_file, KIT_ADDED)
+    key = "sk-proj-" + "A1b2C3d4" * 5
+    state = answer(graph, config, context, {"revise": f"add a lens cleaning kit {key}"})
+    [revised] = state.values["revisions"]
+    assert key not in revised.words and "sk-***" in revised.words
+    assert key not in model.all_prompt_text()

@@ -112,3 +112,14 @@ def test_revise_goes_with_a_run_only(tmp_path: Path) -> None:
     with fake_openai_server(script()) as url:
         code, out = graph_run_output(url, tmp_path / "data", "--list", "--revise", "cheaper")
     assert code != 0 and "--revise would be ignored by --list" in out
+
+
+def test_the_words_are_shown_as_text_not_markup(small_catalog_file: Path, tmp_path: Path) -> None:
+    fake = script(KIT_ADDED)
+    words = "[bold red]add a lens kit[/] \x1b[2J"
+    args = [REQUEST, "--catalog", str(small_catalog_file), "--revise", words, "--yes"]
+    with fake_openai_server(fake) as url:
+        code, out = graph_run_output(url, tmp_path / "data", *args)
+    assert code == 0, out
+    assert "changed as asked: '[bold red]add a lens kit[/] \\x1b[2J'" in out
+    assert "\x1b" not in out
