@@ -21,7 +21,7 @@ from graph.choosing import (
 from graph.context import Context
 from graph.cost import estimate_plan_cost
 from graph.messages import masked_reply, raw_text_of, short_error, usage_of
-from graph.parent_run import parent_in_graph
+from graph.parent_run import parent_in_graph, previous_run_of
 from graph.prompts import (
     PLANNING_RETRY,
     executor_tool_messages,
@@ -60,7 +60,6 @@ from graph.shaping import (
     fallback_plan,
     model_read_limits,
     plan_changes,
-    previous_run_of_plan,
     read_answer,
     shape_plan,
     stocked_plan,
@@ -95,9 +94,8 @@ def revise(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     shopping plan, or leave it no search (the Plan schema's check), are refused with the
     reason (edit_error), and the plan shown stays."""
     assert state.plan is not None and state.stated_limits is not None
-    assert state.reading is not None
     words = state.revising or ""
-    shown = previous_run_of_plan(state.reading.text, state.plan, state.stated_limits)
+    shown = previous_run_of("the plan shown", vars(state))
     try:
         planned = _plan(read_request(words), shown, runtime.context, state.plan)
     except RequestError as error:

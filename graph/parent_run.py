@@ -37,11 +37,12 @@ def run_end(values: Mapping[str, Any]) -> Literal["done", "rejected"] | None:
 
 
 def previous_run_of(thread_id: str, values: Mapping[str, Any]) -> PreviousRun:
-    """What a follow-up sees of the finished run `thread_id` whose saved values these are."""
+    """What a follow-up sees of the finished run `thread_id` whose saved values these are;
+    a revision, of a run paused at approval (nothing recommended yet)."""
     state = state_of(values)
     plan, outcome, stated = state.run_plan, state.outcome, state.stated_limits
-    # Finished (run_end): in this version's shape it holds these, however old it is.
-    assert outcome is not None and state.reading is not None and stated is not None
+    # Planned: in this version's shape it holds these, however old it is.
+    assert state.reading is not None and stated is not None
     return PreviousRun(
         thread_id=thread_id,
         request=state.reading.text,
@@ -54,9 +55,11 @@ def previous_run_of(thread_id: str, values: Mapping[str, Any]) -> PreviousRun:
             PreviousPick(
                 id=p.id, title=p.title, price=p.price, item=outcome.items[p.id], category=p.category
             )
-            for p in outcome.picks
+            for p in (outcome.picks if outcome else ())
         ),
-        budget=outcome.budget if outcome.budget is not None else (plan.budget if plan else None),
+        budget=outcome.budget
+        if outcome and outcome.budget is not None
+        else (plan.budget if plan else None),
         limits=stated,
     )
 

@@ -25,7 +25,6 @@ from graph.shaping.fallback import fallback_plan
 from graph.shaping.follow_up import (
     carry_over,
     follow_up_plan,
-    previous_run_of_plan,
     with_searches_of,
 )
 from graph.shaping.limits import limit_warnings, model_read_limits, reconcile_limits

@@ -471,21 +471,6 @@ def _not_searched_again(
     return [s.model_copy(update=searched) if s is first else s for s in steps if s not in removed]
 
 
-def previous_run_of_plan(request: str, plan: Plan, limits: StatedLimits) -> PreviousRun:
-    """The plan shown at approval as a revision's planner and carry-over see it: a run
-    with nothing recommended yet, whose limits carry over unless the words change them."""
-    searches = plan.search_steps
-    return PreviousRun(
-        thread_id="the plan shown",
-        request=request,
-        goal=plan.goal,
-        queries=tuple(s.query for s in searches if s.query),
-        categories=tuple(dict.fromkeys(s.category for s in searches if s.category)),
-        budget=plan.budget,
-        limits=limits,
-    )
-
-
 def with_searches_of(shown: Plan, revised: Plan) -> Plan:
     """A revision that adds an item (`revised`) with every search of the plan `shown`
     first: a small model often plans the new item alone, as a follow-up does."""
