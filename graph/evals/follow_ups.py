@@ -290,18 +290,21 @@ def run_follow_ups_eval(
         result.checks = score_case(case, first, second, catalog_for(context))
         result.passed = bool(result.checks) and all(result.checks.values())
 
-    def line(result: CaseResult) -> str:
-        failed = [name for name, ok in result.checks.items() if not ok]
-        return "pass" if result.passed else terminal_markup(f"fail {failed or ''}".strip(), 300)
-
-    def start(index: int, case: FollowUpCase) -> CaseResult:
-        return CaseResult(case.id, case.first, case.follow_up)
-
-    def name(index: int, case: FollowUpCase) -> str:
-        return terminal_markup(case.id, 40)
-
-    results = run_cases(cases[:limit], "case", start, run, line, name=name, progress=progress)
+    results = run_cases(cases[:limit], "case", _start, run, _line, name=_name, progress=progress)
     return FollowUpReport(label, follow_ups_file, context.provider, context.model, results)
+
+
+def _start(index: int, case: FollowUpCase) -> CaseResult:
+    return CaseResult(case.id, case.first, case.follow_up)
+
+
+def _line(result: CaseResult) -> str:
+    failed = [name for name, ok in result.checks.items() if not ok]
+    return "pass" if result.passed else terminal_markup(f"fail {failed or ''}".strip(), 300)
+
+
+def _name(index: int, case: FollowUpCase) -> str:
+    return terminal_markup(case.id, 40)
 
 
 def markdown_table(report: dict[str, Any]) -> str:
@@ -360,17 +363,5 @@ def run_revisions_eval(
         }
         result.passed = all(result.checks.values())
 
-    results = run_cases(
-        cases[:limit],
-        "case",
-        lambda index, case: CaseResult(case.id, case.first, case.follow_up),
-        run,
-        lambda r: "pass" if r.passed else terminal_markup(f"fail {_failed(r)}", 300),
-        name=lambda index, case: terminal_markup(case.id, 40),
-        progress=progress,
-    )
+    results = run_cases(cases[:limit], "case", _start, run, _line, name=_name, progress=progress)
     return FollowUpReport(label, revisions_file, context.provider, context.model, results)
-
-
-def _failed(result: CaseResult) -> list[str]:
-    return [name for name, ok in result.checks.items() if not ok]
