@@ -66,7 +66,8 @@ class State(InputState):
     # planner: the request as read once (graph/reading/request.py), which every later
     # node reads instead of the request; the limits the run holds to (the request's, with
     # a follow-up's carried over); its model calls, a retry and the departments question
-    # included (None: one, in runs written before it was kept).
+    # included (None: one, in runs written before it was kept). The planner again (the
+    # revise node) rewrites the plan, its limits, checks and calls for a change in words.
     reading: RequestReading | None = None
     stated_limits: Annotated[StatedLimits | None, Field(description="The request's limits.")] = None
     follow_up: Annotated[FollowUp | None, Field(description="What a follow-up carries.")] = None
