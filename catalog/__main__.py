@@ -14,7 +14,14 @@ from rich.table import Table
 from rich.text import Text
 
 from catalog.errors import CatalogError, CatalogQueryError
-from catalog.exits import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, exit_code_of
+from catalog.exits import (
+    EXIT_BUG,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    StdoutUnwritable,
+    exit_code_of,
+)
 from catalog.loaders import FORMATS
 from catalog.models import MAX_LIMIT, money
 from catalog.paths import catalog_url_from_env, default_index_dir, keep_data_private
@@ -118,7 +125,7 @@ def _run(args: argparse.Namespace, out: Console) -> None:
     if args.command == "categories":
         names = catalog.categories()
         if args.json:
-            print(json.dumps(names))
+            print(json.dumps(names), file=out.file)
         else:
             for name in names:
                 out.print(terminal_text(name))
@@ -134,8 +141,10 @@ def _run(args: argparse.Namespace, out: Console) -> None:
         )
     )
     if args.json:
-        # Plain print: rich would wrap long lines and break the JSON.
-        print(json.dumps([{**h.product.model_dump(), "score": h.score} for h in hits], indent=1))
+        # Plain print (to the console's stdout, which names a refused write): rich would
+        # wrap long lines and break the JSON.
+        found = [{**h.product.model_dump(), "score": h.score} for h in hits]
+        print(json.dumps(found, indent=1), file=out.file)
         return
     print_hits(out, args.query, hits)
 
@@ -179,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
         _run(args, out)
     except BrokenPipeError:  # the reader of stdout went away (`... | head -1`)
         return stdout_closed()
+    except StdoutUnwritable as exc:  # a full device: what is left unwritten is dropped
+        stdout_closed()
+        err.print(f"[bold red]error:[/bold red] {exc}", soft_wrap=True)
+        return EXIT_FAILED
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM during a build: its folder is removed
         err.print("[yellow]interrupted.[/] nothing was changed", soft_wrap=True)
         return EXIT_INTERRUPTED

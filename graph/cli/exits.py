@@ -18,6 +18,7 @@ from catalog.exits import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_STDOUT_CLOSED,
+    StdoutUnwritable,
 )
 
 EXIT_AWAITING_APPROVAL = 3  # the plan waits for approval: no terminal to ask, no --yes
@@ -36,11 +37,6 @@ and "exit_code")."""
 
 # The version of the --json run document's shape (its "schema_version").
 JSON_SCHEMA_VERSION = 1
-
-
-class StdoutUnwritable(OSError):
-    """stdout did not take the --json document (a full device, an I/O error): a fault of
-    the environment, one line on stderr (graph.cli.main), never a second try."""
 
 
 def print_json(document: Any) -> None:
