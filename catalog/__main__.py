@@ -27,6 +27,7 @@ from catalog.models import MAX_LIMIT, money
 from catalog.paths import catalog_url_from_env, default_index_dir, keep_data_private
 from catalog.terminal import (
     ERROR_DISPLAY_CHARS,
+    STDOUT,
     command_line_text,
     stdout_closed,
     survive_any_locale,
@@ -125,7 +126,7 @@ def _run(args: argparse.Namespace, out: Console) -> None:
     if args.command == "categories":
         names = catalog.categories()
         if args.json:
-            print(json.dumps(names), file=out.file)
+            print(json.dumps(names), file=STDOUT)
         else:
             for name in names:
                 out.print(terminal_text(name))
@@ -141,10 +142,9 @@ def _run(args: argparse.Namespace, out: Console) -> None:
         )
     )
     if args.json:
-        # Plain print (to the console's stdout, which names a refused write): rich would
-        # wrap long lines and break the JSON.
+        # Plain print: rich would wrap long lines and break the JSON.
         found = [{**h.product.model_dump(), "score": h.score} for h in hits]
-        print(json.dumps(found, indent=1), file=out.file)
+        print(json.dumps(found, indent=1), file=STDOUT)
         return
     print_hits(out, args.query, hits)
 

@@ -129,13 +129,17 @@ def _refusal_named() -> Iterator[None]:
         raise StdoutUnwritable(f"cannot write to stdout: {error.strerror or error}") from error
 
 
+# What a CLI prints to: the rest is sys.stdout's own.
+STDOUT = cast(IO[str], _Stdout())
+
+
 def terminal_console(*, stderr: bool = False, **options: Any) -> Console:
     """A rich console for a CLI: no automatic highlighting (super-linear on long words,
     and it would colour parts of untrusted text as if they meant something), a closed
     stdout ends the process quietly with the status SIGPIPE would give, and a stdout that
     refuses a write otherwise (a full device) raises StdoutUnwritable."""
     if not stderr:  # a console of a file of its own keeps it
-        options.setdefault("file", cast(IO[str], _Stdout()))
+        options.setdefault("file", STDOUT)
     return _CliConsole(stderr=stderr, highlight=False, **options)
 
 

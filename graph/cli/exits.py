@@ -42,14 +42,9 @@ JSON_SCHEMA_VERSION = 1
 def print_json(document: Any) -> None:
     """`document` on stdout as strict JSON (plain print: rich would wrap long lines; a
     figure that is inf or NaN is a bug to stop on, never `Infinity`)."""
-    text = json.dumps(document, indent=2, allow_nan=False)
-    try:
-        print(text, flush=True)
-    except BrokenPipeError:
-        raise  # its reader went away: the CLI leaves quietly, as a pipe's writer does
-    except OSError as error:
-        reason = error.strerror or error
-        raise StdoutUnwritable(f"cannot write the --json document to stdout: {reason}") from error
+    from catalog.terminal import STDOUT  # a full device: StdoutUnwritable, one line
+
+    print(json.dumps(document, indent=2, allow_nan=False), file=STDOUT, flush=True)
 
 
 __all__ = [

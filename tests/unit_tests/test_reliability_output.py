@@ -172,7 +172,7 @@ def test_json_to_a_full_device_is_one_line_and_exit_1_and_the_run_is_saved(
         listing = graph_run_process(url, isolated_data_dir, "--list", "--json")
     assert run.returncode == 1, run.stderr  # an environment fault, not a bug (70)
     (line,) = run.stderr.splitlines()  # no traceback, no "Exception ignored" at exit
-    assert line == "error: cannot write the --json document to stdout: No space left on device"
+    assert line == "error: cannot write to stdout: No space left on device"
     (thread,) = json.loads(listing.stdout)
     assert thread["thread_id"] == "full" and thread["status"] == "done", thread
 
