@@ -30,7 +30,7 @@ from graph.prompts import (
 )
 from graph.providers.models import structured_model, tool_model
 from graph.providers.retry import is_streaming_refused
-from graph.providers.secrets import redact_tree
+from graph.providers.secrets import redact_secrets, redact_tree
 from graph.reading import Shelf, nearest_shelves, read_request, shopping_reason, unstocked_searches
 from graph.schemas import (
     MAX_PLAN_STEPS,
@@ -72,8 +72,10 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     goes through approval. The request as read once (RequestReading) is written into
     state for the later nodes."""
     # The one reading of the request in a run; before any call, an impossible limit is
-    # refused (no plan can meet it, and no search should try).
-    reading = read_request(state.request)
+    # refused (no plan can meet it, and no search should try). A key or password pasted
+    # into it is masked (the CLI's session did so already; an API client's did not).
+    request: object = state.request  # an API client may send any JSON value: refused
+    reading = read_request(redact_secrets(request) if isinstance(request, str) else request)
     # A follow-up: its finished parent read back, and what carries over (in code).
     # The planner states what the follow-up does to it; code checks that and carries over.
     previous = parent_in_graph(state.follow_up_of) if state.follow_up_of else None
