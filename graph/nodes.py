@@ -54,6 +54,7 @@ from graph.shaping import (
     checked_plan,
     edit_of,
     fallback_plan,
+    leaves_the_kinds_open,
     model_read_limits,
     read_answer,
     shape_plan,
@@ -166,6 +167,9 @@ def _planned(
         # The model's cap where code read none, checked against the amounts written.
         reading, read_by_model = model_read_limits(reading, plan)
         stated = reading.limits
+        if shelves is None and leaves_the_kinds_open(catalog_for(context), reading, plan):
+            # Open-ended in what it asks, though no word of it speaks of an occasion.
+            reading, shelves = reading.model_copy(update={"open_ended": True}), []
     if shelves is not None:
         # Open-ended: a search for a kind the shop lacks becomes one it has, before approval.
         plan, stocked = stocked_plan(

@@ -15,12 +15,22 @@ from collections.abc import Sequence
 
 from catalog import CatalogBackend, money
 from catalog.kinds import kind_term
-from catalog.text import head_word
+from catalog.text import head_word, kind_words
 from graph.reading import Shelf, carried, shop_shelves
-from graph.schemas import Plan, PlanStep
+from graph.schemas import Plan, PlanStep, RequestReading
 
 # "After searching at least 2 kinds that exist": fewer is one guess, more costs searches.
 KINDS_LOOKED_AT = 2
+
+
+def leaves_the_kinds_open(catalog: CatalogBackend, reading: RequestReading, plan: Plan) -> bool:
+    """Whether the request left what to buy to the planner, though it speaks of no gift or
+    occasion ("my sister works night shifts as a nurse"): none of its words is a kind the
+    shop's titles are headed by, and the plan searches kinds none of its words name. A
+    request naming what it wants, stocked or not ("a theremin"), is never open."""
+    named = {kind_term(word) for word in kind_words(reading.product_text)}
+    searched = {kind_term(step.query or "") for step in plan.search_steps} - {""}
+    return bool(searched) and not searched & named and not named & shop_shelves(catalog).kinds
 
 
 def stocked_plan(
