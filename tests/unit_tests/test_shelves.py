@@ -284,6 +284,9 @@ def test_a_plan_the_shop_answers_keeps_its_kinds_and_looks_at_a_second() -> None
         ("a theremin for my nephew", ["theremin"], False),
         ("running shoes and a water bottle, $150 total", ["running shoes", "bottle"], False),
         ("a tent for two people rated 4 stars or better", ["tent"], False),
+        # In another language: no shared word, but the searches are near what it names.
+        ("Stirnlampe und eine isolierte Trinkflasche, 110 Dollar", ["headlamp", "bottle"], False),
+        ("una tienda de campaña para dos personas", ["tent"], False),
     ],
 )
 def test_a_request_leaving_the_kinds_to_the_planner_is_open_ended_whatever_its_words(
