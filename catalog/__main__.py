@@ -14,12 +14,20 @@ from rich.table import Table
 from rich.text import Text
 
 from catalog.errors import CatalogError, CatalogQueryError
-from catalog.exits import EXIT_BUG, EXIT_INTERRUPTED, EXIT_OK, exit_code_of
+from catalog.exits import (
+    EXIT_BUG,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    StdoutUnwritable,
+    exit_code_of,
+)
 from catalog.loaders import FORMATS
 from catalog.models import MAX_LIMIT, money
 from catalog.paths import catalog_url_from_env, default_index_dir, keep_data_private
 from catalog.terminal import (
     ERROR_DISPLAY_CHARS,
+    STDOUT,
     command_line_text,
     stdout_closed,
     survive_any_locale,
@@ -118,7 +126,7 @@ def _run(args: argparse.Namespace, out: Console) -> None:
     if args.command == "categories":
         names = catalog.categories()
         if args.json:
-            print(json.dumps(names))
+            print(json.dumps(names), file=STDOUT)
         else:
             for name in names:
                 out.print(terminal_text(name))
@@ -135,7 +143,8 @@ def _run(args: argparse.Namespace, out: Console) -> None:
     )
     if args.json:
         # Plain print: rich would wrap long lines and break the JSON.
-        print(json.dumps([{**h.product.model_dump(), "score": h.score} for h in hits], indent=1))
+        found = [{**h.product.model_dump(), "score": h.score} for h in hits]
+        print(json.dumps(found, indent=1), file=STDOUT)
         return
     print_hits(out, args.query, hits)
 
@@ -179,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
         _run(args, out)
     except BrokenPipeError:  # the reader of stdout went away (`... | head -1`)
         return stdout_closed()
+    except StdoutUnwritable as exc:  # a full device: what is left unwritten is dropped
+        stdout_closed()
+        err.print(f"[bold red]error:[/bold red] {exc}", soft_wrap=True)
+        return EXIT_FAILED
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM during a build: its folder is removed
         err.print("[yellow]interrupted.[/] nothing was changed", soft_wrap=True)
         return EXIT_INTERRUPTED

@@ -25,6 +25,11 @@ EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT, as shells report it)
 EXIT_STDOUT_CLOSED = 128 + getattr(signal, "SIGPIPE", 13)
 
 
+class StdoutUnwritable(OSError):
+    """stdout refused a write (a full device, an I/O error), not as a closed pipe does: a
+    fault of the environment, one line on stderr and EXIT_FAILED, never a second try."""
+
+
 def exit_code_of(error: BaseException) -> int:
     """The code an error meant for a person ends a CLI with: its class's `exit_code`, or a
     runtime failure for one that names none (sqlite3.Error: the checkpoint store failed)."""

@@ -21,7 +21,7 @@ import sys
 import time
 import unicodedata
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import IO, Any, cast
 
 from rich.console import Console
 from rich.markup import escape
@@ -35,7 +35,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from catalog.exits import EXIT_STDOUT_CLOSED
+from catalog.exits import EXIT_STDOUT_CLOSED, StdoutUnwritable
 
 # Characters of a piece of untrusted text shown at most (a product title, an answer, a
 # request); longer text is cut with an ellipsis. Error lines, which hold the code's own
@@ -103,10 +103,43 @@ class _CliConsole(Console):
         raise SystemExit(stdout_closed())
 
 
+class _Stdout:
+    """sys.stdout (whichever it is now), whose refusal of a write other than a closed pipe
+    (rich's on_broken_pipe) is StdoutUnwritable: rich lets any other OSError through."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(sys.stdout, name)
+
+    def write(self, text: str) -> int:
+        with _refusal_named():
+            return sys.stdout.write(text)
+
+    def flush(self) -> None:
+        with _refusal_named():
+            sys.stdout.flush()
+
+
+@contextlib.contextmanager
+def _refusal_named() -> Iterator[None]:
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise StdoutUnwritable(f"cannot write to stdout: {error.strerror or error}") from error
+
+
+# What a CLI prints to: the rest is sys.stdout's own.
+STDOUT = cast(IO[str], _Stdout())
+
+
 def terminal_console(*, stderr: bool = False, **options: Any) -> Console:
     """A rich console for a CLI: no automatic highlighting (super-linear on long words,
-    and it would colour parts of untrusted text as if they meant something), and a closed
-    stdout ends the process quietly with the status SIGPIPE would give."""
+    and it would colour parts of untrusted text as if they meant something), a closed
+    stdout ends the process quietly with the status SIGPIPE would give, and a stdout that
+    refuses a write otherwise (a full device) raises StdoutUnwritable."""
+    if not stderr:  # a console of a file of its own keeps it
+        options.setdefault("file", STDOUT)
     return _CliConsole(stderr=stderr, highlight=False, **options)
 
 

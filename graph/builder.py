@@ -16,6 +16,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.prebuilt import ToolNode
 
+from graph.api_log import log_refusals_in_one_line
 from graph.context import Context, traced_as
 from graph.nodes import approval, executor, planner, record_search, revise, verify
 from graph.providers.retry import llm_retry_policy
@@ -74,6 +75,7 @@ def build_graph(
 
 # For `langgraph dev` / Studio: no compiled-in checkpointer, the server brings its own.
 graph = build_graph()
+log_refusals_in_one_line()
 # Its runs' tags and name: set on the graph itself, since with_config() copies it, and a
 # copy loses the serializer allowlist compiling derived (test_strict_serializer.py).
 graph.config = traced_as("api")

@@ -58,6 +58,7 @@ from graph.shaping import (
     describe_change,
     edit_of,
     fallback_plan,
+    leaves_the_kinds_open,
     model_read_limits,
     plan_changes,
     read_answer,
@@ -78,8 +79,10 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     goes through approval. The request as read once (RequestReading) is written into
     state for the later nodes."""
     # The one reading of the request in a run; before any call, an impossible limit is
-    # refused (no plan can meet it, and no search should try).
-    reading = read_request(state.request)
+    # refused (no plan can meet it, and no search should try). A key or password pasted
+    # into it is masked (the CLI's session did so already; an API client's did not).
+    request: object = state.request  # an API client may send any JSON value: refused
+    reading = read_request(redact_secrets(request) if isinstance(request, str) else request)
     # A follow-up: its finished parent read back, and what carries over (in code).
     # The planner states what the follow-up does to it; code checks that and carries over.
     previous = parent_in_graph(state.follow_up_of) if state.follow_up_of else None
@@ -237,6 +240,9 @@ def _planned(
         # The model's cap where code read none, checked against the amounts written.
         reading, read_by_model = model_read_limits(reading, plan)
         stated = reading.limits
+        if shelves is None and leaves_the_kinds_open(catalog_for(context), reading, plan):
+            # Open-ended in what it asks, though no word of it speaks of an occasion.
+            reading, shelves = reading.model_copy(update={"open_ended": True}), []
     if shelves is not None:
         # Open-ended: a search for a kind the shop lacks becomes one it has, before approval.
         plan, stocked = stocked_plan(

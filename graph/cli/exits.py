@@ -18,6 +18,7 @@ from catalog.exits import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_STDOUT_CLOSED,
+    StdoutUnwritable,
 )
 
 EXIT_AWAITING_APPROVAL = 3  # the plan waits for approval: no terminal to ask, no --yes
@@ -38,22 +39,12 @@ and "exit_code")."""
 JSON_SCHEMA_VERSION = 1
 
 
-class StdoutUnwritable(OSError):
-    """stdout did not take the --json document (a full device, an I/O error): a fault of
-    the environment, one line on stderr (graph.cli.main), never a second try."""
-
-
 def print_json(document: Any) -> None:
     """`document` on stdout as strict JSON (plain print: rich would wrap long lines; a
     figure that is inf or NaN is a bug to stop on, never `Infinity`)."""
-    text = json.dumps(document, indent=2, allow_nan=False)
-    try:
-        print(text, flush=True)
-    except BrokenPipeError:
-        raise  # its reader went away: the CLI leaves quietly, as a pipe's writer does
-    except OSError as error:
-        reason = error.strerror or error
-        raise StdoutUnwritable(f"cannot write the --json document to stdout: {reason}") from error
+    from catalog.terminal import STDOUT  # a full device: StdoutUnwritable, one line
+
+    print(json.dumps(document, indent=2, allow_nan=False), file=STDOUT, flush=True)
 
 
 __all__ = [

@@ -11,8 +11,9 @@ from urllib.parse import unquote
 from catalog.paths import NAMED_SECRET, redact_url
 from graph.providers.base import env
 
-# Environment variables whose values must never appear in a message.
-SECRET_ENV_VARS = ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY")
+# Environment variables whose values must never appear in a message (PGPASSWORD: libpq
+# reads the database password there).
+SECRET_ENV_VARS = ("OPENAI_API_KEY", "AZURE_OPENAI_API_KEY", "PGPASSWORD")
 # Environment variables holding URLs whose credentials (user:password@) must not either.
 SECRET_URL_ENV_VARS = ("OPENAI_BASE_URL", "AZURE_OPENAI_ENDPOINT", "CATALOG_URL", "CHECKPOINT_URL")
 

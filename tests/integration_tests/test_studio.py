@@ -621,3 +621,40 @@ def test_a_change_in_words_is_revised_and_asked_again_twice_then_answered(
         assert ran == ([(1, "search"), (2, "reasoning")] if then else [])
     finally:
         studio.fake.reply_for = None
+
+
+def test_a_run_without_a_request_is_refused_and_the_thread_stays_readable(
+    studio: Studio,
+) -> None:
+    """#43: input `{}` failed with a raw TypeError; every read of the thread's state then
+    answered HTTP 500, and the server's log held tracebacks for refusals."""
+    client = studio.client
+    logged_before = studio.log.stat().st_size
+    thread_id = client.threads.create()["thread_id"]
+    refusals = [
+        ({}, RUN_CONTEXT, "RequestError", "the request is empty: say what you want to buy"),
+        (
+            {"request": REQUEST},
+            {"search_limit": 500},
+            "SettingsError",
+            "search_limit (--limit) must be a whole number between 1 and 50, got 500",
+        ),
+    ]
+    for run_input, context, error, message in refusals:
+        run = client.runs.create(thread_id, GRAPH_ID, input=run_input, context=context)
+        # The client is told which input was refused and why, in one line.
+        assert client.runs.join(thread_id, run["run_id"]) == {
+            "__error__": {"error": error, "message": message}
+        }
+        assert client.runs.get(thread_id, run["run_id"])["status"] == "error"
+        client.threads.get_state(thread_id)  # raised HTTP 500 for good
+    # The thread takes a run with a request after them.
+    run = client.runs.create(thread_id, GRAPH_ID, input={"request": REQUEST}, context=RUN_CONTEXT)
+    studio.assert_run_succeeded(thread_id, run["run_id"])
+    assert client.threads.get(thread_id)["status"] == "interrupted"
+    with studio.log.open("rb") as log:
+        log.seek(logged_before)
+        logged = log.read().decode(errors="replace")
+    # Each refusal is named on a line of the server's log, with no traceback.
+    assert all(message in logged for *_, message in refusals), logged
+    assert "Traceback" not in logged, logged

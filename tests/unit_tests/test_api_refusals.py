@@ -27,21 +27,30 @@ def graph_and_context(catalog: Path) -> tuple[Any, Context]:
     )
 
 
-@pytest.mark.parametrize("run_input", [{}, {"request": ""}, {"follow_up_of": "x"}])
+EMPTY = "the request is empty: say what you want to buy"
+
+
+@pytest.mark.parametrize(
+    ("run_input", "refusal"),
+    [
+        ({}, EMPTY),
+        ({"request": ""}, EMPTY),
+        ({"follow_up_of": "x"}, EMPTY),
+        ({"request": 5}, "the request must be text, got int"),
+    ],
+)
 def test_a_run_without_a_request_is_refused_and_its_thread_stays_readable(
-    run_input: dict[str, Any], small_catalog_file: Path
+    run_input: dict[str, Any], refusal: str, small_catalog_file: Path
 ) -> None:
     """Input `{}` failed with State's raw TypeError, and every read of the thread after it
     (the API's thread state) raised the same TypeError: HTTP 500 for good."""
     graph, context = graph_and_context(small_catalog_file)
     config = thread_config("empty")
-    with pytest.raises(RequestError, match="the request is empty: say what you want to buy"):
+    with pytest.raises(RequestError, match=refusal):
         graph.invoke(run_input, config, context=context)
     snapshot = graph.get_state(config)
     assert snapshot.next == ("planner",)
-    assert [str(task.error) for task in snapshot.tasks] == [
-        "RequestError('the request is empty: say what you want to buy')"
-    ]
+    assert [str(task.error) for task in snapshot.tasks] == [f"RequestError({refusal!r})"]
     assert status_of(snapshot) == "failed"
     assert context.chat_model is not None and context.chat_model.prompts == []  # no call
 
@@ -70,3 +79,20 @@ def test_an_approval_written_by_a_state_update_is_recorded_as_such(
     context.chat_model.replies["ReasoningAnswer"] = [dict(STRAP_PICK)]  # type: ignore[union-attr]
     graph.invoke(Command(resume={"approved": True}), answered, context=context)
     assert approvals(answered) == ["plan approved"]
+
+
+def test_a_password_pasted_into_an_api_request_is_not_sent_or_read(
+    small_catalog_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI masks a configured key or password where the request enters its session; an
+    API run's request enters the graph as the client sent it: the planner masks it before
+    the model sees it or the run's reading (its missing items included) is stored."""
+    password = "pa55-w0rd-XYZ987"
+    monkeypatch.setenv("PGPASSWORD", password)
+    graph, context = graph_and_context(small_catalog_file)
+    config = thread_config("pasted")
+    graph.invoke({"request": f"a strap gift under $200 and {password}"}, config, context=context)
+    assert context.chat_model is not None and "***" in context.chat_model.all_prompt_text()
+    assert password not in context.chat_model.all_prompt_text()
+    values = graph.get_state(config).values
+    assert password not in str({**values, "request": None})  # as sent, kept only there

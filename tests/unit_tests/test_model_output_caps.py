@@ -104,6 +104,31 @@ def test_an_answer_over_a_cap_is_a_step_error(
     assert stored_bytes(isolated_data_dir) < 1_000_000
 
 
+def test_an_answer_over_its_cap_is_not_stored_in_the_checkpoint(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    """#43: a 100,000-character answer was refused by its 4,000-character cap, yet its
+    text was stored in the checkpoint (far under the 1 MB the test above allows)."""
+    refused = "The answer runs on. " * 5_000
+    fake = FakeScript(
+        replies={
+            "Plan": [dict(STRAP_PLAN)],
+            "ReasoningAnswer": [{"answer": refused, "product_ids": ["strap-1"]}],
+        }
+    )
+    with fake_openai_server(fake) as url:
+        run = graph_run_process(
+            url, isolated_data_dir, "a strap gift under $200", "--yes", "--json",
+            "--catalog", str(small_catalog_file), SHOPPING_CODE_DECISIONS="off",
+        )  # fmt: skip
+    assert run.returncode == 0, (run.stdout + run.stderr)[:2000]
+    assert "the cap is" in json.loads(run.stdout)["step_results"][1]["error"]
+    stored = b"".join(path.read_bytes() for path in isolated_data_dir.rglob("checkpoints*"))
+    assert stored, "no checkpoint found"
+    # At most the 300 characters kept as the step's answer.
+    assert refused[:400].encode() not in stored
+
+
 CASSETTES = Path(__file__).resolve().parents[2] / "cassettes"
 FIELD_CAP = {
     "goal": "goal",

@@ -154,9 +154,11 @@ def test_the_scores_of_a_plan_that_knows_the_shop_and_of_one_that_does_not() -> 
 
 def test_a_pick_from_the_wrong_part_of_the_catalog_or_over_budget_is_scored_so() -> None:
     # The request states no budget, so the plan's $300 stands; the case's is $40, and it
-    # expects books: the plan finds grinders dearer than that, in another category.
+    # expects books: the plan finds grinders and espresso machines dearer than that, in
+    # another category.
     wrong = OpenEndedRequest("o03", "something for a coffee lover", 40, ("books",))
-    report = run_eval([gift_plan("A coffee gift.", 300, "flat burr coffee grinder")], [wrong])
+    plan = gift_plan("A coffee gift.", 300, "flat burr coffee grinder", "espresso machine")
+    report = run_eval([plan], [wrong])
     (result,) = report.results
     assert result.picked and result.pick_categories == ["coffee-kitchen"]
     assert not result.right_category and not result.within_budget and not result.met

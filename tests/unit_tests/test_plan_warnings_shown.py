@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cli_runs import graph_run_process
 from conftest import FakeServer
-from fake_openai_server import fake_openai_server
+from fake_openai_server import FakeScript, fake_openai_server
 from fakes import photo_gift_script
 
 # Requests stating a $20 limit that the fake model's plan (budget and max_price $200)
@@ -80,3 +80,29 @@ def test_a_plan_carrying_the_stated_limit_is_within_budget_without_warnings(
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "within budget" in run.stdout and "! plan:" not in run.stdout
+
+
+def test_a_reasoning_step_planned_before_any_search_is_named_at_approval(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    """#43: a reasoning step planned first ran on no results, with no word about it."""
+    early = {
+        "goal": "A camera strap under $200.",
+        "budget": 200,
+        "steps": [
+            {"step": 1, "action": "Compare the straps", "query": None},
+            {"step": 2, "action": "Find camera straps", "query": "camera strap"},
+            {"step": 3, "action": "Pick the strap", "query": None},
+        ],
+    }
+    with fake_openai_server(FakeScript(replies={"Plan": [early]})) as url:
+        # No terminal to ask: the run pauses at approval, after showing the plan.
+        paused = graph_run_process(
+            url, isolated_data_dir, "a camera strap under $200",
+            "--catalog", str(small_catalog_file), COLUMNS="300",
+        )  # fmt: skip
+    assert paused.returncode == 3, paused.stdout + paused.stderr
+    assert (
+        "! plan: step 1 (reasoning) comes before any search, so it has no results to compare; "
+        "edit the plan to move it after the searches"
+    ) in paused.stdout

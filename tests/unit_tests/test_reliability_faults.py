@@ -337,7 +337,8 @@ def test_invalid_filters_in_a_plan_are_a_tool_error_and_the_next_step_runs(
             "ReasoningAnswer": [{"answer": "The kit.", "product_ids": ["clean-1"]}],
         }
     )
-    state = run_graph(model, small_catalog_file, "a camera gift")
+    # Named kinds: an open-ended plan's search that finds nothing would get a shelf.
+    state = run_graph(model, small_catalog_file, "a camera strap and a lens cleaning kit")
     results = state["step_results"]
     assert [r.step for r in results] == [1, 2, 3]
     assert results[0].error is not None and results[0].error.startswith("invalid search: ")

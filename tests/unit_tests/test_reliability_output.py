@@ -172,9 +172,40 @@ def test_json_to_a_full_device_is_one_line_and_exit_1_and_the_run_is_saved(
         listing = graph_run_process(url, isolated_data_dir, "--list", "--json")
     assert run.returncode == 1, run.stderr  # an environment fault, not a bug (70)
     (line,) = run.stderr.splitlines()  # no traceback, no "Exception ignored" at exit
-    assert line == "error: cannot write the --json document to stdout: No space left on device"
+    assert line == "error: cannot write to stdout: No space left on device"
     (thread,) = json.loads(listing.stdout)
     assert thread["thread_id"] == "full" and thread["status"] == "done", thread
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["a watch strap", "--yes"], ["--list"], ["--history", "full"]],
+    ids=["run", "list", "history"],
+)
+def test_plain_output_to_a_full_device_is_one_line_and_exit_1(
+    command: list[str], small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    """#43: without --json, `... > /dev/full` ended in a traceback (exit 70, or 1 with
+    two chained tracebacks): the first line shown fails, before any work."""
+    if not Path("/dev/full").exists():
+        skip_or_fail_in_ci("no /dev/full on this system (Linux has it)")
+    if not command[0].startswith("-"):  # a run
+        command = [*command, "--catalog", str(small_catalog_file)]
+    fake = photo_gift_script()
+    with fake_openai_server(fake) as url:
+        graph_run_process(url, isolated_data_dir, "a watch strap", "--catalog",
+                          str(small_catalog_file), "--thread", "full", "--yes")  # fmt: skip
+        requests = len(fake.requests)
+        with open("/dev/full", "w") as full:
+            run = subprocess.run(
+                [sys.executable, "-m", "graph.run", *command],
+                cwd=REPO_ROOT, env=cli_environment(url, isolated_data_dir),
+                stdin=subprocess.DEVNULL, stdout=full, stderr=subprocess.PIPE, text=True,
+                timeout=60,
+            )  # fmt: skip
+    assert run.returncode == 1, run.stderr  # an environment fault, not a bug (70)
+    assert run.stderr.splitlines() == ["error: cannot write to stdout: No space left on device"]
+    assert len(fake.requests) == requests  # nothing was asked of the model
 
 
 # (case, arguments, words of the one error line)
@@ -334,3 +365,21 @@ def test_a_server_that_cannot_stream_is_asked_plainly(
     assert "error" not in shown.lower(), shown
     # One streamed try for the plan, then the same request plainly; the pick is plain.
     assert [bool(body.get("stream")) for body in fake.requests] == [True, False, False]
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]], ids=["plain", "json"])
+def test_the_catalog_clis_output_to_a_full_device_is_one_line_and_exit_1(
+    json_flag: list[str], small_catalog_file: Path, tmp_path: Path
+) -> None:
+    """#43: `python -m catalog search ... > /dev/full` ended in a traceback, exit 70."""
+    if not Path("/dev/full").exists():
+        skip_or_fail_in_ci("no /dev/full on this system (Linux has it)")
+    with open("/dev/full", "w") as full:
+        run = subprocess.run(
+            [sys.executable, "-m", "catalog", "search", "strap", *json_flag,
+             "--catalog", str(small_catalog_file), "--index-dir", str(tmp_path / "index")],
+            cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=full, stderr=subprocess.PIPE,
+            text=True, timeout=60,
+        )  # fmt: skip
+    assert run.returncode == 1, run.stderr
+    assert run.stderr.splitlines() == ["error: cannot write to stdout: No space left on device"]

@@ -109,17 +109,19 @@ def test_a_key_the_model_echoes_is_masked_before_it_is_stored_or_shown(
         assert KEY.encode() not in stored.read_bytes(), stored.name
 
 
+@pytest.mark.parametrize("variable", ["OPENAI_API_KEY", "PGPASSWORD"])
 def test_a_key_pasted_into_the_request_is_masked_where_the_request_enters(
-    small_catalog_file: Path, isolated_data_dir: Path
+    variable: str, small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
     """#43: the request is masked once, before it is stored, shown, listed or sent: no
-    checkpoint byte, no --history, no report (its missing items included) holds the key."""
+    checkpoint byte, no --history, no report (its missing items included) holds the key,
+    nor the database password libpq reads from the environment."""
     db = isolated_data_dir / "c.sqlite"
     fake = FakeScript(replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)]})
     with fake_openai_server(fake) as url:
         run = graph_run_process(
             url, isolated_data_dir, f"a strap gift under $200 and {KEY}", "--yes", "--json",
-            "--db", str(db), "--catalog", str(small_catalog_file), OPENAI_API_KEY=KEY,
+            "--db", str(db), "--catalog", str(small_catalog_file), **{variable: KEY},
         )  # fmt: skip
         assert run.returncode == 0, outputs(run)
         thread = json.loads(run.stdout)["thread_id"]

@@ -15,7 +15,7 @@ from graph.context import Context
 from graph.prompts import PLANNER_USER, planner_messages
 from graph.reading import carried, nearest_shelves, read_request, shop_shelves, unstocked_searches
 from graph.reading.shelves import Shelf, _name
-from graph.shaping import stocked_plan
+from graph.shaping import leaves_the_kinds_open, stocked_plan
 from graph.tools import catalog_for
 
 SHOP = catalog_for(Context())
@@ -272,3 +272,37 @@ def test_a_plan_the_shop_answers_keeps_its_kinds_and_looks_at_a_second() -> None
         plan,
         [],
     )
+
+
+@pytest.mark.parametrize(
+    ("request_text", "queries", "open_ended"),
+    [
+        # A person and a need, no word of a gift: the planner chose the kinds.
+        ("my sister works night shifts as a nurse, on her feet all day, $50", ["socks"], True),
+        ("a friend who records a podcast from her spare bedroom. $60", ["microphone"], True),
+        # What the request names, stocked or not, is what it wants.
+        ("a theremin for my nephew", ["theremin"], False),
+        ("running shoes and a water bottle, $150 total", ["running shoes", "bottle"], False),
+        ("a tent for two people rated 4 stars or better", ["tent"], False),
+        # In another language: no shared word, but the searches are near what it names.
+        ("Stirnlampe und eine isolierte Trinkflasche, 110 Dollar", ["headlamp", "bottle"], False),
+        ("una tienda de campaña para dos personas", ["tent"], False),
+    ],
+)
+def test_a_request_leaving_the_kinds_to_the_planner_is_open_ended_whatever_its_words(
+    request_text: str, queries: list[str], open_ended: bool
+) -> None:
+    steps = [{"action": f"Search {q}", "query": q} for q in queries]
+    plan = plan_of(*steps, {"action": "Pick one", "query": None})
+    assert leaves_the_kinds_open(SHOP, read_request(request_text), plan) is open_ended
+
+
+def test_an_open_ended_request_in_no_word_of_an_occasion_picks_one_among_stocked_kinds() -> None:
+    reply = plan_reply(
+        {"action": "Search compression socks", "query": "compression socks"},
+        {"action": "Search foot massagers", "query": "foot massager"},
+        {"action": "Pick one", "query": None},
+    )
+    state = _answered(reply, "my sister works night shifts as a nurse, on her feet all day, $50")
+    assert state["reading"].open_ended and state["plan"].pick == "one"
+    assert all(carried(SHOP, s.query or "", 50) for s in state["plan"].search_steps)
