@@ -31,10 +31,13 @@ _EMBEDDER = Embedder()  # the process's one model, loaded when first asked
 
 def leaves_the_kinds_open(catalog: CatalogBackend, reading: RequestReading, plan: Plan) -> bool:
     """Whether the request left what to buy to the planner, though it speaks of no gift or
-    occasion ("my sister works night shifts as a nurse"): none of its words is a kind the
-    shop's titles are headed by, and the plan searches kinds none of its words name, and
-    none near it in meaning. A request naming what it wants, stocked or not, in any
-    language ("a theremin", "eine Stirnlampe"), is never open."""
+    occasion ("my sister works night shifts as a nurse, $50"): it states a limit (as
+    shopping_reason reads one), none of its words is a kind the shop's titles are headed
+    by, and the plan searches kinds none of its words name, and none near it in meaning.
+    A request naming what it wants, stocked or not, in any language ("a theremin", "eine
+    Stirnlampe"), is never open."""
+    if not reading.limits.any:
+        return False  # no price or rating to hold to: nothing says it is shopping at all
     named = {kind_term(word) for word in kind_words(reading.product_text)}
     queries = [step.query for step in plan.search_steps if step.query]
     searched = {kind_term(query) for query in queries} - {""}
