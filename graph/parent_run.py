@@ -43,6 +43,7 @@ def previous_run_of(thread_id: str, values: Mapping[str, Any]) -> PreviousRun:
     plan, outcome, stated = state.run_plan, state.outcome, state.stated_limits
     # Planned: in this version's shape it holds these, however old it is.
     assert state.reading is not None and stated is not None
+    picks, items = (outcome.picks, outcome.items) if outcome else ([], {})
     return PreviousRun(
         thread_id=thread_id,
         request=state.reading.text,
@@ -53,9 +54,9 @@ def previous_run_of(thread_id: str, values: Mapping[str, Any]) -> PreviousRun:
         else (),
         picks=tuple(
             PreviousPick(
-                id=p.id, title=p.title, price=p.price, item=outcome.items[p.id], category=p.category
+                id=p.id, title=p.title, price=p.price, item=items[p.id], category=p.category
             )
-            for p in (outcome.picks if outcome else ())
+            for p in picks
         ),
         budget=outcome.budget
         if outcome and outcome.budget is not None

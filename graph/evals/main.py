@@ -241,8 +241,8 @@ def _mode_main(args: argparse.Namespace) -> int:
         context, default_label = approved_context(args), "{0.provider}-{0.model}"
         table = lambda reports: follow_ups_table(reports[0])  # noqa: E731
     elif args.revisions:  # as follow-ups are: the shipped catalog, a row per case
-        cases = load_cases(args.goals, "revisions")
-        run = partial(run_revisions_eval, cases, revisions_file=source)
+        revisions = load_cases(args.goals, "revisions")
+        run = partial(run_revisions_eval, revisions, revisions_file=source)
         context, default_label = approved_context(args), "revisions-{0.provider}-{0.model}"
         table = lambda reports: follow_ups_table(reports[0])  # noqa: E731
     else:
