@@ -136,6 +136,17 @@ def photo_gift_script(runs: int = 1, **options: Any) -> FakeScript:
 # The demo request (cassettes/photo-gift.yaml records it): run_graph's default.
 PHOTO_GIFT_REQUEST = "a birthday gift for someone who likes photography, under $200"
 
+# A plan whose reasoning step comes before any search (named at approval).
+REASONING_FIRST_PLAN = {
+    "goal": "A camera strap under $200.",
+    "budget": 200,
+    "steps": [
+        {"step": 1, "action": "Compare the straps", "query": None},
+        {"step": 2, "action": "Find camera straps", "query": "camera strap"},
+        {"step": 3, "action": "Pick the strap", "query": None},
+    ],
+}
+
 
 def run_graph(
     model: BaseChatModel,

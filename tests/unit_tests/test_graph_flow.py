@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes import PHOTO_GIFT_REQUEST, FakeShoppingChatModel, run_graph
+from fakes import PHOTO_GIFT_REQUEST, REASONING_FIRST_PLAN, FakeShoppingChatModel, run_graph
 from langgraph.checkpoint.memory import MemorySaver
 
 from catalog import open_catalog
@@ -497,15 +497,7 @@ def test_a_reasoning_step_planned_before_any_search_is_named_at_approval_and_in_
     from graph.shaping import edit_of
     from graph.state import state_of
 
-    early = {
-        "goal": "A camera strap under $200.",
-        "budget": 200,
-        "steps": [
-            {"step": 1, "action": "Compare the straps", "query": None},
-            {"step": 2, "action": "Find camera straps", "query": "camera strap"},
-            {"step": 3, "action": "Pick the strap", "query": None},
-        ],
-    }
+    early = REASONING_FIRST_PLAN
     model = FakeShoppingChatModel(
         replies={
             "Plan": [early],

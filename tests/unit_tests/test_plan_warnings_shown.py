@@ -11,7 +11,7 @@ import pytest
 from cli_runs import graph_run_process
 from conftest import FakeServer
 from fake_openai_server import FakeScript, fake_openai_server
-from fakes import photo_gift_script
+from fakes import REASONING_FIRST_PLAN, photo_gift_script
 
 # Requests stating a $20 limit that the fake model's plan (budget and max_price $200)
 # does not carry: code removes the $200 the request never states, and fills in the $20.
@@ -86,15 +86,7 @@ def test_a_reasoning_step_planned_before_any_search_is_named_at_approval(
     small_catalog_file: Path, isolated_data_dir: Path
 ) -> None:
     """#43: a reasoning step planned first ran on no results, with no word about it."""
-    early = {
-        "goal": "A camera strap under $200.",
-        "budget": 200,
-        "steps": [
-            {"step": 1, "action": "Compare the straps", "query": None},
-            {"step": 2, "action": "Find camera straps", "query": "camera strap"},
-            {"step": 3, "action": "Pick the strap", "query": None},
-        ],
-    }
+    early = REASONING_FIRST_PLAN
     with fake_openai_server(FakeScript(replies={"Plan": [early]})) as url:
         # No terminal to ask: the run pauses at approval, after showing the plan.
         paused = graph_run_process(
