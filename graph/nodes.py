@@ -62,9 +62,9 @@ from graph.shaping import (
     model_read_limits,
     plan_changes,
     read_answer,
+    revised_plan,
     shape_plan,
     stocked_plan,
-    with_searches_of,
 )
 from graph.state import State
 from graph.tools import catalog_for, matches_over_total, search_products
@@ -229,13 +229,14 @@ def _planned(
     stated = reading.limits
     stocked: list[str] = []
     read_by_model: list[str] = []
+    revised: list[str] = []
     if previous is not None:
         # Checked against the shop's own products: what it wants is a feature or a product.
         catalog = catalog_for(context)
         follow_up, stated = carry_over(reading, previous, statement, catalog)
-        if shown is not None and follow_up.kind == "add":
-            # Revised: the added item goes beside the searches shown, checked with them.
-            plan = with_searches_of(shown, plan)
+        if shown is not None:
+            # Revised: checked search by search against the plan shown and the words.
+            plan, revised = revised_plan(shown, plan, follow_up, reading.text, catalog)
     else:
         # The model's cap where code read none, checked against the amounts written.
         reading, read_by_model = model_read_limits(reading, plan)
@@ -259,7 +260,7 @@ def _planned(
         "planner_usage": usage,
         "planner_calls": calls,
         "planner_latency_s": round(time.perf_counter() - started, 3),
-        "plan_warnings": [*read_by_model, *stocked, *shaped.warnings, *unstocked],
+        "plan_warnings": [*read_by_model, *revised, *stocked, *shaped.warnings, *unstocked],
     }
 
 

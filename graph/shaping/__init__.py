@@ -25,7 +25,7 @@ from graph.shaping.fallback import fallback_plan
 from graph.shaping.follow_up import (
     carry_over,
     follow_up_plan,
-    with_searches_of,
+    revised_plan,
 )
 from graph.shaping.limits import limit_warnings, model_read_limits, reconcile_limits
 from graph.shaping.named import with_named_product

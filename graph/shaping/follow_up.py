@@ -53,13 +53,25 @@ NEARER_BY = 0.15
 def _nearest(picks: tuple[PreviousPick, ...], *texts: str) -> tuple[PreviousPick, ...]:
     """The earlier pick the first of `texts` that names one names, by meaning (the
     semantic match, in any language the model reads); none when none names one pick."""
+    index = _nearest_of([(p.item or p.title, p.title) for p in picks], *texts)
+    return () if index is None else (picks[index],)
+
+
+def _nearest_of(options: list[tuple[str, ...]], *texts: str) -> int | None:
+    """Which option (each named by one or more labels) the first of `texts` that names
+    one names, by meaning; None when none names one option."""
+    owners = [n for n, option in enumerate(options) for _ in option]
+    labels = [label for option in options for label in option]
     for text in filter(None, texts):
-        labels = [label for p in picks for label in (p.item or p.title, p.title)]
-        scores = _EMBEDDER.similarity(text, labels).reshape(len(picks), 2).max(axis=1)
-        best, second = [*sorted(scores, reverse=True), -1.0, -1.0][:2]
+        scores = _EMBEDDER.similarity(text, labels)
+        best_of = [
+            max(s for s, k in zip(scores, owners, strict=True) if k == n)
+            for n in range(len(options))
+        ]
+        best, second = [*sorted(best_of, reverse=True), -1.0, -1.0][:2]
         if best >= NEAR and best - second >= NEARER_BY:
-            return tuple(p for p, score in zip(picks, scores, strict=True) if score == best)
-    return ()
+            return best_of.index(best)
+    return None
 
 
 def _named(picks: tuple[PreviousPick, ...], said: tuple[str, ...]) -> tuple[PreviousPick, ...]:
@@ -97,6 +109,20 @@ def _elsewhere(
     return True
 
 
+def _another_kind(
+    catalog: CatalogBackend, wants: str, items: tuple[str, ...] | list[str]
+) -> tuple[bool | None, list[Product]]:
+    """Whether `wants` is another kind of product than `items` (True: no product its words
+    name is titled as one of them; "Kettle & Pine Digital Coffee *Scale*" is a scale,
+    whatever its brand), one of theirs (False), or a feature (None: no title names it),
+    with the products it names."""
+    heads = [h for i in items if (h := head_word(i))]
+    naming = products_naming(catalog, wants) if wants and heads else []
+    titled = {head for product in naming for head in product.kinds.title}
+    another = not any(same_word(h, t) for t in titled for h in heads) if naming else None
+    return another, naming
+
+
 def _shown(pick: PreviousPick) -> str:
     return f"{pick.id} {pick.title} ({money(pick.price)})"
 
@@ -126,13 +152,7 @@ def checked_statement(
     items = (*([item] if item else []), *(p.item for p in picks if p.item), *previous.queries)
     if kind in ("add", "replace") and not wants:
         wants = " ".join(reading.product_words)
-    # Another kind of product (True) when no product its words name is titled as one of
-    # the earlier items ("Kettle & Pine Digital Coffee *Scale*" is a scale, whatever its
-    # brand); a feature (None) when no title names it at all.
-    heads = [h for i in items if (h := head_word(i))]
-    naming = products_naming(catalog, wants) if wants and heads else []
-    titled = {head for product in naming for head in product.kinds.title}
-    another = not any(same_word(h, t) for t in titled for h in heads) if naming else None
+    another, naming = _another_kind(catalog, wants, items)
     if kind == "new":
         # A new request names a product: not the earlier item's kind ("I can go up to $80
         # now", wanting a camera bag, after a camera bag), nor, by meaning, what the
@@ -359,7 +379,8 @@ def follow_up_plan(plan: Plan, follow_up: FollowUp) -> tuple[Plan, list[str]]:
         steps = _searched_anew(steps, follow_up, notes)
     elif follow_up.wants:
         item = next((p.item for p in follow_up.replaced if p.item), "")
-        steps = [_wanting(step, item, follow_up.wants, notes) for step in steps]
+        queries = [s.query or "" for s in steps if s.is_search]
+        steps = [_wanting(step, item, follow_up.wants, notes, queries) for step in steps]
     steps = _not_searched_again(steps, follow_up, notes)
     steps = [s.model_copy(update={"step": n}) for n, s in enumerate(steps, start=1)]
     steps = _in_category_of_the_item(steps, follow_up, notes)
@@ -414,13 +435,19 @@ def _wanting_query(query: str, wants: str) -> str:
     return " ".join([*new, query]) if new else query
 
 
-def _wanting(step: PlanStep, item: str, wants: str, notes: list[str]) -> PlanStep:
+def _wanting(
+    step: PlanStep, item: str, wants: str, notes: list[str], elsewhere: list[str]
+) -> PlanStep:
     """A refinement's search with what it wants in its query, when the model left it
     out; a query that names neither the item nor what it wants ("a manual one") is what
-    it wants of the item's head noun (its last word: "manual grinder")."""
+    it wants of the item's head noun (its last word: "manual grinder"). What names the
+    plan's other searches (`elsewhere`: "$450 for the chair and the arm") is theirs, not
+    something this one wants."""
     if not step.is_search:
         return step
     words = product_words(step.query or "")
+    others = [w for query in elsewhere if query != step.query for w in product_words(query)]
+    wants = " ".join(w for w in product_words(wants) if not any(same_word(w, o) for o in others))
     if item and not any(same_word(w, i) for w in words for i in product_words(item)):
         query = " ".join([*product_words(wants), *product_words(item)[-1:]])
     else:
@@ -471,7 +498,58 @@ def _not_searched_again(
     return [s.model_copy(update=searched) if s is first else s for s in steps if s not in removed]
 
 
-def with_searches_of(shown: Plan, revised: Plan) -> Plan:
+def revised_plan(
+    shown: Plan, revised: Plan, follow_up: FollowUp, words: str, catalog: CatalogBackend
+) -> tuple[Plan, list[str]]:
+    """The model's revision of the plan `shown`, checked search by search: a small model
+    rewrites a plan whole, so it loses an item the words never named, keeps one they
+    drop, or plans an added item alone. The search the words name (by meaning: the part
+    of them that is not what they ask for, "swap the water bottle for ...", or the one
+    search there is) is the one they change: replaced by another kind of product (the
+    shop's own titles say which), it is swapped for it; by none, it is dropped; refined,
+    the model's search for it is kept, with what it wants. Every search the words do not
+    name stays as shown; what they add goes beside them."""
+    searches = shown.search_steps
+    if follow_up.kind == "add":
+        return _with_searches_of(shown, revised), []
+    wanted = follow_up.added or follow_up.wants
+    rest = words.replace(wanted, " ") if wanted and wanted in words else words
+    queries = [s.query or "" for s in searches]
+    index = _nearest_of([(q,) for q in queries], rest, words)
+    if index is None and len(searches) != 1:
+        return revised, []  # it names no one search: the model's plan as it wrote it
+    named = searches[index or 0]
+    notes: list[str] = []
+    if follow_up.kind == "replace":
+        another, _ = _another_kind(catalog, wanted, [named.query or ""])
+        query = " ".join(product_words(wanted))
+        instead = [PlanStep(action=f"Search {query}", query=query)] if another and query else []
+        done = f"swapped for {query!r}" if instead else "dropped"
+        notes.append(f"the change names the search for {named.query!r}: {done}")
+    else:
+        # The model's searches nearest the one named, with what the change wants.
+        nearest = {
+            s.step: searches[int(_EMBEDDER.similarity(s.query or "", queries).argmax())]
+            for s in revised.search_steps
+        }
+        instead = [s for s in revised.search_steps if nearest[s.step] is named]
+        elsewhere = [q for q in queries if q != named.query]
+        if wanted:
+            instead = [_wanting(s, named.query or "", wanted, notes, elsewhere) for s in instead]
+        notes.extend(
+            f"the search for {s.query!r}, which the change does not name, is kept as shown"
+            for s in searches
+            if s is not named and s not in nearest.values()
+        )
+    changed = [new for s in searches for new in (instead if s is named else [s])]
+    steps = [*changed, *(s for s in revised.steps if not s.is_search)]
+    if not changed or len(steps) > MAX_PLAN_STEPS:
+        return revised, []  # nothing left to search, or no room: the model's plan is checked
+    numbered = [s.model_copy(update={"step": n}) for n, s in enumerate(steps, start=1)]
+    return revised.model_copy(update={"steps": numbered}), notes
+
+
+def _with_searches_of(shown: Plan, revised: Plan) -> Plan:
     """A revision that adds an item (`revised`) with every search of the plan `shown`
     first: a small model often plans the new item alone, as a follow-up does."""
     planned = {s.query for s in revised.search_steps}

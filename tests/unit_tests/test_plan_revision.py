@@ -192,3 +192,52 @@ def test_a_key_pasted_into_the_words_is_masked_before_it_is_stored_or_sent(
     [revised] = state.values["revisions"]
     assert key not in revised.words and "sk-***" in revised.words
     assert key not in model.all_prompt_text()
+
+
+# The model's revision of a two-search plan (the strap, then the kit the first change
+# added) checked search by search against the words (shaping/follow_up.py revised_plan).
+@pytest.mark.parametrize(
+    ("words", "reading", "expected", "said"),
+    [
+        # The words drop the kit; the model kept it.
+        (
+            "drop the lens cleaning kit",
+            revision("replace", "camera strap", "lens cleaning kit", None,
+                     wants="drop the lens cleaning kit"),
+            ["camera strap", None],
+            "'lens cleaning kit': dropped",
+        ),
+        # Another kind of product in the kit's place; the model searched the strap alone.
+        (
+            "running shoes instead of the lens cleaning kit",
+            revision("refine", "camera strap", None, wants="running shoes"),
+            ["camera strap", "running shoes", None],
+            "'lens cleaning kit': swapped for 'running shoes'",
+        ),
+        # A change to the strap; the model lost the kit, which the words never name.
+        (
+            "a leather one for the strap",
+            revision("refine", "leather camera strap", None, wants="leather"),
+            ["leather camera strap", "lens cleaning kit", None],
+            "'lens cleaning kit', which the change does not name, is kept as shown",
+        ),
+        # A total for both: the items the reading restates are not features of each other.
+        (
+            "$150 in total for both",
+            revision("refine", "camera strap", "lens cleaning kit", None,
+                     wants="camera strap and lens cleaning kit"),
+            ["camera strap", "lens cleaning kit", None],
+            "",
+        ),
+    ],
+)  # fmt: skip
+def test_a_revision_keeps_what_the_words_do_not_name_and_changes_what_they_do(
+    small_catalog_file: Path, words: str, reading: dict[str, Any], expected: list[str | None],
+    said: str,
+) -> None:  # fmt: skip
+    graph, _, context, config = paused_graph(small_catalog_file, KIT_ADDED, reading)
+    answer(graph, config, context, {"revise": "add a lens cleaning kit"})
+    state = answer(graph, config, context, {"revise": words})
+    assert state.next == ("approval",) and len(state.values["revisions"]) == 2
+    assert queries(state.values["plan"]) == expected
+    assert said in " | ".join(state.values["plan_warnings"])
