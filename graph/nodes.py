@@ -113,6 +113,8 @@ def revise(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         return {"revising": None, "edit_error": refused, **spent}
     plan: Plan = planned["plan"]
     follow_up: FollowUp = planned["follow_up"]
+    if unpriced := _unpriced_comparison(follow_up, planned["reading"]):
+        return {"revising": None, "edit_error": f"the change was refused: {unpriced}", **spent}
     changes = plan_changes(state.plan, plan)
     return {
         "revising": None,
@@ -131,6 +133,24 @@ def revise(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ],
         **spent,
     }
+
+
+# What to write instead of a bare "cheaper" or "dearer" before anything is priced.
+_AMOUNT_EXAMPLE = {"cheaper": "under $40", "dearer": "at least $40"}
+
+
+def _unpriced_comparison(follow_up: FollowUp, reading: RequestReading) -> str | None:
+    """Why a revision read as "cheaper" or "dearer" cannot be made: the plan shown has
+    no pick to compare with (nothing has run), and the words state no price limit of their
+    own, so no limit would change while the approval showed the change as made. The
+    reading is named: words the planner misread as a price change are seen as misread."""
+    kind = follow_up.kind
+    if kind not in _AMOUNT_EXAMPLE or follow_up.replaced or reading.limits.states_a_price:
+        return None
+    return (
+        f"read as {kind!r}, which needs an amount here: the plan has no prices yet; "
+        f"say e.g. {_AMOUNT_EXAMPLE[kind]!r}"
+    )
 
 
 def _plan(

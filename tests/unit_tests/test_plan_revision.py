@@ -130,6 +130,9 @@ def test_revise_twice_keeps_three_versions_and_the_words_change_a_limit(
 
 # The planner's reading of words that ask for nothing to buy.
 OFF_TOPIC = {"follow_up": {"kind": "new"}, "shopping": False, "goal": "Weather.", "steps": []}
+# "cheaper" or "dearer" with no amount: the plan shown has no pick to compare with.
+CHEAPER = revision("cheaper", "camera strap", None, item="camera strap")
+DEARER = revision("dearer", "camera strap", None)
 
 
 @pytest.mark.parametrize(
@@ -142,6 +145,10 @@ OFF_TOPIC = {"follow_up": {"kind": "new"}, "shopping": False, "goal": "Weather."
             [revision("refine", None, item="camera strap")] * 2,
             "a shopping plan needs at least one search step",
         ),
+        # Nothing is priced before the plan runs: no limit would change, so none is claimed.
+        ("make it cheaper", [CHEAPER], "read as 'cheaper', which needs an amount here"),
+        ("más barato", [CHEAPER], "the plan has no prices yet; say e.g. 'under $40'"),
+        ("something more premium", [DEARER], "read as 'dearer', which needs an amount here"),
     ],
 )
 def test_a_refused_revision_keeps_the_plan_at_approval(
