@@ -141,11 +141,11 @@ _AMOUNT_EXAMPLE = {"cheaper": "under $40", "dearer": "at least $40"}
 
 def _unpriced_comparison(follow_up: FollowUp, reading: RequestReading) -> str | None:
     """Why a revision read as "cheaper" or "dearer" cannot be made: the plan shown has
-    no pick to compare with (nothing has run), and the words state no price limit of their
-    own, so no limit would change while the approval showed the change as made. The
-    reading is named: words the planner misread as a price change are seen as misread."""
+    no pick to compare with (nothing has run), and the words state no limit of their own
+    (a rating is one), so none would change while the approval showed the change as made.
+    The reading is named: words the planner misread as a price change are seen as such."""
     kind = follow_up.kind
-    if kind not in _AMOUNT_EXAMPLE or follow_up.replaced or reading.limits.states_a_price:
+    if kind not in _AMOUNT_EXAMPLE or follow_up.replaced or reading.limits.any:
         return None
     return (
         f"read as {kind!r}, which needs an amount here: the plan has no prices yet; "

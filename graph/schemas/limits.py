@@ -87,13 +87,6 @@ class StatedLimits(BaseModel):
         )
 
     @property
-    def states_a_price(self) -> bool:
-        """Whether any price limit is stated (a follow-up's replace the earlier ones)."""
-        return any(v is not None for v in (self.max_price, self.min_price, self.total)) or bool(
-            self.item_caps or self.foreign
-        )
-
-    @property
     def budget(self) -> float | None:
         """What the whole recommendation may cost: the stated total, else the one cap."""
         if self.total is not None:

@@ -268,6 +268,9 @@ def _merged(
     is the one "cheaper" implies: on the new item, or (`cap_is_total`) on them all;
     `floor` the one "dearer" implies."""
     earlier = previous.limits
+    prices_anew = any(
+        v is not None for v in (stated.max_price, stated.min_price, stated.total)
+    ) or bool(stated.item_caps or stated.foreign)
     carried: list[str] = []
     budget = previous.budget if previous.budget is not None else earlier.budget
     total = stated.total
@@ -279,7 +282,7 @@ def _merged(
         total = budget
         carried.append("total")
         notes.append(f"budget {money(budget)} carried over, the kept picks counted in it")
-    if not stated.states_a_price:
+    if not prices_anew:
         # "cheaper" sets its own cap below the pick; with no pick to be cheaper than (the
         # last link of a chain found nothing), the earlier cap still holds.
         if budget is not None and not kept and (kind != "cheaper" or cap is None):

@@ -167,6 +167,15 @@ def test_a_refused_revision_keeps_the_plan_at_approval(
     assert answer(graph, config, context, True).values["approval"] == "approved"
 
 
+def test_a_limit_in_words_read_as_dearer_is_made_not_refused(small_catalog_file: Path) -> None:
+    # A small model reads "rated at least 4.6" as "dearer" (the embedded one did): the
+    # rating is a limit the words state, so the revision changes it, and is shown as made.
+    graph, _, context, config = paused_graph(small_catalog_file, DEARER)
+    state = answer(graph, config, context, {"revise": "rated at least 4.6"})
+    assert state.values.get("edit_error") is None and len(state.values["revisions"]) == 1
+    assert state.values["stated_limits"].min_rating == 4.6
+
+
 def test_an_injection_in_the_words_reaches_the_planner_fenced_as_a_request(
     small_catalog_file: Path,
 ) -> None:
