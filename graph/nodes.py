@@ -108,13 +108,12 @@ def revise(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "planner_usage": (state.planner_usage or Usage()) + planned["planner_usage"],
         "planner_calls": (state.planner_calls or 1) + planned["planner_calls"],
     }
-    if "refused" in planned:
-        refused = f"the change was refused: {planned['refused']}"
-        return {"revising": None, "edit_error": refused, **spent}
+    if why := planned.get("refused") or _unpriced_comparison(
+        planned["follow_up"], planned["reading"]
+    ):
+        return {"revising": None, "edit_error": f"the change was refused: {why}", **spent}
     plan: Plan = planned["plan"]
     follow_up: FollowUp = planned["follow_up"]
-    if unpriced := _unpriced_comparison(follow_up, planned["reading"]):
-        return {"revising": None, "edit_error": f"the change was refused: {unpriced}", **spent}
     changes = plan_changes(state.plan, plan)
     return {
         "revising": None,
