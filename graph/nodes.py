@@ -108,9 +108,10 @@ def revise(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "planner_usage": (state.planner_usage or Usage()) + planned["planner_usage"],
         "planner_calls": (state.planner_calls or 1) + planned["planner_calls"],
     }
-    if "refused" in planned:
-        refused = f"the change was refused: {planned['refused']}"
-        return {"revising": None, "edit_error": refused, **spent}
+    if why := planned.get("refused") or _unpriced_comparison(
+        planned["follow_up"], planned["reading"]
+    ):
+        return {"revising": None, "edit_error": f"the change was refused: {why}", **spent}
     plan: Plan = planned["plan"]
     follow_up: FollowUp = planned["follow_up"]
     changes = plan_changes(state.plan, plan)
@@ -131,6 +132,24 @@ def revise(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ],
         **spent,
     }
+
+
+# What to write instead of a bare "cheaper" or "dearer" before anything is priced.
+_AMOUNT_EXAMPLE = {"cheaper": "under $40", "dearer": "at least $40"}
+
+
+def _unpriced_comparison(follow_up: FollowUp, reading: RequestReading) -> str | None:
+    """Why a revision read as "cheaper" or "dearer" cannot be made: the plan shown has
+    no pick to compare with (nothing has run), and the words state no limit of their own
+    (a rating is one), so none would change while the approval showed the change as made.
+    The reading is named: words the planner misread as a price change are seen as such."""
+    kind = follow_up.kind
+    if kind not in _AMOUNT_EXAMPLE or follow_up.replaced or reading.limits.any:
+        return None
+    return (
+        f"read as {kind!r}, which needs an amount here: the plan has no prices yet; "
+        f"say e.g. {_AMOUNT_EXAMPLE[kind]!r}"
+    )
 
 
 def _plan(

@@ -7,7 +7,7 @@ They are the source of the JSON Schema published as docs/run-document.schema.jso
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal, get_type_hints
+from typing import Annotated, Any, Literal, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.fields import FieldInfo
@@ -21,6 +21,7 @@ from graph.schemas import (
     Outcome,
     Plan,
     PlanChange,
+    PlanRevision,
     PlanStep,
     StepResult,
     Usage,
@@ -59,6 +60,10 @@ class PrintedPlan(Plan):
     )
 
 
+@overload
+def printed(plan: Plan | dict[str, Any]) -> PrintedPlan: ...
+@overload
+def printed(plan: None) -> None: ...
 def printed(plan: Plan | dict[str, Any] | None) -> PrintedPlan | None:
     """A run's plan (as the graph keeps it, or as the API hands it back) as printed, not
     checked again: a plan an older version saved prints as it was, never as a crash."""
@@ -73,6 +78,15 @@ class ListedChange(PlanChange):
     """A person's change to the plan, with the sentence the CLI shows for it."""
 
     description: str
+
+
+class ListedRevision(PlanRevision):
+    """A change of the plan asked in words at approval, as the approval and --history
+    show it: the version it led to, the version it changed, the words, what changed."""
+
+    version: int = Field(description="the plan version the words led to: 2 for the first")
+    before: PrintedPlan
+    changes: list[ListedChange]  # type: ignore[assignment]
 
 
 RunEnd = Literal["done", "rejected", "awaiting approval"]
@@ -98,6 +112,9 @@ class RunDocument(BaseModel):
     plan_edited: bool = Field(description="a person edited the plan at approval")
     plan_changes: list[ListedChange] = Field(description="the edit's changes to model_plan")
     plan_warnings: list[str] = Field(description="code's checks of the plan that ran")
+    revisions: list[ListedRevision] = Field(
+        description="each change asked in words, in turn; model_plan is the last version"
+    )
     estimate: CostEstimate | None = Field(description="the plan's cost, estimated at approval")
     planner_usage: Usage | None = _as_output("planner_usage")
     usage: UsageTotals = Field(description="usage totals, planner included")

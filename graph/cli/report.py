@@ -13,12 +13,13 @@ from rich.text import Text
 
 from catalog import money
 from catalog.terminal import terminal_text
-from graph.cli.documents import ListedChange, RunDocument, RunEnd, printed
+from graph.cli.documents import ListedChange, ListedRevision, RunDocument, RunEnd, printed
 from graph.cli.exits import EXIT_AWAITING_APPROVAL, EXIT_OK, print_json
 from graph.cli.render import RunView
 from graph.runs.follow_ups import ChainLink, in_chain_order
 from graph.runs.session import RunResult
 from graph.runs.threads import HistoryEntry, ThreadSummary
+from graph.schemas import PlanChange
 from graph.shaping.edits import describe_change
 from graph.state import plan_that_runs
 from localmodel.warm import ServerRecord, StopReport
@@ -55,11 +56,17 @@ def json_report(result: RunResult) -> dict[str, Any]:
         plan=printed(plan_that_runs(values)),
         model_plan=printed(values.get("plan")),
         plan_edited=edit is not None,
-        plan_changes=[
-            ListedChange(**change.model_dump(), description=describe_change(change))
-            for change in (edit.changes if edit is not None else [])
-        ],
+        plan_changes=[_listed(change) for change in (edit.changes if edit is not None else [])],
         plan_warnings=list(edit.warnings if edit else values.get("plan_warnings") or []),
+        revisions=[
+            ListedRevision(
+                version=version,
+                before=printed(revision.before),
+                words=revision.words,
+                changes=[_listed(change) for change in revision.changes],
+            )
+            for version, revision in enumerate(values.get("revisions") or [], start=2)
+        ],
         estimate=result.estimate,
         planner_usage=values.get("planner_usage"),
         usage=result.totals,
@@ -69,6 +76,11 @@ def json_report(result: RunResult) -> dict[str, Any]:
         follow_up=values.get("follow_up"),
     )
     return document.model_dump(mode="json")
+
+
+def _listed(change: PlanChange) -> ListedChange:
+    """A change with the line the approval and --history show for it."""
+    return ListedChange(**change.model_dump(), description=describe_change(change))
 
 
 # Room the run list's other columns need beside the thread ids (borders and padding of 5

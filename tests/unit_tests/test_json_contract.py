@@ -1,5 +1,6 @@
 """The published `--json` contract holds (#42): every kind of document the real CLI prints
-(done, awaiting approval, resumed, rejected, edited, a follow-up, and every error kind)
+(done, awaiting approval, resumed, rejected, edited, changed in words, a follow-up, and
+every error kind)
 is valid against docs/run-document.schema.json, the file users download, read by a JSON
 Schema validator, not by the models it was generated from."""
 
@@ -24,6 +25,7 @@ from cli_runs import (
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN
 from jsonschema import Draft202012Validator
+from test_plan_revision import KIT_ADDED
 
 SCHEMA = json.loads((REPO_ROOT / "docs" / "run-document.schema.json").read_text())
 VALIDATOR = Draft202012Validator(SCHEMA)
@@ -110,6 +112,31 @@ def test_every_run_document_the_cli_prints_is_valid_against_the_published_schema
     assert not VALIDATOR.is_valid({k: v for k, v in document.items() if k != "outcome"})
     assert not VALIDATOR.is_valid({**document, "status": "finished"})
     assert not VALIDATOR.is_valid({**document, "plan": {**document["plan"], "budget": "200"}})
+
+
+def test_a_plan_changed_in_words_lists_each_version_as_the_approval_shows_it(
+    small_catalog_file: Path, isolated_data_dir: Path
+) -> None:
+    words = "add a lens cleaning kit"
+    fake = FakeScript(
+        replies={"Plan": [STRAP_PLAN], "FollowUpPlan": [KIT_ADDED], "ReasoningAnswer": [STRAP_PICK]}
+    )
+    args = (GIFT, "--catalog", str(small_catalog_file), "--revise", words, "--yes", "--json")
+    with fake_openai_server(fake) as url:
+        run = graph_run_process(url, isolated_data_dir, *args)
+    document = published(run, "done", 0)
+    [revision] = document["revisions"]
+    assert revision["version"] == 2 and revision["words"] == words
+    # Plan 1 as it was shown, then what the words changed in it, as the approval said.
+    assert [s["query"] for s in revision["before"]["steps"]] == ["camera strap", None]
+    changes = {change["description"]: change["kind"] for change in revision["changes"]}
+    assert changes["step 2 added: Search lens cleaning kit"] == "added"
+    # Plan 2 is the model's plan that ran; no person edited it.
+    assert [s["query"] for s in document["model_plan"]["steps"]][:2] == [
+        "camera strap",
+        "lens cleaning kit",
+    ]
+    assert not document["plan_edited"] and document["plan_changes"] == []
 
 
 def with_a_bug(url: str, data: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -130,6 +130,9 @@ def test_revise_twice_keeps_three_versions_and_the_words_change_a_limit(
 
 # The planner's reading of words that ask for nothing to buy.
 OFF_TOPIC = {"follow_up": {"kind": "new"}, "shopping": False, "goal": "Weather.", "steps": []}
+# "cheaper" or "dearer" with no amount: the plan shown has no pick to compare with.
+CHEAPER = revision("cheaper", "camera strap", None, item="camera strap")
+DEARER = revision("dearer", "camera strap", None)
 
 
 @pytest.mark.parametrize(
@@ -142,6 +145,10 @@ OFF_TOPIC = {"follow_up": {"kind": "new"}, "shopping": False, "goal": "Weather."
             [revision("refine", None, item="camera strap")] * 2,
             "a shopping plan needs at least one search step",
         ),
+        # Nothing is priced before the plan runs: no limit would change, so none is claimed.
+        ("make it cheaper", [CHEAPER], "read as 'cheaper', which needs an amount here"),
+        ("más barato", [CHEAPER], "the plan has no prices yet; say e.g. 'under $40'"),
+        ("something more premium", [DEARER], "read as 'dearer', which needs an amount here"),
     ],
 )
 def test_a_refused_revision_keeps_the_plan_at_approval(
@@ -158,6 +165,15 @@ def test_a_refused_revision_keeps_the_plan_at_approval(
     assert not state.values.get("step_results")
     # The plan still runs when approved.
     assert answer(graph, config, context, True).values["approval"] == "approved"
+
+
+def test_a_limit_in_words_read_as_dearer_is_made_not_refused(small_catalog_file: Path) -> None:
+    # A small model reads "rated at least 4.6" as "dearer" (the embedded one did): the
+    # rating is a limit the words state, so the revision changes it, and is shown as made.
+    graph, _, context, config = paused_graph(small_catalog_file, DEARER)
+    state = answer(graph, config, context, {"revise": "rated at least 4.6"})
+    assert state.values.get("edit_error") is None and len(state.values["revisions"]) == 1
+    assert state.values["stated_limits"].min_rating == 4.6
 
 
 def test_an_injection_in_the_words_reaches_the_planner_fenced_as_a_request(

@@ -12,7 +12,7 @@ import pytest
 from cli_runs import graph_run_output, run_on_terminal
 from fake_openai_server import FakeScript, fake_openai_server
 from fakes import STRAP_PICK, STRAP_PLAN
-from test_plan_revision import KIT_ADDED, OFF_TOPIC, REQUEST, UNDER_50
+from test_plan_revision import CHEAPER, KIT_ADDED, OFF_TOPIC, REQUEST, UNDER_50
 
 KIT_WORDS = "add a lens cleaning kit"
 CHEAPER_WORDS = "a cheaper strap, under $50"
@@ -106,6 +106,19 @@ def test_revise_in_a_script_then_approve_or_stay_paused(
         assert code != 0 and "the plan needs approval" in out, out
         assert fake.calls_for("ReasoningAnswer") == []
     assert len(fake.calls_for("FollowUpPlan")) == 2
+
+
+def test_cheaper_with_no_amount_is_refused_with_what_to_write_instead(
+    small_catalog_file: Path, tmp_path: Path
+) -> None:
+    fake = script(CHEAPER)
+    args = [REQUEST, "--catalog", str(small_catalog_file), "--revise", "make it cheaper", "--yes"]
+    with fake_openai_server(fake) as url:
+        code, out = graph_run_output(url, tmp_path / "data", *args, COLUMNS="200")
+    assert code == 0, out
+    assert "read as 'cheaper', which needs an amount here: the plan has no prices yet" in out
+    assert "Plan 2" not in out  # no version is shown as made
+    assert "step 1 (search) Find camera straps" in out  # --yes ran the plan shown
 
 
 def test_revise_goes_with_a_run_only(tmp_path: Path) -> None:
