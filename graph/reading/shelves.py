@@ -178,7 +178,7 @@ def unstocked_searches(catalog: CatalogBackend, plan: Plan) -> list[str]:
     warnings = []
     for step in plan.search_steps:
         query = step.query or ""
-        cap = step.max_price if step.max_price is not None else plan.budget
+        cap = step.price_cap(plan.budget)
         if carried(catalog, query, cap) is not False:
             continue
         nearest = ", ".join(s.name for s in shop_shelves(catalog).nearest(query, cap=cap)[:3])

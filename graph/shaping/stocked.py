@@ -63,7 +63,7 @@ def stocked_plan(
     shop = shop_shelves(catalog)
     # A search stands when the shop carries its kind, or cannot tell (its own error).
     stands = {
-        s.step: carried(catalog, s.query or "", _cap(s, budget)) is not False
+        s.step: carried(catalog, s.query or "", s.price_cap(budget)) is not False
         for s in plan.search_steps
     }
     kinds = [kind_term(s.query or "") for s in plan.search_steps if stands[s.step]]
@@ -71,7 +71,7 @@ def stocked_plan(
     notes: list[str] = []
     for step in plan.steps:
         query = step.query or ""
-        cap = _cap(step, budget)
+        cap = step.price_cap(budget)
         if stands.get(step.step, True):
             steps.append(step)
             continue
@@ -104,10 +104,6 @@ def stocked_plan(
     steps[last_search + 1 : last_search + 1] = added
     numbered = [s.model_copy(update={"step": n}) for n, s in enumerate(steps, start=1)]
     return plan.model_copy(update={"steps": numbered}), notes
-
-
-def _cap(step: PlanStep, budget: float | None) -> float | None:
-    return step.max_price if step.max_price is not None else budget
 
 
 def _searching(step: PlanStep, shelf: Shelf) -> PlanStep:
