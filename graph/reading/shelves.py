@@ -162,24 +162,36 @@ def nearest_shelves(
     return shop.nearest(request, cap=budget)
 
 
-def carried(catalog: CatalogBackend, query: str, cap: float | None) -> bool | None:
+# What `carried` answered for each (query, cap) while one plan is made: the open-ended
+# plan's searches are checked, then the shaped plan's again, mostly the same ones.
+StockAnswers = dict[tuple[str, float | None], bool | None]
+
+
+def carried(
+    catalog: CatalogBackend, query: str, cap: float | None, known: StockAnswers | None = None
+) -> bool | None:
     """Whether the shop carries the kind `query` names within `cap` (a product whose title
     or labels say it is one: KindStock); None when the query names no kind or the shop
-    cannot answer (the search step reports its own error)."""
-    try:
-        return catalog.kind_stock(query, cap).stocked
-    except (CatalogQueryError, CatalogError):
-        return None
+    cannot answer (the search step reports its own error). Asked once per `known`."""
+    known = {} if known is None else known
+    if (query, cap) not in known:
+        try:
+            known[query, cap] = catalog.kind_stock(query, cap).stocked
+        except (CatalogQueryError, CatalogError):
+            known[query, cap] = None
+    return known[query, cap]
 
 
-def unstocked_searches(catalog: CatalogBackend, plan: Plan) -> list[str]:
+def unstocked_searches(
+    catalog: CatalogBackend, plan: Plan, known: StockAnswers | None = None
+) -> list[str]:
     """A warning for each of the plan's searches for a kind the shop does not carry
     within its cap, naming the nearest shelves for the person who approves the plan."""
     warnings = []
     for step in plan.search_steps:
         query = step.query or ""
         cap = step.price_cap(plan.budget)
-        if carried(catalog, query, cap) is not False:
+        if carried(catalog, query, cap, known) is not False:
             continue
         nearest = ", ".join(s.name for s in shop_shelves(catalog).nearest(query, cap=cap)[:3])
         within = f" within {money(cap)}" if cap is not None else ""

@@ -306,3 +306,26 @@ def test_an_open_ended_request_in_no_word_of_an_occasion_picks_one_among_stocked
     state = _answered(reply, "my sister works night shifts as a nurse, on her feet all day, $50")
     assert state["reading"].open_ended and state["plan"].pick == "one"
     assert all(carried(SHOP, s.query or "", 50) for s in state["plan"].search_steps)
+
+
+def test_the_shop_is_asked_once_whether_it_carries_each_search_of_a_plan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The open-ended plan's searches are checked when stocked, then the shaped plan's for
+    # the approval warnings: the same search within the same cap is asked about once.
+    asked: list[tuple[str, float | None]] = []
+    kind_stock = type(SHOP).kind_stock
+
+    def counted(catalog: Any, kind: str, max_price: float | None = None) -> Any:
+        asked.append((kind, max_price))
+        return kind_stock(catalog, kind, max_price)
+
+    monkeypatch.setattr(type(SHOP), "kind_stock", counted)
+    reply = plan_reply(
+        {"action": "Search compression socks", "query": "compression socks"},
+        {"action": "Search foot massagers", "query": "foot massager"},
+        {"action": "Pick one", "query": None},
+    )
+    _answered(reply, "my sister works night shifts as a nurse, on her feet all day, $50")
+    assert ("compression socks", 50) in asked
+    assert len(asked) == len(set(asked)), asked
