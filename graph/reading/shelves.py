@@ -104,17 +104,20 @@ class ShopShelves:
         return found
 
 
-_SHOPS: dict[tuple[int, str | None, int], ShopShelves] = {}
+_SHOPS: dict[str, ShopShelves] = {}
 _SHOPS_LOCK = threading.Lock()
 
 
 def shop_shelves(catalog: CatalogBackend) -> ShopShelves:
-    """The catalog's shelves, worked out once per process and catalog version; their
-    vectors are cached in the data folder, so a new process only reads them back."""
-    key = (id(catalog), catalog.source, len(catalog))
+    """The catalog's shelves, worked out once per process and catalog source (the marker
+    of what it was built from, its content's hash); their vectors are cached in the data
+    folder by content, so a new process, or a catalog with no source, only reads them back."""
+    source = catalog.source
     with _SHOPS_LOCK:
-        if (shop := _SHOPS.get(key)) is None:
-            shop = _SHOPS[key] = _built(catalog)
+        if source is None:
+            return _built(catalog)
+        if (shop := _SHOPS.get(source)) is None:
+            shop = _SHOPS[source] = _built(catalog)
         return shop
 
 
