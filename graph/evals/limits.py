@@ -21,7 +21,7 @@ from typing import Any
 
 from graph.context import Context
 from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side
-from graph.evals.inputs import EvalInputError, check_limit, is_number, read_json, read_jsonl
+from graph.evals.inputs import EvalInputError, is_number, read_json, read_jsonl
 from graph.evals.reruns import run_on_goal_thread
 from graph.runs.session import stay_paused
 from graph.runs.threads import ShoppingGraph
@@ -165,7 +165,6 @@ def run_limits_eval(
     # search runs and no reasoning call is made.
     context = replace(context, auto_approve=False)
 
-    check_limit(limit)
     context = prepared(context)
     selected = [r for r in requests if r["id"] in labels]  # unlabelled ones cannot be scored
 
@@ -190,7 +189,7 @@ def run_limits_eval(
             + (f", invented {'; '.join(result.invented)}" if result.invented else "")
         )
 
-    results = run_cases(selected[:limit], "request", start, run, line, progress=progress)
+    results = run_cases(selected, "request", start, run, line, limit=limit, progress=progress)
     return LimitReport(label, requests_file, context.provider, context.model, results)
 
 
