@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -216,9 +217,7 @@ def _number(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}"
 
 
-def markdown_table(reports: list[dict[str, Any]]) -> str:
-    """One column per report, so two runs compare side by side."""
-    return side_by_side(reports, BUNDLE_ROWS)
+markdown_table = partial(side_by_side, rows=BUNDLE_ROWS)  # one column per report
 
 
 def _combination(combo: Combination | None) -> str:

@@ -16,6 +16,7 @@ Per request and limit kind:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -211,6 +212,4 @@ LIMIT_ROWS: list[Row] = [
 ]
 
 
-def markdown_table(reports: list[dict[str, Any]]) -> str:
-    """One column per report, so two runs (two models) compare side by side."""
-    return side_by_side(reports, LIMIT_ROWS)
+markdown_table = partial(side_by_side, rows=LIMIT_ROWS)  # one column per report

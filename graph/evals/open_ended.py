@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -284,6 +285,4 @@ OPEN_ENDED_ROWS: list[Row] = [
 ]
 
 
-def markdown_table(reports: list[dict[str, Any]]) -> str:
-    """One column per report, so two runs compare side by side."""
-    return side_by_side(reports, OPEN_ENDED_ROWS)
+markdown_table = partial(side_by_side, rows=OPEN_ENDED_ROWS)  # one column per report
