@@ -53,25 +53,5 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = [
-    "DEFAULT_CATALOG_FILE",
-    "USER_ERRORS",
-    "Catalog",
-    "CatalogBackend",
-    "CatalogError",
-    "CatalogQueryError",
-    "CatalogUnavailable",
-    "PostgresCatalog",
-    "Product",
-    "ProductHit",
-    "SearchArgs",
-    "build_index",
-    "catalog_url_from_env",
-    "category_slug",
-    "default_index_dir",
-    "load_catalog",
-    "load_products",
-    "money",
-    "open_catalog",
-    "open_default_catalog",
-]
+# What the package hands out: its errors, and the names loaded on first use.
+__all__ = ["USER_ERRORS", "CatalogError", "CatalogQueryError", "CatalogUnavailable", *_LAZY]

@@ -47,10 +47,6 @@ class CostEstimate(BaseModel):
     price_known: bool
     calls: list[CallEstimate]
 
-    @property
-    def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
-
 
 @lru_cache(maxsize=8)
 def token_counter(model: str) -> tuple[Callable[[str], int], str]:

@@ -31,7 +31,14 @@ from graph.prompts import (
 from graph.providers.models import structured_model, tool_model
 from graph.providers.retry import is_streaming_refused
 from graph.providers.secrets import redact_secrets, redact_tree
-from graph.reading import Shelf, nearest_shelves, read_request, shopping_reason, unstocked_searches
+from graph.reading import (
+    Shelf,
+    StockAnswers,
+    nearest_shelves,
+    read_request,
+    shopping_reason,
+    unstocked_searches,
+)
 from graph.schemas import (
     MAX_PLAN_STEPS,
     FollowUp,
@@ -263,14 +270,15 @@ def _planned(
         if shelves is None and leaves_the_kinds_open(catalog_for(context), reading, plan):
             # Open-ended in what it asks, though no word of it speaks of an occasion.
             reading, shelves = reading.model_copy(update={"open_ended": True}), []
+    known: StockAnswers = {}  # what the shop carries, asked once per search and cap
     if shelves is not None:
         # Open-ended: a search for a kind the shop lacks becomes one it has, before approval.
         plan, stocked = stocked_plan(
-            catalog_for(context), plan, reading.product_text, stated.budget, reading.words
+            catalog_for(context), plan, reading.product_text, stated.budget, reading.words, known
         )
     shaped = shape_plan(reading, stated, plan, follow_up)
     # Checked against the shop before anyone approves it: a search for a kind it lacks.
-    unstocked = unstocked_searches(catalog_for(context), shaped.plan)
+    unstocked = unstocked_searches(catalog_for(context), shaped.plan, known)
     return {
         "reading": reading,
         "stated_limits": stated,

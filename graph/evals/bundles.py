@@ -11,9 +11,9 @@ What each figure of a report means: docs/evaluation.md ("Bundles under one total
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,6 @@ from graph.evals.bundle_sets import (
     within,
 )
 from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side, take_usage
-from graph.evals.inputs import check_limit
 from graph.evals.reruns import run_on_goal_thread
 from graph.runs.session import approve_all
 from graph.runs.threads import ShoppingGraph
@@ -170,11 +169,7 @@ def run_bundles_eval(
 ) -> BundleReport:
     """Run each request as one checkpointed thread (auto-approved) and score its picks
     against the brute force over `catalog_file`, the catalog the context's runs use."""
-    runs_on = Path(context.catalog) if context.catalog else None
-    if runs_on is not None and runs_on.is_file() and not os.path.samefile(runs_on, catalog_file):
-        raise ValueError(f"the runs use {runs_on} but the scores would use {catalog_file}")
-    check_limit(limit)
-    context = prepared(context)  # opens the catalog: a bad one fails here
+    context = prepared(context, catalog_file)  # opens the catalog: a bad one fails here
     products = load_products(catalog_file)
     check_kinds(requests, products, catalog_file, bundles_file)
     by_id = {p.id: p for p in products}
@@ -193,11 +188,7 @@ def run_bundles_eval(
             f"missing {terminal_markup(missing, 200)}" if missing else "every item"
         ) + f", {money(result.total)} of {money(result.budget)}"
 
-    def name(index: int, request: BundleRequest) -> str:
-        return f"request {terminal_markup(request.id, 40)}"
-
-    selected = list(requests[:limit])
-    results = run_cases(selected, "request", start, run, line, name=name, progress=progress)
+    results = run_cases(requests, "request", start, run, line, limit=limit, progress=progress)
     settings = (context.provider, context.model, context.tool_mode)
     return BundleReport(label, bundles_file, str(catalog_file), *settings, results)
 
@@ -226,9 +217,7 @@ def _number(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}"
 
 
-def markdown_table(reports: list[dict[str, Any]]) -> str:
-    """One column per report, so two runs compare side by side."""
-    return side_by_side(reports, BUNDLE_ROWS)
+markdown_table = partial(side_by_side, rows=BUNDLE_ROWS)  # one column per report
 
 
 def _combination(combo: Combination | None) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict
@@ -20,7 +21,7 @@ from rich.progress import Progress
 
 from catalog.terminal import terminal_markup
 from graph.context import Context
-from graph.evals.inputs import EvalInputError, report_paths, write_atomically
+from graph.evals.inputs import EvalInputError, check_limit, report_paths, write_atomically
 from graph.providers.models import resolved_context
 from graph.runs.session import open_run_catalog, usage_totals
 
@@ -46,11 +47,15 @@ def approved_context(args: argparse.Namespace, catalog: Path | None = None) -> C
     )
 
 
-def prepared(context: Context) -> Context:
+def prepared(context: Context, scored_on: Path | None = None) -> Context:
     """`context` as its runs record it: prepared as the CLI's runs are (the catalog path
     absolute, the catalog opened, so a bad one fails before the first goal), with the
     provider and model resolved as the model session resolves them, since a rerun is
-    compared with the saved runs by these (graph/evals/reruns.py)."""
+    compared with the saved runs by these (graph/evals/reruns.py). `scored_on`: the
+    catalog file the eval scores against, which a catalog file the runs use must be."""
+    runs_on = Path(context.catalog) if context.catalog else None
+    if scored_on and runs_on and runs_on.is_file() and not os.path.samefile(runs_on, scored_on):
+        raise ValueError(f"the runs use {runs_on} but the scores would use {scored_on}")
     return open_run_catalog(resolved_context(context))
 
 
@@ -69,17 +74,21 @@ def run_cases(
     line: Callable[[Result], str],
     *,
     name: Callable[[int, Case], str] | None = None,
+    limit: int | None = None,
     progress: bool = True,
 ) -> list[Result]:
-    """Each case's result: `start` makes it, `run` runs the case and scores it there. A
-    case that raises keeps what it got and the error (and, where results time their
-    runs, the time it took). The terminal names a case `name` (default: noun and number)
-    and prints `line` after it, and any error."""
+    """Each case's result, of the first `limit` cases: `start` makes it, `run` runs the
+    case and scores it there. A case that raises keeps what it got and the error (and,
+    where results time their runs, the time it took). The terminal names a case `name`
+    (default: noun and its id, else its number) and prints `line` after it, and any error."""
+    check_limit(limit)
+    cases = cases[:limit]
     results: list[Result] = []
     with Progress(disable=not progress, transient=False) as bar:
         task = bar.add_task(f"{noun}s", total=len(cases))
         for index, case in enumerate(cases, start=1):
-            shown = name(index, case) if name else f"{noun} {index}"
+            case_id = str(getattr(case, "id", index))  # a case's id, else its number
+            shown = name(index, case) if name else f"{noun} {terminal_markup(case_id, 40)}"
             result = start(index, case)
             bar.update(task, description=f"{noun} {index}/{len(cases)}")
             started = time.perf_counter()

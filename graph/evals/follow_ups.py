@@ -290,7 +290,9 @@ def run_follow_ups_eval(
         result.checks = score_case(case, first, second, catalog_for(context))
         result.passed = bool(result.checks) and all(result.checks.values())
 
-    results = run_cases(cases[:limit], "case", _start, run, _line, name=_name, progress=progress)
+    results = run_cases(
+        cases, "case", _start, run, _line, name=_name, limit=limit, progress=progress
+    )
     return FollowUpReport(label, follow_ups_file, context.provider, context.model, results)
 
 
@@ -363,5 +365,7 @@ def run_revisions_eval(
         }
         result.passed = all(result.checks.values())
 
-    results = run_cases(cases[:limit], "case", _start, run, _line, name=_name, progress=progress)
+    results = run_cases(
+        cases, "case", _start, run, _line, name=_name, limit=limit, progress=progress
+    )
     return FollowUpReport(label, revisions_file, context.provider, context.model, results)

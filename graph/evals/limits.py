@@ -16,12 +16,13 @@ Per request and limit kind:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from graph.context import Context
 from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side
-from graph.evals.inputs import EvalInputError, check_limit, is_number, read_json, read_jsonl
+from graph.evals.inputs import EvalInputError, is_number, read_json, read_jsonl
 from graph.evals.reruns import run_on_goal_thread
 from graph.runs.session import stay_paused
 from graph.runs.threads import ShoppingGraph
@@ -165,7 +166,6 @@ def run_limits_eval(
     # search runs and no reasoning call is made.
     context = replace(context, auto_approve=False)
 
-    check_limit(limit)
     context = prepared(context)
     selected = [r for r in requests if r["id"] in labels]  # unlabelled ones cannot be scored
 
@@ -190,7 +190,7 @@ def run_limits_eval(
             + (f", invented {'; '.join(result.invented)}" if result.invented else "")
         )
 
-    results = run_cases(selected[:limit], "request", start, run, line, progress=progress)
+    results = run_cases(selected, "request", start, run, line, limit=limit, progress=progress)
     return LimitReport(label, requests_file, context.provider, context.model, results)
 
 
@@ -212,6 +212,4 @@ LIMIT_ROWS: list[Row] = [
 ]
 
 
-def markdown_table(reports: list[dict[str, Any]]) -> str:
-    """One column per report, so two runs (two models) compare side by side."""
-    return side_by_side(reports, LIMIT_ROWS)
+markdown_table = partial(side_by_side, rows=LIMIT_ROWS)  # one column per report

@@ -20,9 +20,9 @@ per request (`open-{label}-{id}`), so a rerun resumes where the last one stopped
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,6 @@ from graph.choosing.picks import Candidate, candidates_of
 from graph.context import Context
 from graph.evals.bundle_sets import BundleFileError, _amount, _keys, _text, read_cases, within
 from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side, take_usage
-from graph.evals.inputs import check_limit
 from graph.evals.reruns import run_on_goal_thread
 from graph.runs.session import approve_all
 from graph.runs.threads import ShoppingGraph
@@ -242,11 +241,7 @@ def run_open_ended_eval(
 ) -> OpenEndedReport:
     """Run each request as one checkpointed thread (auto-approved) and score it on
     `catalog_file`, the catalog the context's runs use."""
-    runs_on = Path(context.catalog) if context.catalog else None
-    if runs_on is not None and runs_on.is_file() and not os.path.samefile(runs_on, catalog_file):
-        raise ValueError(f"the runs use {runs_on} but the scores would use {catalog_file}")
-    check_limit(limit)
-    context = prepared(context)  # opens the catalog: a bad one fails here
+    context = prepared(context, catalog_file)  # opens the catalog: a bad one fails here
     check_categories(requests, load_products(catalog_file), open_ended_file)
 
     def start(index: int, request: OpenEndedRequest) -> OpenEndedResult:
@@ -268,11 +263,7 @@ def run_open_ended_eval(
         verdict = "met" if result.met else "not met"
         return f"{verdict}: {terminal_markup(picked or 'no pick', 200)}"
 
-    def name(index: int, request: OpenEndedRequest) -> str:
-        return f"request {terminal_markup(request.id, 40)}"
-
-    selected = list(requests[:limit])
-    results = run_cases(selected, "request", start, run, line, name=name, progress=progress)
+    results = run_cases(requests, "request", start, run, line, limit=limit, progress=progress)
     settings = (context.provider, context.model, context.tool_mode)
     return OpenEndedReport(label, open_ended_file, str(catalog_file), *settings, results)
 
@@ -294,6 +285,4 @@ OPEN_ENDED_ROWS: list[Row] = [
 ]
 
 
-def markdown_table(reports: list[dict[str, Any]]) -> str:
-    """One column per report, so two runs compare side by side."""
-    return side_by_side(reports, OPEN_ENDED_ROWS)
+markdown_table = partial(side_by_side, rows=OPEN_ENDED_ROWS)  # one column per report

@@ -18,7 +18,7 @@ from typing import Any
 from catalog import load_products
 from graph.context import Context
 from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side, take_usage
-from graph.evals.inputs import EvalInputError, check_limit, is_number, read_json
+from graph.evals.inputs import EvalInputError, is_number, read_json
 from graph.evals.reruns import run_on_goal_thread
 from graph.evals.webshop_reward import webshop_reward
 from graph.runs.session import approve_all
@@ -208,7 +208,6 @@ def run_eval(
     limit: int | None = None,
     progress: bool = True,
 ) -> Report:
-    check_limit(limit)
     context = prepared(context)  # opens the catalog: a bad one fails here
     raw = raw_products(catalog_path)
 
@@ -224,7 +223,7 @@ def run_eval(
     def line(result: GoalResult) -> str:
         return f"reward {result.reward:.2f}" + (" (target)" if result.exact_success else "")
 
-    results = run_cases(goals[:limit], "goal", start, run, line, progress=progress)
+    results = run_cases(goals, "goal", start, run, line, limit=limit, progress=progress)
     settings = (context.provider, context.model, context.tool_mode)
     return Report(label, goals_file, str(catalog_path), *settings, results)
 
@@ -237,6 +236,4 @@ def _cell(key: str, summary: dict[str, Any]) -> str:
 ROWS: list[Row] = [(title, partial(_cell, key)) for key, title, _ in FIGURES if title]
 
 
-def markdown_table(reports: list[dict[str, Any]]) -> str:
-    """One column per report, so two runs compare side by side."""
-    return side_by_side(reports, ROWS)
+markdown_table = partial(side_by_side, rows=ROWS)  # one column per report

@@ -11,6 +11,7 @@ from graph.reading.request import read_request
 from graph.reading.shelves import (
     Shelf,
     ShopShelves,
+    StockAnswers,
     carried,
     nearest_shelves,
     shop_shelves,

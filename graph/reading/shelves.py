@@ -104,17 +104,20 @@ class ShopShelves:
         return found
 
 
-_SHOPS: dict[tuple[int, str | None, int], ShopShelves] = {}
+_SHOPS: dict[str, ShopShelves] = {}
 _SHOPS_LOCK = threading.Lock()
 
 
 def shop_shelves(catalog: CatalogBackend) -> ShopShelves:
-    """The catalog's shelves, worked out once per process and catalog version; their
-    vectors are cached in the data folder, so a new process only reads them back."""
-    key = (id(catalog), catalog.source, len(catalog))
+    """The catalog's shelves, worked out once per process and catalog source (the marker
+    of what it was built from, its content's hash); their vectors are cached in the data
+    folder by content, so a new process, or a catalog with no source, only reads them back."""
+    source = catalog.source
     with _SHOPS_LOCK:
-        if (shop := _SHOPS.get(key)) is None:
-            shop = _SHOPS[key] = _built(catalog)
+        if source is None:
+            return _built(catalog)
+        if (shop := _SHOPS.get(source)) is None:
+            shop = _SHOPS[source] = _built(catalog)
         return shop
 
 
@@ -162,24 +165,36 @@ def nearest_shelves(
     return shop.nearest(request, cap=budget)
 
 
-def carried(catalog: CatalogBackend, query: str, cap: float | None) -> bool | None:
+# What `carried` answered for each (query, cap) while one plan is made: the open-ended
+# plan's searches are checked, then the shaped plan's again, mostly the same ones.
+StockAnswers = dict[tuple[str, float | None], bool | None]
+
+
+def carried(
+    catalog: CatalogBackend, query: str, cap: float | None, known: StockAnswers | None = None
+) -> bool | None:
     """Whether the shop carries the kind `query` names within `cap` (a product whose title
     or labels say it is one: KindStock); None when the query names no kind or the shop
-    cannot answer (the search step reports its own error)."""
-    try:
-        return catalog.kind_stock(query, cap).stocked
-    except (CatalogQueryError, CatalogError):
-        return None
+    cannot answer (the search step reports its own error). Asked once per `known`."""
+    known = {} if known is None else known
+    if (query, cap) not in known:
+        try:
+            known[query, cap] = catalog.kind_stock(query, cap).stocked
+        except (CatalogQueryError, CatalogError):
+            known[query, cap] = None
+    return known[query, cap]
 
 
-def unstocked_searches(catalog: CatalogBackend, plan: Plan) -> list[str]:
+def unstocked_searches(
+    catalog: CatalogBackend, plan: Plan, known: StockAnswers | None = None
+) -> list[str]:
     """A warning for each of the plan's searches for a kind the shop does not carry
     within its cap, naming the nearest shelves for the person who approves the plan."""
     warnings = []
     for step in plan.search_steps:
         query = step.query or ""
-        cap = step.max_price if step.max_price is not None else plan.budget
-        if carried(catalog, query, cap) is not False:
+        cap = step.price_cap(plan.budget)
+        if carried(catalog, query, cap, known) is not False:
             continue
         nearest = ", ".join(s.name for s in shop_shelves(catalog).nearest(query, cap=cap)[:3])
         within = f" within {money(cap)}" if cap is not None else ""

@@ -104,6 +104,10 @@ class PlanStep(BaseModel):
     def is_search(self) -> bool:
         return self.query is not None
 
+    def price_cap(self, budget: float | None) -> float | None:
+        """The highest price this step's search may pay: its max_price, else `budget`."""
+        return self.max_price if self.max_price is not None else budget
+
     def search_arguments(self) -> dict[str, object]:
         """Arguments for `search_products`, without the unset filters."""
         filters = {name: getattr(self, name) for name in SEARCH_FILTERS}

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from catalog import CatalogBackend, money
 from catalog.kinds import kind_term
 from catalog.text import head_word, kind_words
-from graph.reading import Shelf, carried, shop_shelves
+from graph.reading import Shelf, StockAnswers, carried, shop_shelves
 from graph.schemas import Plan, PlanStep, RequestReading
 from meaning import Embedder
 
@@ -54,16 +54,17 @@ def stocked_plan(
     request: str,
     budget: float | None,
     request_words: Sequence[str] = (),
+    known: StockAnswers | None = None,
 ) -> tuple[Plan, list[str]]:
     """`plan` with each search for a kind the shop lacks within its cap replaced by the
     shelf nearest it and `request` (the request's words without its limits), and the
     request's nearest shelves added up to KINDS_LOOKED_AT kinds unless the request's
     words (`request_words`) name a kind it searches ("a gift for my sister: a yoga mat");
-    the notes say what changed."""
+    the notes say what changed. What the shop carries is kept in `known` (`carried`)."""
     shop = shop_shelves(catalog)
     # A search stands when the shop carries its kind, or cannot tell (its own error).
     stands = {
-        s.step: carried(catalog, s.query or "", _cap(s, budget)) is not False
+        s.step: carried(catalog, s.query or "", s.price_cap(budget), known) is not False
         for s in plan.search_steps
     }
     kinds = [kind_term(s.query or "") for s in plan.search_steps if stands[s.step]]
@@ -71,7 +72,7 @@ def stocked_plan(
     notes: list[str] = []
     for step in plan.steps:
         query = step.query or ""
-        cap = _cap(step, budget)
+        cap = step.price_cap(budget)
         if stands.get(step.step, True):
             steps.append(step)
             continue
@@ -104,10 +105,6 @@ def stocked_plan(
     steps[last_search + 1 : last_search + 1] = added
     numbered = [s.model_copy(update={"step": n}) for n, s in enumerate(steps, start=1)]
     return plan.model_copy(update={"steps": numbered}), notes
-
-
-def _cap(step: PlanStep, budget: float | None) -> float | None:
-    return step.max_price if step.max_price is not None else budget
 
 
 def _searching(step: PlanStep, shelf: Shelf) -> PlanStep:

@@ -4,13 +4,15 @@ becomes (graph/shaping/stocked.py), found by meaning (#34, #40)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+from catalog_samples import PRODUCTS
 from conftest import shared_file
 from fakes import FakeShoppingChatModel, plan_of, plan_reply, run_graph
 
-from catalog import CatalogError, Product
+from catalog import Catalog, CatalogError, Product, build_index
 from graph.context import Context
 from graph.prompts import PLANNER_USER, planner_messages
 from graph.reading import carried, nearest_shelves, read_request, shop_shelves, unstocked_searches
@@ -306,3 +308,44 @@ def test_an_open_ended_request_in_no_word_of_an_occasion_picks_one_among_stocked
     state = _answered(reply, "my sister works night shifts as a nurse, on her feet all day, $50")
     assert state["reading"].open_ended and state["plan"].pick == "one"
     assert all(carried(SHOP, s.query or "", 50) for s in state["plan"].search_steps)
+
+
+def test_the_shop_is_asked_once_whether_it_carries_each_search_of_a_plan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The open-ended plan's searches are checked when stocked, then the shaped plan's for
+    # the approval warnings: the same search within the same cap is asked about once.
+    asked: list[tuple[str, float | None]] = []
+    kind_stock = type(SHOP).kind_stock
+
+    def counted(catalog: Any, kind: str, max_price: float | None = None) -> Any:
+        asked.append((kind, max_price))
+        return kind_stock(catalog, kind, max_price)
+
+    monkeypatch.setattr(type(SHOP), "kind_stock", counted)
+    reply = plan_reply(
+        {"action": "Search compression socks", "query": "compression socks"},
+        {"action": "Search foot massagers", "query": "foot massager"},
+        {"action": "Pick one", "query": None},
+    )
+    _answered(reply, "my sister works night shifts as a nurse, on her feet all day, $50")
+    assert ("compression socks", 50) in asked
+    assert len(asked) == len(set(asked)), asked
+
+
+def test_a_catalogs_shelves_are_kept_by_what_it_was_built_from_not_by_the_object(
+    tmp_path: Path,
+) -> None:
+    # The same source opened again shares its shelves; they are not worked out anew.
+    assert shop_shelves(Catalog.open(SHOP.index_dir)) is shop_shelves(SHOP)
+    # A catalog built in code records no source: replaced by as many other products, its
+    # shelves are the new ones, not those of the catalog object it was before.
+    catalog = Catalog.open(build_index(PRODUCTS, tmp_path / "index"))
+    assert "teapot" not in shop_shelves(catalog).kinds
+    teapots = [
+        Product(id=f"t{n}", title="Cast Iron Teapot", description="", category="kitchen", price=9)
+        for n in range(len(PRODUCTS))
+    ]
+    build_index(teapots, tmp_path / "index")
+    catalog.reload()
+    assert shop_shelves(catalog).kinds == {"teapot"}
