@@ -18,7 +18,7 @@ from typing import Any, Protocol, TypeVar
 
 from rich.progress import Progress
 
-from catalog.terminal import terminal_markup
+from catalog.terminal import STDOUT, terminal_console, terminal_markup
 from graph.context import Context
 from graph.evals.inputs import EvalInputError, report_paths, write_atomically
 from graph.providers.models import resolved_context
@@ -76,7 +76,7 @@ def run_cases(
     runs, the time it took). The terminal names a case `name` (default: noun and number)
     and prints `line` after it, and any error."""
     results: list[Result] = []
-    with Progress(disable=not progress, transient=False) as bar:
+    with Progress(console=terminal_console(), disable=not progress, transient=False) as bar:
         task = bar.add_task(f"{noun}s", total=len(cases))
         for index, case in enumerate(cases, start=1):
             shown = name(index, case) if name else f"{noun} {index}"
@@ -146,7 +146,7 @@ def show_and_save(data: dict[str, Any], table: str, out: Path | None) -> None:
     """Print a report's table; with --out, write the report as JSON and the table beside
     (each whole or not at all: main checked --out before the first goal, but a disk can
     still fill up)."""
-    print(table)
+    print(table, file=STDOUT)
     if out:
         json_path, table_path = report_paths(out)
         try:
