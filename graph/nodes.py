@@ -149,7 +149,7 @@ def _plan(
     # (code, not a tool: the planner stays tool-free); a follow-up sees its previous run.
     # None: not open-ended (its plan's kinds are the shopper's, never replaced).
     shelves = (
-        nearest_shelves(catalog_for(context), reading.product_text, reading.limits.budget)
+        nearest_shelves(catalog_for(context), reading.product_text, reading.limits.product_cap)
         if previous is None and reading.open_ended
         else None
     )
@@ -246,7 +246,7 @@ def _planned(
     if shelves is not None:
         # Open-ended: a search for a kind the shop lacks becomes one it has, before approval.
         plan, stocked = stocked_plan(
-            catalog_for(context), plan, reading.product_text, stated.budget, reading.words
+            catalog_for(context), plan, reading.product_text, stated.product_cap, reading.words
         )
     shaped = shape_plan(reading, stated, plan, follow_up)
     # Checked against the shop before anyone approves it: a search for a kind it lacks.
