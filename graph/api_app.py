@@ -64,16 +64,14 @@ def _masked_body(body: bytes) -> bytes:
     except ValueError:
         return body  # the server refuses it as it would have
     # One run's payload, or a list of them (runs.batch).
-    runs = sent if isinstance(sent, list) else [sent]
-    masked = [
+    runs = [
         {**run, **{k: redact_tree(run[k]) for k in _RUN_FIELDS if k in run}}
         if isinstance(run, dict)
         else run
-        for run in runs
+        for run in (sent if isinstance(sent, list) else [sent])
     ]
-    if masked == runs:
-        return body
-    return json.dumps(masked if isinstance(sent, list) else masked[0]).encode()
+    masked = runs if isinstance(sent, list) else runs[0]
+    return body if masked == sent else json.dumps(masked).encode()
 
 
 app = Starlette(middleware=[Middleware(MaskSecretsInRuns)])

@@ -80,7 +80,8 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     state for the later nodes."""
     # The one reading of the request in a run; before any call, an impossible limit is
     # refused (no plan can meet it, and no search should try). A key or password pasted
-    # into it is masked (the CLI's session did so already; an API client's did not).
+    # into it is masked (the CLI's session and the API server's HTTP app did so already;
+    # a caller of the graph itself may not have).
     request: object = state.request  # an API client may send any JSON value: refused
     reading = read_request(redact_secrets(request) if isinstance(request, str) else request)
     # A follow-up: its finished parent read back, and what carries over (in code).
