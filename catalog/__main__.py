@@ -16,11 +16,11 @@ from rich.text import Text
 from catalog.errors import CatalogError, CatalogQueryError
 from catalog.exits import (
     EXIT_BUG,
-    EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
     StdoutUnwritable,
     exit_code_of,
+    stdout_refusals_in_one_line,
 )
 from catalog.loaders import FORMATS
 from catalog.models import MAX_LIMIT, money
@@ -29,7 +29,6 @@ from catalog.terminal import (
     ERROR_DISPLAY_CHARS,
     STDOUT,
     command_line_text,
-    stdout_closed,
     survive_any_locale,
     terminal_console,
     terminal_markup,
@@ -177,6 +176,7 @@ def print_hits(out: Console, query: str, hits: list[ProductHit]) -> None:
     out.print(table)
 
 
+@stdout_refusals_in_one_line
 def main(argv: list[str] | None = None) -> int:
     survive_any_locale()
     arguments = argv if argv is not None else sys.argv[1:]
@@ -186,12 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     err = terminal_console(stderr=True)
     try:
         _run(args, out)
-    except BrokenPipeError:  # the reader of stdout went away (`... | head -1`)
-        return stdout_closed()
-    except StdoutUnwritable as exc:  # a full device: what is left unwritten is dropped
-        stdout_closed()
-        err.print(f"[bold red]error:[/bold red] {exc}", soft_wrap=True)
-        return EXIT_FAILED
+    except (BrokenPipeError, StdoutUnwritable):
+        raise  # stdout refused a write: one line at most (stdout_refusals_in_one_line)
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM during a build: its folder is removed
         err.print("[yellow]interrupted.[/] nothing was changed", soft_wrap=True)
         return EXIT_INTERRUPTED

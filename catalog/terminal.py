@@ -16,7 +16,6 @@ from __future__ import annotations
 import codecs
 import contextlib
 import io
-import os
 import sys
 import time
 import unicodedata
@@ -35,7 +34,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from catalog.exits import EXIT_STDOUT_CLOSED, StdoutUnwritable
+from catalog.exits import StdoutUnwritable, stdout_closed
 
 # Characters of a piece of untrusted text shown at most (a product title, an answer, a
 # request); longer text is cut with an ellipsis. Error lines, which hold the code's own
@@ -86,15 +85,6 @@ def terminal_text(
 def terminal_markup(value: Any, limit: int = DISPLAY_CHARS, *, keep_newlines: bool = False) -> str:
     """Untrusted `value` to place inside a rich markup string (cleaned and escaped)."""
     return escape(clean_text(value, limit, keep_newlines=keep_newlines))
-
-
-def stdout_closed() -> int:
-    """What a CLI does when the reader of its stdout went away (`... | head -1`), after
-    Python's recipe for SIGPIPE (docs: signal, "Note on SIGPIPE"): point stdout at devnull,
-    so the flush at exit cannot fail again and print a traceback; returns the exit status."""
-    with contextlib.suppress(OSError, ValueError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return EXIT_STDOUT_CLOSED
 
 
 class _CliConsole(Console):

@@ -60,7 +60,8 @@ def load_env_file(directory: Path | None = None) -> Path | None:
     a file above it may belong to anyone (a parent under /tmp), so it is never searched
     for. Variables already set win. Returns the file read, or None if there is none or
     it is not read (another user owns it, or anyone may write to it: a warning says so).
-    A file that sets where to connect while a credential is set is named in a warning.
+    A file that sets where to connect while the environment sets a credential (which may
+    be sent there) is named in a warning.
 
     SettingsError for a file that is not a regular file (a FIFO would block for good), is
     not UTF-8 text, holds a NUL, or sets a base URL while its key comes from the
@@ -110,7 +111,10 @@ def load_env_file(directory: Path | None = None) -> Path | None:
     added = {name: value for name, value in values.items() if name not in os.environ}
     os.environ.update(added)
     hosts = [name for name, value in added.items() if ENDPOINT_NAME.search(name) and value.strip()]
-    credentials = sorted(n for n in os.environ if re.fullmatch(SECRET_NAME, n, re.I) and env(n))
+    # Only a credential of the environment's, not one the file sets beside its own host.
+    credentials = sorted(
+        n for n in os.environ if n not in added and re.fullmatch(SECRET_NAME, n, re.I) and env(n)
+    )
     if hosts and credentials:
         sys.stderr.write(
             f"warning: {path} sets {', '.join(hosts)}, and {', '.join(credentials)} may be "

@@ -87,7 +87,8 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     state for the later nodes."""
     # The one reading of the request in a run; before any call, an impossible limit is
     # refused (no plan can meet it, and no search should try). A key or password pasted
-    # into it is masked (the CLI's session did so already; an API client's did not).
+    # into it is masked (the CLI's session and the API server's HTTP app did so already;
+    # a caller of the graph itself may not have).
     request: object = state.request  # an API client may send any JSON value: refused
     reading = read_request(redact_secrets(request) if isinstance(request, str) else request)
     # A follow-up: its finished parent read back, and what carries over (in code).
@@ -175,7 +176,7 @@ def _plan(
     # (code, not a tool: the planner stays tool-free); a follow-up sees its previous run.
     # None: not open-ended (its plan's kinds are the shopper's, never replaced).
     shelves = (
-        nearest_shelves(catalog_for(context), reading.product_text, reading.limits.budget)
+        nearest_shelves(catalog_for(context), reading.product_text, reading.limits.product_cap)
         if previous is None and reading.open_ended
         else None
     )
@@ -274,7 +275,12 @@ def _planned(
     if shelves is not None:
         # Open-ended: a search for a kind the shop lacks becomes one it has, before approval.
         plan, stocked = stocked_plan(
-            catalog_for(context), plan, reading.product_text, stated.budget, reading.words, known
+            catalog_for(context),
+            plan,
+            reading.product_text,
+            stated.product_cap,
+            reading.words,
+            known,
         )
     shaped = shape_plan(reading, stated, plan, follow_up)
     # Checked against the shop before anyone approves it: a search for a kind it lacks.

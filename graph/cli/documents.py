@@ -7,11 +7,14 @@ They are the source of the JSON Schema published as docs/run-document.schema.jso
 from __future__ import annotations
 
 import json
+import sys
 from typing import Annotated, Any, Literal, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.fields import FieldInfo
 
+from catalog.exits import EXIT_OK, stdout_refusals_in_one_line
+from catalog.terminal import STDOUT
 from graph.cli.exits import JSON_SCHEMA_VERSION
 from graph.cost import CostEstimate
 from graph.runs.session import UsageTotals
@@ -164,5 +167,12 @@ def published_schema() -> str:
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"
 
 
-if __name__ == "__main__":  # python -m graph.cli.documents > docs/run-document.schema.json
-    print(published_schema(), end="")
+@stdout_refusals_in_one_line
+def main() -> int:
+    """`python -m graph.cli.documents > docs/run-document.schema.json`"""
+    print(published_schema(), end="", file=STDOUT)
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

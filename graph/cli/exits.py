@@ -17,7 +17,6 @@ from catalog.exits import (
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    EXIT_STDOUT_CLOSED,
     StdoutUnwritable,
 )
 
@@ -55,7 +54,6 @@ __all__ = [
     "EXIT_FAILED",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
-    "EXIT_STDOUT_CLOSED",
     "JSON_SCHEMA_VERSION",
     "StdoutUnwritable",
     "print_json",

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
+from catalog.exits import stdout_refusals_in_one_line
 from catalog.version import add_version_option
 from graph.cli.arguments import conflict
 from graph.cli.exits import (
@@ -112,21 +113,9 @@ def _collector_paused(freeze: bool) -> Iterator[None]:
         gc.enable()
 
 
+@stdout_refusals_in_one_line  # a run cut there resumes from its last checkpoint
 def main(argv: list[str] | None = None) -> int:
-    try:
-        return _main(argv)
-    except (BrokenPipeError, StdoutUnwritable) as error:
-        # The reader of stdout went away (`... | head -1`; rich's console handles its own
-        # writes alike): leave quietly. Every checkpoint is written whole (one transaction
-        # each), so a run cut here resumes from its last one. Anything left unwritten is
-        # dropped either way, or the flush at exit would fail again.
-        from catalog.terminal import stdout_closed
-
-        closed = stdout_closed()
-        if isinstance(error, BrokenPipeError):
-            return closed
-        sys.stderr.write(f"error: {error}\n")  # a full device: an environment fault
-        return EXIT_FAILED
+    return _main(argv)
 
 
 def _main(argv: list[str] | None) -> int:

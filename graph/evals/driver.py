@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeVar
 
 from rich.progress import Progress
 
-from catalog.terminal import terminal_markup
+from catalog.terminal import STDOUT, terminal_console, terminal_markup
 from graph.context import Context
 from graph.evals.inputs import EvalInputError, check_limit, report_paths, write_atomically
 from graph.providers.models import resolved_context
@@ -84,7 +84,7 @@ def run_cases(
     check_limit(limit)
     cases = cases[:limit]
     results: list[Result] = []
-    with Progress(disable=not progress, transient=False) as bar:
+    with Progress(console=terminal_console(), disable=not progress, transient=False) as bar:
         task = bar.add_task(f"{noun}s", total=len(cases))
         for index, case in enumerate(cases, start=1):
             case_id = str(getattr(case, "id", index))  # a case's id, else its number
@@ -155,7 +155,7 @@ def show_and_save(data: dict[str, Any], table: str, out: Path | None) -> None:
     """Print a report's table; with --out, write the report as JSON and the table beside
     (each whole or not at all: main checked --out before the first goal, but a disk can
     still fill up)."""
-    print(table)
+    print(table, file=STDOUT)
     if out:
         json_path, table_path = report_paths(out)
         try:

@@ -34,9 +34,15 @@ from pathlib import Path
 from typing import Any
 
 from catalog import CatalogError, load_products
-from catalog.exits import EXIT_BAD_INPUT, EXIT_BUG, exit_code_of
+from catalog.exits import (
+    EXIT_BAD_INPUT,
+    EXIT_BUG,
+    StdoutUnwritable,
+    exit_code_of,
+    stdout_refusals_in_one_line,
+)
 from catalog.paths import keep_data_private
-from catalog.terminal import clean_text
+from catalog.terminal import STDOUT, clean_text
 from catalog.version import add_version_option
 from graph.builder import build_graph
 from graph.context import Context, SettingsError, load_env_file
@@ -159,6 +165,7 @@ def parse_arguments(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+@stdout_refusals_in_one_line
 def main(argv: list[str] | None = None) -> int:
     args = parse_arguments(argv)
     try:
@@ -169,6 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         check_limit(args.limit)
         check_out(args.out, (args.goals, args.catalog, args.limits))
         return _mode_main(args)
+    except (BrokenPipeError, StdoutUnwritable):
+        raise  # stdout refused a write: one line (stdout_refusals_in_one_line)
     except (*USER_ERRORS, OSError) as error:
         text = str(error) if isinstance(error, USER_ERRORS) else file_problem(error)
         if text is None:
@@ -197,13 +206,14 @@ def _compare_main(paths: list[Path]) -> int:
             raise EvalInputError(f"report {path}: not an eval report (no 'summary' object)")
         reports.append(report)
     if all("requests_file" in r for r in reports):
-        print(limits_table(reports))
+        table = limits_table
     elif all("bundles_file" in r for r in reports):
-        print(bundles_table(reports))
+        table = bundles_table
     elif all("open_ended_file" in r for r in reports):
-        print(open_ended_table(reports))
+        table = open_ended_table
     else:
-        print(markdown_table(reports))
+        table = markdown_table
+    print(table(reports), file=STDOUT)
     return 0
 
 
@@ -227,7 +237,7 @@ def _mode_main(args: argparse.Namespace) -> int:
         products = load_products(bundles.catalog)
         check_kinds(bundles.requests, products, bundles.catalog, str(bundles.path))
         if args.check:
-            print(check_text(bundles, products))
+            print(check_text(bundles, products), file=STDOUT)
             return 0
         run = partial(run_bundles_eval, bundles.requests, bundles.catalog, bundles_file=source)
         context, table = approved_context(args, bundles.catalog), bundles_table

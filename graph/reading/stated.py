@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from catalog.models import PRICE_CURRENCY, money
 from catalog.text import kind_words, opening, product_words
 from graph.reading.phrases import (
+    ADDING,
     BARE_PRICE,
     BUDGET_NUMBER,
     DANGLING,
@@ -166,6 +167,12 @@ def listed_items(request: str) -> list[str]:
     return items if len(items) >= 2 else []
 
 
+def _joined(between: str) -> bool:
+    """Whether the text between two limits joins them as both holding: nothing but words
+    that add ("and", "plus") and punctuation, no correction ("no", "actually")."""
+    return not re.sub(r"\W", "", ADDING.sub(" ", between))
+
+
 def _applied(kind: str, spans: list[_PriceSpan], choices: list[LimitChoice]) -> float | None:
     """The one value of these limits of one kind: the last stated when they differ
     ("$30 total, no wait, $40 total": $40), the choice recorded to be shown."""
@@ -250,19 +257,23 @@ def read_limits(request: str) -> StatedLimits:
             if span in caps or any(c.start == span.start for c in caps):
                 cap = next(c for c in caps if c.start == span.start)
                 words = _item_words(text, cap, previous_end)
+                applied = ItemCap(words=words, max_price=cap.values[-1], text=_quoted(cap.text))
                 if not words and item_caps:
-                    # A cap that names no item after another ("under $60, no, under $40",
-                    # "under $60 and under $40"): that item's cap stated again; the later
-                    # applies, as a correction comes after what it corrects, and both are shown.
+                    # A cap that names no item after another: that item's cap stated again,
+                    # both shown. Joined to it as both holding ("under $40 and under $60"),
+                    # the lower applies; else the later, as a correction comes after what it
+                    # corrects ("under $60, no, under $40").
                     earlier = item_caps.pop()
-                    words, stated_caps = earlier.words, (earlier.text, _quoted(cap.text))
+                    both_hold = _joined(text[previous_end : cap.start])
+                    if both_hold and earlier.max_price <= applied.max_price:
+                        applied = earlier
+                    applied = applied.model_copy(update={"words": earlier.words})
+                    stated_caps = (earlier.text, _quoted(cap.text))
                     choices.append(
-                        LimitChoice(kind="price cap", stated=stated_caps, applied=stated_caps[1])
+                        LimitChoice(kind="price cap", stated=stated_caps, applied=applied.text)
                     )
-                if words:
-                    item_caps.append(
-                        ItemCap(words=words, max_price=cap.values[-1], text=_quoted(cap.text))
-                    )
+                if applied.words:
+                    item_caps.append(applied)
             previous_end = span.end
         if total is None and len(item_caps) == 1:
             max_price, item_caps = item_caps[0].max_price, []  # one item, its cap corrected
@@ -296,8 +307,8 @@ def read_limits(request: str) -> StatedLimits:
         impossible=tuple(dict.fromkeys(impossible)),
         unreadable=tuple(dict.fromkeys(unreadable)),
         choices=tuple(choices),
-        # Where several of an item are asked for, a cap on each is no budget for all.
-        max_price_each=bool(each_spans and several) and max_price == each_cap,
+        # A cap on each item ("$25 each") is no budget for all, however many are asked for.
+        max_price_each=bool(each_spans) and max_price == each_cap,
         several=tuple(several),
     )
 

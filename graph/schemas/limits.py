@@ -35,7 +35,8 @@ class ForeignLimit(BaseModel):
 class LimitChoice(BaseModel):
     """Limits of one kind a request states where only one can hold ("$50 total or $80
     total", "$30 total, no wait, $40 total"): each as written, and the one applied, the
-    last stated (a correction comes after what it corrects). Shown at approval."""
+    last stated (a correction comes after what it corrects), or of two caps joined as both
+    holding ("under $40 and under $60") the lower. Shown at approval."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -92,3 +93,8 @@ class StatedLimits(BaseModel):
         if self.total is not None:
             return self.total
         return None if self.max_price_each else self.max_price
+
+    @property
+    def product_cap(self) -> float | None:
+        """What one product may cost: the cap on each item, else the budget."""
+        return self.max_price if self.max_price_each else self.budget

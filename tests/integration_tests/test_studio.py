@@ -73,6 +73,10 @@ PLAN = {
         {"step": 3, "action": "Pick one strap and one kit within the budget", "query": None},
     ],
 }
+# A key and a database password the server is configured with (its environment), which a
+# careless client pastes into a request: neither may be stored as sent (#43).
+SERVER_KEY = "sk-studio-test-key-0123456789"
+SERVER_PG_PASSWORD = "studio-pg-secret-42"
 CONTEXT_FORM_FIELDS = {
     "provider",
     "model",
@@ -132,6 +136,7 @@ def _studio_config(workdir: Path, env_file: Path) -> Path:
     config = json.loads((REPO_ROOT / "langgraph.json").read_text())
     assert config["graphs"] == {GRAPH_ID: "./graph/builder.py:graph"}
     assert config["dependencies"] == ["."] and config["env"] == ".env"
+    assert config["http"] == {"app": "graph.api_app:app"}  # by module: no path to rewrite
     config["graphs"] = {GRAPH_ID: f"{REPO_ROOT / 'graph' / 'builder.py'}:graph"}
     config["dependencies"] = [str(REPO_ROOT)]
     config["env"] = str(env_file)
@@ -216,6 +221,8 @@ def studio(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Studio]:
             "SHOPPING_PROVIDER": "compatible",
             "SHOPPING_PLANNER_DATA_DIR": str(data_dir),
             "SHOPPING_LLM_TIMEOUT": "20",
+            "OPENAI_API_KEY": SERVER_KEY,
+            "PGPASSWORD": SERVER_PG_PASSWORD,
             # Offline and quiet: no CLI analytics, no PyPI version check, no LangSmith tracing.
             "LANGGRAPH_CLI_NO_ANALYTICS": "1",
             "LANGGRAPH_NO_VERSION_CHECK": "true",
@@ -658,3 +665,29 @@ def test_a_run_without_a_request_is_refused_and_the_thread_stays_readable(
     # Each refusal is named on a line of the server's log, with no traceback.
     assert all(message in logged for *_, message in refusals), logged
     assert "Traceback" not in logged, logged
+
+
+def test_a_key_pasted_into_a_request_is_stored_masked(studio: Studio) -> None:
+    """#43: the server kept a run's input as the client sent it, a pasted key or password
+    included, in the thread's first checkpoint and its run record; the planner masked it
+    only for what it read. The HTTP app masks it before the server stores anything."""
+    client = studio.client
+    thread_id = client.threads.create()["thread_id"]
+    request = f"{REQUEST} My key is {SERVER_KEY}, the database's {SERVER_PG_PASSWORD}."
+    run = client.runs.create(thread_id, GRAPH_ID, input={"request": request}, context=RUN_CONTEXT)
+    studio.assert_run_succeeded(thread_id, run["run_id"])
+    # A resume's answer is a run's input too (this one is refused, quoted in the error).
+    answer = f"sure, {SERVER_PG_PASSWORD}"
+    run = client.runs.create(thread_id, GRAPH_ID, command={"resume": answer}, context=RUN_CONTEXT)
+    studio.assert_run_succeeded(thread_id, run["run_id"])
+    state = client.threads.get_state(thread_id)
+    assert state["values"]["request"] == f"{REQUEST} My key is ***, the database's ***."
+    stored = json.dumps(
+        [
+            state,
+            client.threads.get_history(thread_id, limit=100),
+            client.runs.list(thread_id),
+            client.threads.get(thread_id),
+        ]
+    )
+    assert SERVER_KEY not in stored and SERVER_PG_PASSWORD not in stored

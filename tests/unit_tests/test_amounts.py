@@ -151,13 +151,20 @@ def test_words_beside_a_currency_that_name_nothing_are_no_amount() -> None:
     assert read_limits("a wallet for US bills, prices in dollars").unreadable == ()
 
 
-# Two limits: a correction (the later) applies and both are shown; a floor above the cap
-# is refused; a cap for a named item is that item's. (request, max, min, total, item caps,
-# the limits shown as one kind with the one applied).
+# Two limits: a correction (the later) applies, two caps that both hold the lower, and
+# both are shown; a floor above the cap is refused; a cap for a named item is that item's.
+# (request, max, min, total, item caps, the limits shown as one kind and the one applied).
 TWO_LIMITS = [
-    ("a camera strap under $60, no, under $40", 40, None, None, [], ("under $60", "under $40")),
-    ("a strap under $60. Actually under $30", 30, None, None, [], ("under $60", "under $30")),
-    ("a camera strap under $60 and under $40", 40, None, None, [], ("under $60", "under $40")),
+    ("a camera strap under $60, no, under $40", 40, None, None, [],
+     ("under $60", "under $40", "under $40")),
+    ("a strap under $60. Actually under $30", 30, None, None, [],
+     ("under $60", "under $30", "under $30")),
+    ("a camera strap under $60 and under $40", 40, None, None, [],
+     ("under $60", "under $40", "under $40")),
+    ("a camera strap under $40 and under $60", 40, None, None, [],
+     ("under $40", "under $60", "under $40")),
+    ("a camera strap under $40, no, under $60", 60, None, None, [],
+     ("under $40", "under $60", "under $60")),
     (
         "a camera strap and a bag, under $40 for the strap and $60 total",
         None, None, 60, [(("strap",), 40)], None,
@@ -174,7 +181,7 @@ def test_two_limits_are_both_kept_or_both_shown_with_the_one_applied(
     floor: float | None,
     total: float | None,
     caps: list[tuple[tuple[str, ...], float]],
-    shown: tuple[str, str] | None,
+    shown: tuple[str, str, str] | None,
 ) -> None:
     stated = read_limits(request_text)
     assert (stated.max_price, stated.min_price, stated.total) == (cap, floor, total)
@@ -184,7 +191,7 @@ def test_two_limits_are_both_kept_or_both_shown_with_the_one_applied(
         assert choices == []
     else:
         (warning,) = choices
-        assert f"{shown[0]!r}, {shown[1]!r}; {shown[1]!r} is applied" in warning
+        assert f"{shown[0]!r}, {shown[1]!r}; {shown[2]!r} is applied" in warning
 
 
 def test_a_floor_above_the_cap_is_refused_as_impossible() -> None:
@@ -192,8 +199,12 @@ def test_a_floor_above_the_cap_is_refused_as_impossible() -> None:
         checked_request("a camera strap and a bag, $60 total or less, at least $70 total")
 
 
-def test_a_cap_on_each_item_is_no_budget_for_the_whole() -> None:
-    stated = read_limits("three camera straps, $25 each")
+@pytest.mark.parametrize(
+    "request_text", ["three camera straps, $25 each", "camera straps, $25 each"]
+)
+def test_a_cap_on_each_item_is_no_budget_for_the_whole(request_text: str) -> None:
+    """#43: with no count of items, "$25 each" was read as a $25 budget for all."""
+    stated = read_limits(request_text)
     assert (stated.max_price, stated.budget) == (25, None)
     plan = Plan.model_validate(
         {
@@ -202,7 +213,7 @@ def test_a_cap_on_each_item_is_no_budget_for_the_whole() -> None:
             "steps": [{"step": 1, "action": "Search straps", "query": "camera strap"}],
         }
     )
-    reconciled = reconcile_limits("three camera straps, $25 each", stated, plan)
+    reconciled = reconcile_limits(request_text, stated, plan)
     assert reconciled.plan.budget is None and reconciled.plan.steps[0].max_price == 25
     assert reconciled.notes == ["budget $25.00 is the request's cap on each item: removed"]
 

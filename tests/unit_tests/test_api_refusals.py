@@ -84,9 +84,10 @@ def test_an_approval_written_by_a_state_update_is_recorded_as_such(
 def test_a_password_pasted_into_an_api_request_is_not_sent_or_read(
     small_catalog_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The CLI masks a configured key or password where the request enters its session; an
-    API run's request enters the graph as the client sent it: the planner masks it before
-    the model sees it or the run's reading (its missing items included) is stored."""
+    """The CLI masks a configured key or password where the request enters its session,
+    the API server in its HTTP app (test_studio.py); a request given to the graph itself
+    enters as sent: the planner masks it before the model sees it or the run's reading
+    (its missing items included) is stored."""
     password = "pa55-w0rd-XYZ987"
     monkeypatch.setenv("PGPASSWORD", password)
     graph, context = graph_and_context(small_catalog_file)

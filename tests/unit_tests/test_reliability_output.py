@@ -383,3 +383,31 @@ def test_the_catalog_clis_output_to_a_full_device_is_one_line_and_exit_1(
         )  # fmt: skip
     assert run.returncode == 1, run.stderr
     assert run.stderr.splitlines() == ["error: cannot write to stdout: No space left on device"]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["graph.eval", str(REPO_ROOT / "tests" / "fixtures" / "bundles_dev.json"), "--bundles",
+         "--check"],
+        ["graph.cli.documents"],  # the published schema, written out by a maintainer
+    ],
+    ids=["eval", "schema"],
+)  # fmt: skip
+def test_the_evals_and_schemas_output_to_a_full_device_is_one_line_and_exit_1(
+    command: list[str], tmp_path: Path
+) -> None:
+    """#43: `python -m graph.eval ... > /dev/full` ended in a traceback, exit 70 (its
+    tables were printed past the mechanism the other CLIs end through); the schema's
+    writer in one too."""
+    if not Path("/dev/full").exists():
+        skip_or_fail_in_ci("no /dev/full on this system (Linux has it)")
+    with open("/dev/full", "w") as full:
+        run = subprocess.run(
+            [sys.executable, "-m", *command],
+            cwd=REPO_ROOT, env={**os.environ, "SHOPPING_PLANNER_DATA_DIR": str(tmp_path)},
+            stdin=subprocess.DEVNULL, stdout=full, stderr=subprocess.PIPE, text=True,
+            timeout=120,
+        )  # fmt: skip
+    assert run.returncode == 1, run.stderr
+    assert run.stderr.splitlines() == ["error: cannot write to stdout: No space left on device"]
