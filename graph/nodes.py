@@ -31,7 +31,14 @@ from graph.prompts import (
 from graph.providers.models import structured_model, tool_model
 from graph.providers.retry import is_streaming_refused
 from graph.providers.secrets import redact_secrets, redact_tree
-from graph.reading import Shelf, nearest_shelves, read_request, shopping_reason, unstocked_searches
+from graph.reading import (
+    Shelf,
+    items_in_shop,
+    nearest_shelves,
+    read_request,
+    shopping_reason,
+    unstocked_searches,
+)
 from graph.schemas import (
     MAX_PLAN_STEPS,
     FollowUp,
@@ -240,6 +247,8 @@ def _planned(
         # The model's cap where code read none, checked against the amounts written.
         reading, read_by_model = model_read_limits(reading, plan)
         stated = reading.limits
+        # A clause that states a limit lists an item only of a kind the shop carries.
+        reading = items_in_shop(reading, catalog_for(context))
         if shelves is None and leaves_the_kinds_open(catalog_for(context), reading, plan):
             # Open-ended in what it asks, though no word of it speaks of an occasion.
             reading, shelves = reading.model_copy(update={"open_ended": True}), []

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import re
 
+from catalog import CatalogBackend
 from catalog.text import kind_words, opening, product_words
 from graph.reading.phrases import ADDING
+from graph.reading.shelves import carried
 from graph.reading.stated import checked_request, listed_items, without_limit_phrases
 from graph.schemas import RequestReading, StatedLimits
 
@@ -61,6 +63,7 @@ def reading_of(text: str, limits: StatedLimits) -> RequestReading:
     """The reading of a cleaned request `text` whose limits are `limits`."""
     product_text = without_limit_phrases(text)
     named = opening(product_text)
+    items, priced_items = listed_items(text)
     return RequestReading(
         text=text,
         limits=limits,
@@ -69,11 +72,26 @@ def reading_of(text: str, limits: StatedLimits) -> RequestReading:
         words=tuple(product_words(text.replace("-", " "))),
         opening_words=tuple(product_words(named.replace("-", " "))),
         named_product=_named_product(named),
-        items=tuple(listed_items(text)),
+        items=items,
+        priced_items=priced_items,
         open_ended=speaks_of_an_occasion(text),
         asks_for_a_set=_WANTS_A_SET.search(text) is not None,
         adds=ADDING.search(text) is not None,
     )
+
+
+def items_in_shop(reading: RequestReading, catalog: CatalogBackend) -> RequestReading:
+    """The reading with the listed items that are items in this shop: one read only from
+    a clause that states a limit is one when the shop carries its kind ("a lamp under
+    $40"), not the budget's verb ("keep it under $50": keep); one with no amount stays,
+    carried or not ("a theremin": named missing if no search finds it)."""
+    items = [
+        item
+        for item in reading.items
+        if item not in reading.priced_items or carried(catalog, item, None)
+    ]
+    kept = tuple(items) if len(items) >= 2 else ()
+    return reading.model_copy(update={"items": kept})
 
 
 def _named_product(opening_text: str) -> tuple[str, str] | None:

@@ -149,21 +149,34 @@ def _item_words(request: str, span: _PriceSpan, previous_end: int) -> tuple[str,
     return tuple(after)
 
 
-def listed_items(request: str) -> list[str]:
+# Where a limit phrase stood, in the text listed_items splits: no cleaned request holds it
+# (validate_request), and it is neither a word nor a separator.
+_LIMIT_MARK = "\x00"
+
+
+def listed_items(request: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The items a request lists, as it names them ("a tent, a stove, a sleeping bag and
     a map, $300 total": tent, stove, sleeping bag, map): its clauses at the separators a
     cap's item is read by (_item_words), limit phrases taken out, each one's product words
     before a preposition (words.opening: "boots for hiking" is boots). What comes before a
     colon introduces the list ("for camping: a tent, ..."). A request of fewer than two
-    such clauses lists nothing: its one product is what the plan searches for."""
-    text = without_limit_phrases(with_digits(unicodedata.normalize("NFKC", request)))
+    such clauses lists nothing: its one product is what the plan searches for. Second, the
+    items read only from a clause that states a limit: "a lamp under $40", but also the
+    verb of a budget ("trying to spend no more than $140": trying), so an item only where
+    the shop carries its kind (graph/reading/request.py: items_in_shop)."""
+    text = unicodedata.normalize("NFKC", request)
+    text = without_limit_phrases(with_digits(text), mark=_LIMIT_MARK)
     # The words that make a limit a total or a cap on each are the limit's, not an item
     # ("$60 altogether", "$10 apiece").
     text = EACH_WORDS.sub(" ", TOTAL_WORDS.sub(" ", text))
-    listed = text.split(":", 1)[-1]
-    items = [" ".join(kind_words(opening(c))) for c in _ITEM_SEPARATORS.split(listed)]
-    items = list(dict.fromkeys(i for i in items if i))
-    return items if len(items) >= 2 else []
+    priced: dict[str, bool] = {}  # item -> whether every clause naming it states a limit
+    for clause in _ITEM_SEPARATORS.split(text.split(":", 1)[-1]):
+        item = " ".join(kind_words(opening(clause.replace(_LIMIT_MARK, " "))))
+        if item:
+            priced[item] = priced.get(item, True) and _LIMIT_MARK in clause
+    if len(priced) < 2:
+        return (), ()
+    return tuple(priced), tuple(item for item, stated in priced.items() if stated)
 
 
 def _applied(kind: str, spans: list[_PriceSpan], choices: list[LimitChoice]) -> float | None:
@@ -324,11 +337,12 @@ def _single(values: set[float]) -> float | None:
 MAX_QUERY_WORDS = 12
 
 
-def without_limit_phrases(text: str) -> str:
+def without_limit_phrases(text: str, mark: str = " ") -> str:
+    """`text` with each limit phrase replaced by `mark`."""
     cut = with_digits(text)
     for span in sorted(_price_spans(cut), key=lambda s: s.start, reverse=True):
-        cut = cut[: span.start] + " " + cut[span.end :]
-    cut = RATING.sub(" ", cut)
+        cut = cut[: span.start] + mark + cut[span.end :]
+    cut = RATING.sub(mark, cut)
     return DANGLING.sub("", " ".join(cut.split())).strip(" ,;:-")
 
 
