@@ -31,14 +31,7 @@ from graph.prompts import (
 from graph.providers.models import structured_model, tool_model
 from graph.providers.retry import is_streaming_refused
 from graph.providers.secrets import redact_secrets, redact_tree
-from graph.reading import (
-    Shelf,
-    items_in_shop,
-    nearest_shelves,
-    read_request,
-    shopping_reason,
-    unstocked_searches,
-)
+from graph.reading import Shelf, nearest_shelves, read_request, shopping_reason, unstocked_searches
 from graph.schemas import (
     MAX_PLAN_STEPS,
     FollowUp,
@@ -89,7 +82,9 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # refused (no plan can meet it, and no search should try). A key or password pasted
     # into it is masked (the CLI's session did so already; an API client's did not).
     request: object = state.request  # an API client may send any JSON value: refused
-    reading = read_request(redact_secrets(request) if isinstance(request, str) else request)
+    # The shop's kinds tell a listed item from the words of a budget ("keep it under $50").
+    request = redact_secrets(request) if isinstance(request, str) else request
+    reading = read_request(request, catalog_for(runtime.context))
     # A follow-up: its finished parent read back, and what carries over (in code).
     # The planner states what the follow-up does to it; code checks that and carries over.
     previous = parent_in_graph(state.follow_up_of) if state.follow_up_of else None
@@ -247,8 +242,6 @@ def _planned(
         # The model's cap where code read none, checked against the amounts written.
         reading, read_by_model = model_read_limits(reading, plan)
         stated = reading.limits
-        # A clause that states a limit lists an item only of a kind the shop carries.
-        reading = items_in_shop(reading, catalog_for(context))
         if shelves is None and leaves_the_kinds_open(catalog_for(context), reading, plan):
             # Open-ended in what it asks, though no word of it speaks of an occasion.
             reading, shelves = reading.model_copy(update={"open_ended": True}), []

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from catalog.text import product_words
 from graph.reading.intent import products_naming, shopping_reason
-from graph.reading.request import items_in_shop, read_request
+from graph.reading.request import read_request
 from graph.reading.shelves import (
     Shelf,
     ShopShelves,

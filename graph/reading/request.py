@@ -6,6 +6,7 @@ No LLM call, no LangGraph."""
 from __future__ import annotations
 
 import re
+from functools import partial
 
 from catalog import CatalogBackend
 from catalog.text import kind_words, opening, product_words
@@ -53,17 +54,20 @@ _LIST = re.compile(r"\band\b|\bor\b|\bplus\b|[,&/;]", re.IGNORECASE)
 _CLAUSE = re.compile(r"\s(?:that|which|who)\s", re.IGNORECASE)
 
 
-def read_request(request: object) -> RequestReading:
+def read_request(request: object, catalog: CatalogBackend | None = None) -> RequestReading:
     """The request read once; RequestError when it is unusable or states a limit no
     product can meet (checked_request)."""
-    return reading_of(*checked_request(request))
+    return reading_of(*checked_request(request), catalog)
 
 
-def reading_of(text: str, limits: StatedLimits) -> RequestReading:
-    """The reading of a cleaned request `text` whose limits are `limits`."""
+def reading_of(
+    text: str, limits: StatedLimits, catalog: CatalogBackend | None = None
+) -> RequestReading:
+    """The reading of a cleaned request `text` whose limits are `limits`, its listed
+    items checked against the shop's kinds where the `catalog` is known (listed_items)."""
     product_text = without_limit_phrases(text)
     named = opening(product_text)
-    items, priced_items = listed_items(text)
+    carries = None if catalog is None else partial(carried, catalog, cap=None)
     return RequestReading(
         text=text,
         limits=limits,
@@ -72,26 +76,11 @@ def reading_of(text: str, limits: StatedLimits) -> RequestReading:
         words=tuple(product_words(text.replace("-", " "))),
         opening_words=tuple(product_words(named.replace("-", " "))),
         named_product=_named_product(named),
-        items=items,
-        priced_items=priced_items,
+        items=tuple(listed_items(text, carries)),
         open_ended=speaks_of_an_occasion(text),
         asks_for_a_set=_WANTS_A_SET.search(text) is not None,
         adds=ADDING.search(text) is not None,
     )
-
-
-def items_in_shop(reading: RequestReading, catalog: CatalogBackend) -> RequestReading:
-    """The reading with the listed items that are items in this shop: one read only from
-    a clause that states a limit is one when the shop carries its kind ("a lamp under
-    $40"), not the budget's verb ("keep it under $50": keep); one with no amount stays,
-    carried or not ("a theremin": named missing if no search finds it)."""
-    items = [
-        item
-        for item in reading.items
-        if item not in reading.priced_items or carried(catalog, item, None)
-    ]
-    kept = tuple(items) if len(items) >= 2 else ()
-    return reading.model_copy(update={"items": kept})
 
 
 def _named_product(opening_text: str) -> tuple[str, str] | None:

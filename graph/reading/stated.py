@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from catalog.models import PRICE_CURRENCY, money
@@ -149,34 +150,28 @@ def _item_words(request: str, span: _PriceSpan, previous_end: int) -> tuple[str,
     return tuple(after)
 
 
-# Where a limit phrase stood, in the text listed_items splits: no cleaned request holds it
-# (validate_request), and it is neither a word nor a separator.
-_LIMIT_MARK = "\x00"
+_LIMIT_MARK = "\x00"  # where a limit phrase stood: in no cleaned request (validate_request)
 
 
-def listed_items(request: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def listed_items(request: str, carries: Callable[[str], bool | None] | None = None) -> list[str]:
     """The items a request lists, as it names them ("a tent, a stove, a sleeping bag and
     a map, $300 total": tent, stove, sleeping bag, map): its clauses at the separators a
     cap's item is read by (_item_words), limit phrases taken out, each one's product words
     before a preposition (words.opening: "boots for hiking" is boots). What comes before a
-    colon introduces the list ("for camping: a tent, ..."). A request of fewer than two
-    such clauses lists nothing: its one product is what the plan searches for. Second, the
-    items read only from a clause that states a limit: "a lamp under $40", but also the
-    verb of a budget ("trying to spend no more than $140": trying), so an item only where
-    the shop carries its kind (graph/reading/request.py: items_in_shop)."""
-    text = unicodedata.normalize("NFKC", request)
-    text = without_limit_phrases(with_digits(text), mark=_LIMIT_MARK)
+    colon introduces the list ("for camping: a tent, ..."). A clause stating a limit names
+    an item only of a kind the shop `carries` ("a lamp under $40"; not the verb of "trying
+    to spend no more than $140"); one stating none names one the shop may lack ("a
+    theremin", named missing). A request of fewer than two items lists none: its one
+    product is what the plan searches for."""
+    text = without_limit_phrases(with_digits(unicodedata.normalize("NFKC", request)), _LIMIT_MARK)
     # The words that make a limit a total or a cap on each are the limit's, not an item
     # ("$60 altogether", "$10 apiece").
     text = EACH_WORDS.sub(" ", TOTAL_WORDS.sub(" ", text))
-    priced: dict[str, bool] = {}  # item -> whether every clause naming it states a limit
-    for clause in _ITEM_SEPARATORS.split(text.split(":", 1)[-1]):
-        item = " ".join(kind_words(opening(clause.replace(_LIMIT_MARK, " "))))
-        if item:
-            priced[item] = priced.get(item, True) and _LIMIT_MARK in clause
-    if len(priced) < 2:
-        return (), ()
-    return tuple(priced), tuple(item for item, stated in priced.items() if stated)
+    listed = _ITEM_SEPARATORS.split(text.split(":", 1)[-1])
+    named = [(" ".join(kind_words(opening(c.replace(_LIMIT_MARK, " ")))), c) for c in listed]
+    items = [i for i, c in named if i and (_LIMIT_MARK not in c or carries is None or carries(i))]
+    items = list(dict.fromkeys(items))
+    return items if len(items) >= 2 else []
 
 
 def _applied(kind: str, spans: list[_PriceSpan], choices: list[LimitChoice]) -> float | None:

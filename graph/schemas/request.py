@@ -26,9 +26,6 @@ class RequestReading(BaseModel):
     opening_words: tuple[str, ...] = ()
     named_product: tuple[str, str] | None = None
     items: tuple[str, ...] = ()  # the items it lists, two or more ("a tent, a stove and a map")
-    # Those of them read only from a clause that states a limit ("a lamp under $40"; "trying
-    # to spend no more than $140": trying): items only where the shop carries their kind.
-    priced_items: tuple[str, ...] = ()
     open_ended: bool = False  # a gift, an occasion or a hobby: the planner sees shelves
     asks_for_a_set: bool = False  # "a set", "put together", "a few things": one pick each
     adds: bool = False  # says it adds to something ("and a case for it", "plus", "also")

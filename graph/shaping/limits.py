@@ -77,8 +77,7 @@ def model_read_limits(reading: RequestReading, plan: Plan) -> tuple[RequestReadi
     going over eighty") or in number words code cannot read ("a dozen dollars"); and its
     rating where code read the whole stars only ("cuatro estrellas y media"). Taken only
     where the request writes that amount, and named at approval."""
-    stated, read = reading.limits, reading.limits.min_rating
-    items, priced_items = reading.items, reading.priced_items
+    stated, items, read = reading.limits, reading.items, reading.limits.min_rating
     ratings = {s.min_rating for s in plan.search_steps}
     rating = ratings.pop() if len(ratings) == 1 else None
     update: dict[str, object] = {}
@@ -102,9 +101,7 @@ def model_read_limits(reading: RequestReading, plan: Plan) -> tuple[RequestReadi
         notes.append(f"the request's {cap:g} is read as a cap of {money(cap)}")
         # The clause that writes the cap lists no item ("a strap, fifty at most").
         clauses = re.split(r"(?<=[,;:.!?])\s", reading.text)
-        items, priced_items = listed_items(
-            " ".join(c for c in clauses if cap not in bare_amounts(c))
-        )
+        items = tuple(listed_items(" ".join(c for c in clauses if cap not in bare_amounts(c))))
     elif len(stated.unreadable) == 1 and not stated.prices and stated.unreadable[0][0].isalpha():
         # Number words beside a currency that code cannot read ("a couple hundred dollars",
         # "шестидесяти долларов"): the model's reading of them, shown with them.
@@ -116,9 +113,7 @@ def model_read_limits(reading: RequestReading, plan: Plan) -> tuple[RequestReadi
         update["total" if items else "max_price"] = cap
     limits = stated.model_copy(update=update)
     notes = [f"{n}, as the planner read it; edit the plan if another limit is meant" for n in notes]
-    return reading.model_copy(
-        update={"limits": limits, "items": items, "priced_items": priced_items}
-    ), notes
+    return reading.model_copy(update={"limits": limits, "items": items}), notes
 
 
 def reconcile_limits(request_words: Sequence[str], stated: StatedLimits, plan: Plan) -> Reconciled:
