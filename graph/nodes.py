@@ -90,7 +90,9 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # into it is masked (the CLI's session and the API server's HTTP app did so already;
     # a caller of the graph itself may not have).
     request: object = state.request  # an API client may send any JSON value: refused
-    reading = read_request(redact_secrets(request) if isinstance(request, str) else request)
+    # The shop's kinds tell a listed item from the words of a budget ("keep it under $50").
+    request = redact_secrets(request) if isinstance(request, str) else request
+    reading = read_request(request, catalog_for(runtime.context))
     # A follow-up: its finished parent read back, and what carries over (in code).
     # The planner states what the follow-up does to it; code checks that and carries over.
     previous = parent_in_graph(state.follow_up_of) if state.follow_up_of else None

@@ -6,9 +6,12 @@ No LLM call, no LangGraph."""
 from __future__ import annotations
 
 import re
+from functools import partial
 
+from catalog import CatalogBackend
 from catalog.text import kind_words, opening, product_words
 from graph.reading.phrases import ADDING
+from graph.reading.shelves import carried
 from graph.reading.stated import checked_request, listed_items, without_limit_phrases
 from graph.schemas import RequestReading, StatedLimits
 
@@ -51,16 +54,20 @@ _LIST = re.compile(r"\band\b|\bor\b|\bplus\b|[,&/;]", re.IGNORECASE)
 _CLAUSE = re.compile(r"\s(?:that|which|who)\s", re.IGNORECASE)
 
 
-def read_request(request: object) -> RequestReading:
+def read_request(request: object, catalog: CatalogBackend | None = None) -> RequestReading:
     """The request read once; RequestError when it is unusable or states a limit no
     product can meet (checked_request)."""
-    return reading_of(*checked_request(request))
+    return reading_of(*checked_request(request), catalog)
 
 
-def reading_of(text: str, limits: StatedLimits) -> RequestReading:
-    """The reading of a cleaned request `text` whose limits are `limits`."""
+def reading_of(
+    text: str, limits: StatedLimits, catalog: CatalogBackend | None = None
+) -> RequestReading:
+    """The reading of a cleaned request `text` whose limits are `limits`, its listed
+    items checked against the shop's kinds where the `catalog` is known (listed_items)."""
     product_text = without_limit_phrases(text)
     named = opening(product_text)
+    carries = None if catalog is None else partial(carried, catalog, cap=None)
     return RequestReading(
         text=text,
         limits=limits,
@@ -69,7 +76,7 @@ def reading_of(text: str, limits: StatedLimits) -> RequestReading:
         words=tuple(product_words(text.replace("-", " "))),
         opening_words=tuple(product_words(named.replace("-", " "))),
         named_product=_named_product(named),
-        items=tuple(listed_items(text)),
+        items=tuple(listed_items(text, carries)),
         open_ended=speaks_of_an_occasion(text),
         asks_for_a_set=_WANTS_A_SET.search(text) is not None,
         adds=ADDING.search(text) is not None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from catalog.models import PRICE_CURRENCY, money
@@ -150,20 +151,27 @@ def _item_words(request: str, span: _PriceSpan, previous_end: int) -> tuple[str,
     return tuple(after)
 
 
-def listed_items(request: str) -> list[str]:
+_LIMIT_MARK = "\x00"  # where a limit phrase stood: in no cleaned request (validate_request)
+
+
+def listed_items(request: str, carries: Callable[[str], bool | None] | None = None) -> list[str]:
     """The items a request lists, as it names them ("a tent, a stove, a sleeping bag and
     a map, $300 total": tent, stove, sleeping bag, map): its clauses at the separators a
     cap's item is read by (_item_words), limit phrases taken out, each one's product words
     before a preposition (words.opening: "boots for hiking" is boots). What comes before a
-    colon introduces the list ("for camping: a tent, ..."). A request of fewer than two
-    such clauses lists nothing: its one product is what the plan searches for."""
-    text = without_limit_phrases(with_digits(unicodedata.normalize("NFKC", request)))
+    colon introduces the list ("for camping: a tent, ..."). A clause stating a limit names
+    an item only of a kind the shop `carries` ("a lamp under $40"; not the verb of "trying
+    to spend no more than $140"); one stating none names one the shop may lack ("a
+    theremin", named missing). A request of fewer than two items lists none: its one
+    product is what the plan searches for."""
+    text = without_limit_phrases(with_digits(unicodedata.normalize("NFKC", request)), _LIMIT_MARK)
     # The words that make a limit a total or a cap on each are the limit's, not an item
     # ("$60 altogether", "$10 apiece").
     text = EACH_WORDS.sub(" ", TOTAL_WORDS.sub(" ", text))
-    listed = text.split(":", 1)[-1]
-    items = [" ".join(kind_words(opening(c))) for c in _ITEM_SEPARATORS.split(listed)]
-    items = list(dict.fromkeys(i for i in items if i))
+    listed = _ITEM_SEPARATORS.split(text.split(":", 1)[-1])
+    named = [(" ".join(kind_words(opening(c.replace(_LIMIT_MARK, " ")))), c) for c in listed]
+    items = [i for i, c in named if i and (_LIMIT_MARK not in c or carries is None or carries(i))]
+    items = list(dict.fromkeys(items))
     return items if len(items) >= 2 else []
 
 
@@ -335,11 +343,12 @@ def _single(values: set[float]) -> float | None:
 MAX_QUERY_WORDS = 12
 
 
-def without_limit_phrases(text: str) -> str:
+def without_limit_phrases(text: str, mark: str = " ") -> str:
+    """`text` with each limit phrase replaced by `mark`."""
     cut = with_digits(text)
     for span in sorted(_price_spans(cut), key=lambda s: s.start, reverse=True):
-        cut = cut[: span.start] + " " + cut[span.end :]
-    cut = RATING.sub(" ", cut)
+        cut = cut[: span.start] + mark + cut[span.end :]
+    cut = RATING.sub(mark, cut)
     return DANGLING.sub("", " ".join(cut.split())).strip(" ,;:-")
 
 

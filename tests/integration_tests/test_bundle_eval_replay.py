@@ -131,18 +131,6 @@ def test_bundle_report_is_reproduced_and_every_fitting_bundle_is_met(
     assert summary["all_items_and_within_budget"] == summary["fitting_exists"]
 
 
-BUDGET_WORDS_NAMED = {
-    "nb01": ["trying"],
-    "nb03": ["don't"],
-    "nb04": ["can't both"],
-    "nb05": ["spend"],
-    "nb06": ["keep"],
-    "nb07": ["i'd"],
-    "nb08": ["can't go"],
-    "nb09": ["try"],
-}
-
-
 @pytest.mark.replay
 @pytest.mark.parametrize("cassette", list(NEW_WORDING))
 def test_the_new_wording_bundles_are_reproduced_and_no_budget_words_are_an_item(
@@ -168,9 +156,8 @@ def test_the_new_wording_bundles_are_reproduced_and_no_budget_words_are_an_item(
         ]
         for request_id, queries in named_missing.items()
     }
-    # Not yet met (#40): the budget clause's verb is still listed as an item in these
-    # requests. Held to exactly these, so that a new one fails, and so does a fix, which
-    # then empties this table.
-    assert {i: named for i, named in budget_named.items() if named} == BUDGET_WORDS_NAMED
+    # A clause that states the budget lists an item only of a kind the shop carries (#40:
+    # its verb, "trying", "keep", "can't go", was named missing in 8 of the 12).
+    assert not any(budget_named.values()), budget_named
     # The #40 targets (every item picked or named missing) are reported, not yet held.
     print(json.dumps({"summary": report.to_json()["summary"], "named_missing": named_missing}))

@@ -5,19 +5,25 @@ through the real choosing code (candidates_of, choose, checked_outcome), no mode
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
-from catalog import Product
+import pytest
+
+from catalog import DEFAULT_CATALOG_FILE, CatalogBackend, Product, open_catalog
 from graph.choosing.choice import choose
 from graph.choosing.outcome import checked_outcome
 from graph.choosing.picks import candidates_of, item_of_step, missing_items
 from graph.choosing.pool import choice_pool
+from graph.evals.bundle_sets import load_bundles
 from graph.reading import read_request
 from graph.reading.stated import listed_items
 from graph.schemas import Plan, ProductSummary, StatedLimits, StepResult
 
 Row = tuple[str, str, float, float]  # id, title, price, rating
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 class FakeCatalog:
@@ -173,3 +179,56 @@ def test_the_words_of_a_total_are_never_a_listed_item() -> None:
     for cap in ("limit", "budget", "cap"):
         request = f"gift ideas, $150 {cap}, she likes jewellery and bags"
         assert listed_items(request) == ["jewellery", "bags"], cap
+
+
+@pytest.fixture(scope="module")
+def shipped_catalog(tmp_path_factory: pytest.TempPathFactory) -> CatalogBackend:
+    return open_catalog(DEFAULT_CATALOG_FILE, tmp_path_factory.mktemp("index"))
+
+
+def listed_in(catalog: CatalogBackend, request: str) -> list[str]:
+    """The items a request lists, as the planner node reads them."""
+    return list(read_request(request, catalog).items)
+
+
+# The items the English requests of the bundle set in new wording list (#40); the others
+# read their lists as one clause and list nothing, which names nothing missing either.
+BUNDLES_NEW_ITEMS = {
+    "nb01": ["sleeping bag", "dry bag"],
+    "nb02": ["board game", "card game"],
+    "nb03": ["yoga mat", "felt desk mat"],
+    "nb04": ["cold brew coffee maker", "pour coffee maker"],
+    "nb05": ["noise cancelling headphones", "open ear sport headphones"],
+    "nb06": ["hiking day backpack", "camera backpack"],
+    "nb07": ["fitness tracker", "gps running watch"],
+    "nb08": ["gel pens", "dotted notebook", "weekly planner"],
+    "nb09": ["usb charger", "usb hub"],
+}
+
+
+def test_a_budget_written_with_a_verb_is_never_a_listed_item(
+    shipped_catalog: CatalogBackend,
+) -> None:
+    # Each request of the set states its budget in its last clause ("..., trying to spend
+    # no more than $140"); a word only that clause uses ("trying", "keep", "can't go",
+    # "gastar") was listed, and so named missing, as an item.
+    bundles = load_bundles(FIXTURES / "bundles_new.json").requests
+    for bundle in bundles:
+        *items_part, budget = re.split(r"[,;.](?!\d)", bundle.request)
+        budget_only = set(budget.lower().split()) - set(" ".join(items_part).lower().split())
+        listed = listed_in(shipped_catalog, bundle.request)
+        assert not {w for item in listed for w in item.split()} & budget_only, bundle.id
+        assert listed == BUNDLES_NEW_ITEMS.get(bundle.id, listed), bundle.id
+
+
+def test_a_clause_with_an_amount_lists_its_item_where_the_shop_carries_it(
+    shipped_catalog: CatalogBackend,
+) -> None:
+    # "under $200" is the watch's cap: the shop carries watches, so it stays an item.
+    request = "a GPS running watch under $200 and running shoes, $300 for both"
+    assert listed_in(shipped_catalog, request) == ["gps running watch", "running shoes"]
+    # With no amount, an item the shop lacks stays listed, to be named missing.
+    request = "a theremin and a tripod, keep it under $300"
+    assert listed_in(shipped_catalog, request) == ["theremin", "tripod"]
+    # Read with no catalog (an older run's saved request), a clause's words are kept.
+    assert read_request(request).items == ("theremin", "tripod", "keep")
