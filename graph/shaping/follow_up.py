@@ -216,27 +216,7 @@ def checked_statement(
         return kind, ()
     if not about and (len(picks) == 1 or kind in ("cheaper", "refine")):
         about = picks
-    return _as_its_amount_says(kind, about, reading.limits, notes), about
-
-
-def _as_its_amount_says(
-    kind: FollowUpKind, about: tuple[PreviousPick, ...], stated: StatedLimits, notes: list[str]
-) -> FollowUpKind:
-    """ "cheaper" or "dearer" as the follow-up's own amount allows: a cap it states above
-    the earlier pick ("actually I can go up to $140" after a $104 chair) asks for no
-    cheaper one, a floor below it for no dearer one; either is a refinement with that
-    limit (a small model reads any new price as "cheaper")."""
-    cap = stated.max_price if stated.max_price is not None else stated.total
-    price = sum(p.price for p in about)
-    if kind == "cheaper" and about and cap is not None and cap > price:
-        notes.append(f"its own {money(cap)} is above {money(price)}: read as a refinement")
-        return "refine"
-    if kind == "dearer" and about and stated.min_price is not None and stated.min_price < price:
-        notes.append(
-            f"its own {money(stated.min_price)} is below {money(price)}: read as a refinement"
-        )
-        return "refine"
-    return kind
+    return kind, about
 
 
 def carry_over(
