@@ -34,6 +34,7 @@ from graph.providers.secrets import redact_secrets, redact_tree
 from graph.reading import (
     Shelf,
     StockAnswers,
+    in_shop_words,
     nearest_shelves,
     read_request,
     shopping_reason,
@@ -285,17 +286,30 @@ def _planned(
             known,
         )
     shaped = shape_plan(reading, stated, plan, follow_up)
+    # A follow-up's search in the shopper's own words (the model copies them: "bandas de
+    # resistencia") names a shelf of the shop in its words. A first plan's searches are
+    # the planner's own: there it lost more than it found (WebShop's desk became a stand).
+    plan, in_words = shaped.plan, list[str]()
+    if previous is not None:
+        plan, in_words = in_shop_words(catalog_for(context), plan, known)
     # Checked against the shop before anyone approves it: a search for a kind it lacks.
-    unstocked = unstocked_searches(catalog_for(context), shaped.plan, known)
+    unstocked = unstocked_searches(catalog_for(context), plan, known)
     return {
         "reading": reading,
         "stated_limits": stated,
         "follow_up": follow_up,
-        "plan": shaped.plan,
+        "plan": plan,
         "planner_usage": usage,
         "planner_calls": calls,
         "planner_latency_s": round(time.perf_counter() - started, 3),
-        "plan_warnings": [*read_by_model, *revised, *stocked, *shaped.warnings, *unstocked],
+        "plan_warnings": [
+            *read_by_model,
+            *revised,
+            *stocked,
+            *shaped.warnings,
+            *in_words,
+            *unstocked,
+        ],
     }
 
 

@@ -13,6 +13,7 @@ from graph.reading.shelves import (
     ShopShelves,
     StockAnswers,
     carried,
+    in_shop_words,
     nearest_shelves,
     shop_shelves,
     unstocked_searches,

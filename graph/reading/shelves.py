@@ -40,6 +40,12 @@ SHELVES_SHOWN = 6
 # bags and tripods in another.
 PER_DEPARTMENT = 2
 _WORDS_IN_NAME = 5
+# A text this near one shelf by meaning names that shelf's kind in other words, as a
+# shopper's own language does: "bandas de resistencia" and the Resistance Band Set 0.57,
+# "moulin à café manuel" and a burr coffee grinder 0.54, "sac de couchage" and a sleeping
+# bag 0.50; a kind the shop lacks stays below it ("theremin" 0.12, "culinary school" 0.42,
+# "perfume" 0.46). One miss above it: "Kaffeemühle" is nearest a stand mixer (0.52).
+SAME_KIND = 0.5
 _HAS_DIGIT = re.compile(r"\d")
 
 
@@ -102,6 +108,13 @@ class ShopShelves:
             if len(found) == shown:
                 break
         return found
+
+    def named_by(self, text: str) -> Shelf | None:
+        """The shelf `text` names in other words: the nearest by meaning, SAME_KIND near."""
+        if not self._shelves or not text.strip():
+            return None
+        scores = np.asarray(self._index.scores(self._index.embedder.embed([text])[0]))
+        return self._shelves[int(scores.argmax())][0] if scores.max() >= SAME_KIND else None
 
 
 _SHOPS: dict[str, ShopShelves] = {}
@@ -183,6 +196,28 @@ def carried(
         except (CatalogQueryError, CatalogError):
             known[query, cap] = None
     return known[query, cap]
+
+
+def in_shop_words(
+    catalog: CatalogBackend, plan: Plan, known: StockAnswers | None = None
+) -> tuple[Plan, list[str]]:
+    """`plan` with each search for a kind the shop does not carry, in words that name one
+    of its shelves by meaning (another language, the shopper's words: "bandas de
+    resistencia"), searching that shelf's kind as the shop names it; a note for each."""
+    steps, notes = [], []
+    for step in plan.steps:
+        query = step.query or ""
+        shelf = None
+        # At any price: one the shop has only above the cap is the same kind, in its words.
+        if step.is_search and carried(catalog, query, None, known) is False:
+            shelf = shop_shelves(catalog).named_by(query)
+        if shelf is not None:
+            notes.append(
+                f"step {step.step}: {query!r} is searched as the shop names it: {shelf.name!r}"
+            )
+            step = step.model_copy(update={"query": shelf.name, "action": f"Search {shelf.name}"})
+        steps.append(step)
+    return plan.model_copy(update={"steps": steps}), notes
 
 
 def unstocked_searches(

@@ -15,7 +15,14 @@ from fakes import FakeShoppingChatModel, plan_of, plan_reply, run_graph
 from catalog import Catalog, CatalogError, Product, build_index
 from graph.context import Context
 from graph.prompts import PLANNER_USER, planner_messages
-from graph.reading import carried, nearest_shelves, read_request, shop_shelves, unstocked_searches
+from graph.reading import (
+    carried,
+    in_shop_words,
+    nearest_shelves,
+    read_request,
+    shop_shelves,
+    unstocked_searches,
+)
 from graph.reading.shelves import Shelf, _name
 from graph.shaping import leaves_the_kinds_open, stocked_plan
 from graph.tools import catalog_for
@@ -349,3 +356,28 @@ def test_a_catalogs_shelves_are_kept_by_what_it_was_built_from_not_by_the_object
     build_index(teapots, tmp_path / "index")
     catalog.reload()
     assert shop_shelves(catalog).kinds == {"teapot"}
+
+
+@pytest.mark.parametrize(
+    ("query", "searched"),
+    [
+        # The shopper's words, copied by the model into a follow-up's search: the shelf
+        # they name in the shop's words.
+        ("bandas de resistencia", "Resistance Band Set"),
+        ("télécommande sans fil pour le déclencheur", "Wireless Shutter Remote"),
+        # A kind the shop lacks, in any words, stays as written (and is warned of).
+        ("theremin", "theremin"),
+        ("culinary school", "culinary school"),
+        # A kind the shop carries is never renamed.
+        ("resistance bands", "resistance bands"),
+    ],
+)
+def test_a_search_in_other_words_than_the_shops_searches_the_shelf_they_name(
+    query: str, searched: str
+) -> None:
+    plan = plan_of({"action": f"Search {query}", "query": query})
+    shown, notes = in_shop_words(SHOP, plan)
+    assert shown.search_steps[0].query == searched
+    assert bool(notes) == (query != searched)
+    if query != searched:  # renamed: the shop carries it, nothing to warn of
+        assert unstocked_searches(SHOP, shown) == [] != unstocked_searches(SHOP, plan)
