@@ -174,3 +174,6 @@ def test_semantic_index_smoke(tmp_path: Path) -> None:
     (run,) = json.loads(out_json.read_text())["data"]["runs"]
     assert run["products"] == run["embedded"] == 200 and not run["projected"]
     assert run["products_s"] > 0 and run["query_ms"] > 0 and run["rss_mb"] > run["before_model_mb"]
+    # The index and the shelves the graph builds from it are timed.
+    assert run["index_s"] > 0 and run["shelves_s"] > 0 and run["kinds"] > 0
+    assert "shelves s (CPU)" in out
