@@ -31,7 +31,6 @@ from graph.errors import ShoppingError
 
 # The graph langgraph.json names, by module, so no source checkout is needed.
 GRAPHS = {"shopping_planner": "graph.builder:graph"}
-HTTP = {"app": "graph.api_app:app"}  # langgraph.json's: masks a key pasted into a run
 AUTO_MIGRATE = "LG_RUNTIME_PG_AUTO_MIGRATE"
 HEARTBEAT = "LG_BG_JOB_HEARTBEAT"  # the runtime's run heartbeat, in seconds
 # Quiet and offline unless the environment or .env says otherwise: no call to PyPI for the
@@ -161,7 +160,6 @@ def serve(args: argparse.Namespace) -> None:
         args.port,
         False,
         served,
-        http=HTTP,
         n_jobs_per_worker=args.jobs,
         open_browser=False,
         runtime_edition="pg",  # an edition its Literal omits
