@@ -17,6 +17,7 @@ Auth headers and cookies are never written.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from collections.abc import Iterator
@@ -105,6 +106,33 @@ def recorded_report(cassette: str, report: dict[str, Any]) -> dict[str, Any]:
     if recording():
         path.write_text(json.dumps(report, indent=2) + "\n")
     return json.loads(path.read_text())
+
+
+def reproduced_report(
+    cassette: str, report: dict[str, Any], files: tuple[str, ...]
+) -> dict[str, Any]:
+    """The report recorded with `cassette` (written from `report` when recording), checked
+    to be `report` result by result, so a failure names the result, then whole. What
+    differs from one run to the next on the same recording is left out: wall-clock time
+    (`latency_s`, per result and its mean) and where the checkout and ../shared sit (each
+    of `files` is compared by its last two parts, webshop/products_100.jsonl)."""
+    recorded = recorded_report(cassette, report)
+    ours, theirs = _comparable(report, files), _comparable(recorded, files)
+    for n, (mine, expected) in enumerate(zip(ours["results"], theirs["results"], strict=True)):
+        name = expected.get("id", expected.get("asin", n))
+        assert mine == expected, f"result {n} ({name}) differs"
+    assert ours == theirs
+    return recorded
+
+
+def _comparable(report: dict[str, Any], files: tuple[str, ...]) -> dict[str, Any]:
+    data = copy.deepcopy(report)
+    for name in files:
+        data[name] = "/".join(Path(data[name]).parts[-2:])
+    data["summary"].pop("latency_s", None)
+    for result in data["results"]:
+        result.pop("latency_s", None)
+    return data
 
 
 def assert_all_played(cassette: Any, name: str) -> None:
