@@ -259,26 +259,26 @@ def _planned(
     stated = reading.limits
     stocked: list[str] = []
     read_by_model: list[str] = []
-    revised: list[str] = []
+    revision_notes: list[str] = []
+    catalog = catalog_for(context)
     if previous is not None:
         # Checked against the shop's own products: what it wants is a feature or a product.
-        catalog = catalog_for(context)
         follow_up, stated = carry_over(reading, previous, statement, catalog)
         if shown is not None:
             # Revised: checked search by search against the plan shown and the words.
-            plan, revised = revised_plan(shown, plan, follow_up, reading.text, catalog)
+            plan, revision_notes = revised_plan(shown, plan, follow_up, reading.text, catalog)
     else:
         # The model's cap where code read none, checked against the amounts written.
         reading, read_by_model = model_read_limits(reading, plan)
         stated = reading.limits
-        if shelves is None and leaves_the_kinds_open(catalog_for(context), reading, plan):
+        if shelves is None and leaves_the_kinds_open(catalog, reading, plan):
             # Open-ended in what it asks, though no word of it speaks of an occasion.
             reading, shelves = reading.model_copy(update={"open_ended": True}), []
     known: StockAnswers = {}  # what the shop carries, asked once per search and cap
     if shelves is not None:
         # Open-ended: a search for a kind the shop lacks becomes one it has, before approval.
         plan, stocked = stocked_plan(
-            catalog_for(context),
+            catalog,
             plan,
             reading.product_text,
             stated.product_cap,
@@ -291,9 +291,9 @@ def _planned(
     # the planner's own: there it lost more than it found (WebShop's desk became a stand).
     plan, in_words = shaped.plan, list[str]()
     if previous is not None:
-        plan, in_words = in_shop_words(catalog_for(context), plan, known)
+        plan, in_words = in_shop_words(catalog, plan, known)
     # Checked against the shop before anyone approves it: a search for a kind it lacks.
-    unstocked = unstocked_searches(catalog_for(context), plan, known)
+    unstocked = unstocked_searches(catalog, plan, known)
     return {
         "reading": reading,
         "stated_limits": stated,
@@ -304,7 +304,7 @@ def _planned(
         "planner_latency_s": round(time.perf_counter() - started, 3),
         "plan_warnings": [
             *read_by_model,
-            *revised,
+            *revision_notes,
             *stocked,
             *shaped.warnings,
             *in_words,

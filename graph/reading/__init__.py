@@ -15,6 +15,7 @@ from graph.reading.shelves import (
     carried,
     in_shop_words,
     nearest_shelves,
+    shelf_named_by,
     shop_shelves,
     unstocked_searches,
 )

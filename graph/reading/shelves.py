@@ -198,6 +198,15 @@ def carried(
     return known[query, cap]
 
 
+def shelf_named_by(catalog: CatalogBackend, text: str) -> Shelf | None:
+    """The shelf `text` names in other words (ShopShelves.named_by); None when no shelf
+    is that near, or the shop cannot answer (advice only, as the nearest shelves are)."""
+    try:
+        return shop_shelves(catalog).named_by(text)
+    except CatalogError:
+        return None
+
+
 def in_shop_words(
     catalog: CatalogBackend, plan: Plan, known: StockAnswers | None = None
 ) -> tuple[Plan, list[str]]:
@@ -210,7 +219,7 @@ def in_shop_words(
         shelf = None
         # At any price: one the shop has only above the cap is the same kind, in its words.
         if step.is_search and carried(catalog, query, None, known) is False:
-            shelf = shop_shelves(catalog).named_by(query)
+            shelf = shelf_named_by(catalog, query)
         if shelf is not None:
             notes.append(
                 f"step {step.step}: {query!r} is searched as the shop names it: {shelf.name!r}"

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from catalog import CatalogBackend, CatalogError, Product, money
 from catalog.text import head_word, product_words, same_word
-from graph.reading import Shelf, products_naming, shop_shelves
+from graph.reading import products_naming, shelf_named_by
 from graph.schemas import (
     MAX_FEATURES,
     MAX_PLAN_STEPS,
@@ -118,18 +118,11 @@ def _another_kind(
     with the products it names."""
     heads = [h for i in items if (h := head_word(i))]
     naming = products_naming(catalog, wants) if wants and heads else []
-    if wants and heads and not naming and (shelf := _shelf_named_by(catalog, wants)):
+    if wants and heads and not naming and (shelf := shelf_named_by(catalog, wants)):
         naming = products_naming(catalog, shelf.name)  # in the shop's words ("bandas ...")
     titled = {head for product in naming for head in product.kinds.title}
     another = not any(same_word(h, t) for t in titled for h in heads) if naming else None
     return another, naming
-
-
-def _shelf_named_by(catalog: CatalogBackend, wants: str) -> Shelf | None:
-    try:
-        return shop_shelves(catalog).named_by(wants)
-    except CatalogError:
-        return None
 
 
 def _shown(pick: PreviousPick) -> str:
