@@ -43,7 +43,7 @@ from graph.evals.bundles import (
     score_bundle,
     search_pools,
 )
-from graph.schemas import Outcome, ProductSummary
+from graph.schemas import MissingItem, Outcome, ProductSummary
 from graph.tools import POOL_DEPTH
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
@@ -364,6 +364,19 @@ def test_one_pick_serves_one_kind() -> None:
     assert result.within_budget  # $100, one pick: within budget, yet not every item
 
 
+def test_an_item_with_no_pick_is_accounted_for_only_when_the_run_names_it_missing() -> None:
+    # #40: "every bundle item is picked or named missing".
+    assert scored(fake_final_state("shoe", "bottle")).items_accounted
+    silent = scored(fake_final_state("pack"))  # one item lacks a pick, and nothing says so
+    assert not silent.items_accounted and silent.named_missing == []
+    values = fake_final_state("pack")
+    missing = MissingItem(step=2, query="botella de agua", reason="nothing within $50")
+    values["outcome"].missing = [missing]
+    named = scored(values)
+    assert named.items_accounted and named.named_missing == ["botella de agua"]
+    assert not named.items_present  # named missing is still not picked
+
+
 def test_an_unknown_pick_or_no_pick_is_never_within_budget() -> None:
     assert not scored({"outcome": Outcome()}).within_budget
     assert not scored({}).within_budget
@@ -393,12 +406,14 @@ def test_the_summary_counts_over_the_requests_a_bundle_fits() -> None:
     assert summary["all_items_and_within_budget"] == 1
     assert summary["all_items_and_within_budget_share"] == pytest.approx(1 / 3, abs=1e-4)
     assert summary["items_present"] == 3 and summary["within_budget"] == 1
+    assert summary["items_accounted"] == 3  # the failed run names nothing
     assert summary["mean_rating_ratio"] == pytest.approx(1.0)
     assert summary["errors"] == 1
     data = report.to_json()
     assert data["bundles_file"] == "dev.json" and len(data["results"]) == 4
     table = markdown_table([data, data])
     assert "| every item, within budget | 1/3 (0.33) | 1/3 (0.33) |" in table
+    assert "| every item picked or named missing | 3/4 | 3/4 |" in table
 
 
 # A plan over tests/conftest.py SMALL_CATALOG: one search per item, then one pick.
