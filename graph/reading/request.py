@@ -50,7 +50,6 @@ _WANTS_A_SET = re.compile(
     re.IGNORECASE,
 )
 
-_LIST = re.compile(r"\band\b|\bor\b|\bplus\b|[,&/;]", re.IGNORECASE)
 _CLAUSE = re.compile(r"\s(?:that|which|who)\s", re.IGNORECASE)
 
 
@@ -68,6 +67,7 @@ def reading_of(
     product_text = without_limit_phrases(text)
     named = opening(product_text)
     carries = None if catalog is None else partial(carried, catalog, cap=None)
+    items = tuple(listed_items(text, carries))
     return RequestReading(
         text=text,
         limits=limits,
@@ -75,8 +75,10 @@ def reading_of(
         product_words=tuple(product_words(product_text)),
         words=tuple(product_words(text.replace("-", " "))),
         opening_words=tuple(product_words(named.replace("-", " "))),
-        named_product=_named_product(named),
-        items=tuple(listed_items(text, carries)),
+        # A request listing several items names no one product: which query is which
+        # item's is not known ("a yoga mat and a felt desk mat" is no "felt desk yoga mat").
+        named_product=_named_product(named) if len(items) < 2 else None,
+        items=items,
         open_ended=speaks_of_an_occasion(text),
         asks_for_a_set=_WANTS_A_SET.search(text) is not None,
         adds=ADDING.search(text) is not None,
@@ -85,11 +87,9 @@ def reading_of(
 
 def _named_product(opening_text: str) -> tuple[str, str] | None:
     """The (modifier, head) of the one product a request's opening names ("camera",
-    "bag"), or None: no compound name, or a list of products."""
+    "bag"), or None: no compound name."""
     # "a smartwatch that is compatible": the clause after the product is no part of it.
     named = _CLAUSE.split(opening_text, maxsplit=1)[0]
-    if _LIST.search(named):
-        return None
     words = kind_words(named)
     if not 2 <= len(words) <= 4:
         return None

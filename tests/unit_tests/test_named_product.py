@@ -21,6 +21,9 @@ from graph.shaping.named import with_named_product
         ("a tent under $250", None),
         ("a camera bag and a camera strap, $60 for both", None),
         ("running shoes, socks", None),
+        # A list whose opening reads as one product (#40: "felt desk yoga mat" was searched).
+        ("a yoga mat for me and a felt desk mat for my partner, don't want to go over $60", None),
+        ("noise-cancelling headphones for the office and open-ear sport headphones", None),
         ("Find a smartwatch that is compatible with an iPhone", None),
         ("a birthday gift for someone who likes photography, under $200", None),
         ("una tienda de campaña para 4 personas", None),
