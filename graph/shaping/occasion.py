@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from catalog.text import head_word, same_word, stem
+from catalog.text import head_word, product_words, same_word, stem
 from graph.schemas import Plan, RequestReading
 
 PickMode = Literal["each", "one"]
@@ -22,10 +22,17 @@ def pick_mode(reading: RequestReading, plan: Plan) -> PickMode:
     which the request names at most one: that word is the person's interest ("loves
     building things", "games and streams", "she likes bags"), one of the shelves near it.
     "each" otherwise: two kinds the request names ("a gift for my dad: a wallet and a
-    belt") are what it wants."""
+    belt") are what it wants, as are two items the request lists that its searches hold
+    whole (RequestReading.items: "a board game and a card game for christmas", one head)."""
     searches = plan.search_steps
     if len(searches) < 2 or not reading.open_ended or reading.asks_for_a_set:
         return "each"
     heads = {stem(h): h for step in searches if (h := head_word(step.query or ""))}
     named = [h for h in heads.values() if any(same_word(h, word) for word in reading.words)]
-    return "each" if len(named) >= 2 else "one"
+    queries = [product_words(step.query or "") for step in searches]
+    searched = [
+        item
+        for item in reading.items
+        if any(all(any(same_word(i, w) for w in q) for i in product_words(item)) for q in queries)
+    ]
+    return "each" if len(named) >= 2 or len(searched) >= 2 else "one"

@@ -174,6 +174,24 @@ def test_an_open_ended_request_naming_no_kind_searched_picks_one(
     assert pick_mode(read_request(request_text), plan) == mode
 
 
+def test_two_listed_items_of_one_head_word_are_each_picked() -> None:
+    # #40: "board games" and "card games" share a head; the request lists both items.
+    plan = Plan.model_validate(
+        {
+            "goal": "g",
+            "steps": [
+                {"step": 1, "action": "a", "query": "board games for christmas"},
+                {"step": 2, "action": "b", "query": "card games for christmas"},
+                {"step": 3, "action": "c", "query": None},
+            ],
+        }
+    )
+    request = "a board game and a card game for the family at christmas, keep it under $50"
+    assert pick_mode(read_request(request), plan) == "each"
+    gift = "a christmas gift for my nephew who loves games"  # one interest: the best of both
+    assert pick_mode(read_request(gift), plan) == "one"
+
+
 def test_the_choice_is_exact_against_brute_force_on_random_pools() -> None:
     rng = random.Random(22)
     for _ in range(200):
