@@ -214,9 +214,10 @@ def _plan(
             plan = schema.model_validate(redact_tree(plan.model_dump()))
             statement = plan.follow_up if isinstance(plan, FollowUpPlan) else None
             plan = plan.plan() if isinstance(plan, FollowUpPlan) else plan
-            return _planned(
+            planned = _planned(
                 reading, plan, usage, attempt, started, previous, statement, shelves, context, shown
             )
+            return {**planned, "model_plan": plan}
         if attempt == 2:
             if revising:
                 why = f"the planner could not revise the plan ({short_error(error)})"

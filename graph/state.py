@@ -72,6 +72,9 @@ class State(InputState):
     stated_limits: Annotated[StatedLimits | None, Field(description="The request's limits.")] = None
     follow_up: Annotated[FollowUp | None, Field(description="What a follow-up carries.")] = None
     plan: Annotated[Plan | None, Field(description="The plan the model wrote.")] = None
+    # The planner's plan as the model wrote it, before code shaped it (None: code built
+    # it): what each override of the model is measured against (graph/evals/overrides.py).
+    model_plan: Plan | None = None
     plan_warnings: Annotated[list[str], Field(description="Code's checks of the plan.")] = field(
         default_factory=list
     )
@@ -109,6 +112,7 @@ class State(InputState):
         self.stated_limits = _as_model(StatedLimits, self.stated_limits)
         self.follow_up = _as_model(FollowUp, self.follow_up)
         self.plan = _as_model(Plan, self.plan)
+        self.model_plan = _as_model(Plan, self.model_plan)
         self.planner_usage = _as_model(Usage, self.planner_usage)
         self.plan_edit = _as_model(PlanEdit, self.plan_edit)
         self.dispatched = _as_model(SearchDispatch, self.dispatched)

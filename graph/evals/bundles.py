@@ -17,7 +17,15 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from catalog import Product, SearchArgs, load_products, money
+from catalog import (
+    CatalogBackend,
+    CatalogError,
+    CatalogQueryError,
+    Product,
+    SearchArgs,
+    load_products,
+    money,
+)
 from catalog.terminal import clean_text, terminal_markup
 from graph.context import Context
 from graph.evals.bundle_sets import (
@@ -33,9 +41,17 @@ from graph.evals.bundle_sets import (
     within,
 )
 from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side, take_usage
+from graph.evals.overrides import (
+    as_listed,
+    judged,
+    override_counts,
+    overrides_cell,
+    overrides_of,
+)
 from graph.evals.reruns import run_on_goal_thread
 from graph.runs.session import approve_all
 from graph.runs.threads import ShoppingGraph
+from graph.schemas import PlanStep
 from graph.tools import get_catalog
 
 
@@ -74,6 +90,8 @@ class BundleResult:
     named_missing: list[str] = field(default_factory=list)
     # Every item is picked or named missing: no fewer entries than items lacking a pick.
     items_accounted: bool = False
+    # Each change code made to the model's plan, judged (graph/evals/overrides.py).
+    overrides: list[dict[str, Any]] = field(default_factory=list)
     total: float = 0.0
     rating: float | None = None
     rating_ratio: float | None = None
@@ -99,13 +117,30 @@ def new_result(request: BundleRequest, thread_id: str, found: BruteForce) -> Bun
     return result
 
 
+def _finds_an_item(
+    shop: CatalogBackend, step: PlanStep, budget: float | None, request: BundleRequest
+) -> bool:
+    """Whether what `step` searches (within its cap, in its category) shows a product of
+    one of the request's items among the first five the shop's search returns."""
+    args = SearchArgs(
+        step.query or "", max_price=step.price_cap(budget), category=step.category, limit=5
+    )
+    try:
+        hits = shop.search(args)
+    except (CatalogQueryError, CatalogError):
+        return False
+    return any(item.holds(hit.product) for hit in hits for item in request.items)
+
+
 def score_bundle(
     result: BundleResult,
     values: dict[str, Any],
     request: BundleRequest,
     catalog: dict[str, Product],
+    shop: CatalogBackend | None = None,
 ) -> None:
-    """Fill a request's result from its run's final state."""
+    """Fill a request's result from its run's final state; with the `shop` the runs
+    searched, judge code's changes to the model's plan too."""
     take_usage(result, values)
     outcome = values.get("outcome")
     result.picked = list(dict.fromkeys(p.id for p in outcome.picks)) if outcome else []
@@ -119,6 +154,16 @@ def score_bundle(
     # Counted, not matched by words: the run names a missing item in its plan's words,
     # which may be another language ("stirnlampe") or the shop's ("Hiking Day Backpack").
     result.items_accounted = len(result.named_missing) >= len(result.missing_kinds)
+    if shop is not None:
+        plan = values.get("plan")
+        budget = plan.budget if plan is not None else None
+
+        def finds_an_item(step: PlanStep) -> bool:
+            return _finds_an_item(shop, step, budget, request)
+
+        # A bundle names its items: reading one as open-ended is always code's mistake.
+        overrides = judged(overrides_of(values), finds_an_item, open_ended=False)
+        result.overrides = as_listed(overrides)
     result.within_budget = (
         bool(result.picked)
         and not result.unknown_ids
@@ -154,6 +199,7 @@ class BundleReport(EvalReport):
             "all_items_and_within_budget_share": round(len(met) / (len(fitting) or 1), 4),
             "items_present": self.count("items_present"),
             "items_accounted": self.count("items_accounted"),
+            "overrides": override_counts(r.overrides for r in results),
             "within_budget": self.count("within_budget"),
             # Over the met requests only, so it reads "how good, when it worked".
             "mean_rating_ratio": round(sum(ratios) / len(ratios), 4) if ratios else None,
@@ -189,7 +235,7 @@ def run_bundles_eval(
 
     def run(result: BundleResult, request: BundleRequest, note: Note) -> None:
         values = run_on_goal_thread(graph, context, result, request.request, approve_all, note)
-        score_bundle(result, values, request, by_id)
+        score_bundle(result, values, request, by_id, get_catalog(str(catalog_file)))
 
     def line(result: BundleResult) -> str:
         missing = ", ".join(result.missing_kinds)
@@ -217,6 +263,7 @@ BUNDLE_ROWS: list[Row] = [
         lambda s: f"{s.get('items_accounted', '–')}/{s['requests']}",
     ),
     ("within budget", lambda s: f"{s['within_budget']}/{s['requests']}"),
+    ("code's changes to the model's plan", overrides_cell),
     ("rating / best fitting (when met)", lambda s: _number(s["mean_rating_ratio"])),
     ("LLM calls / request", lambda s: _number(s["llm_calls"])),
     ("input tokens / request", lambda s: _number(s["input_tokens"])),

@@ -26,7 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from catalog import Product, load_products, money
+from catalog import CatalogBackend, CatalogError, CatalogQueryError, Product, load_products, money
 from catalog.models import category_slug
 from catalog.terminal import terminal_markup
 from graph.choosing.choice import outdoes
@@ -34,10 +34,17 @@ from graph.choosing.picks import Candidate, candidates_of
 from graph.context import Context
 from graph.evals.bundle_sets import BundleFileError, _amount, _keys, _text, read_cases, within
 from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side, take_usage
+from graph.evals.overrides import (
+    as_listed,
+    judged,
+    override_counts,
+    overrides_cell,
+    overrides_of,
+)
 from graph.evals.reruns import run_on_goal_thread
 from graph.runs.session import approve_all
 from graph.runs.threads import ShoppingGraph
-from graph.schemas import Outcome, Plan, StepResult
+from graph.schemas import Outcome, Plan, PlanStep, StepResult
 from graph.state import plan_that_runs
 from graph.tools import get_catalog
 
@@ -123,6 +130,8 @@ class OpenEndedResult:
     nothing_lost: bool = False
     dominated_by: dict[str, str] = field(default_factory=dict)  # pick id -> what outdoes it
     met: bool = False  # every check above
+    # Each change code made to the model's plan, judged (graph/evals/overrides.py).
+    overrides: list[dict[str, Any]] = field(default_factory=list)
     unknown_ids: list[str] = field(default_factory=list)
     llm_calls: int = 0
     input_tokens: int = 0
@@ -159,6 +168,21 @@ def _dominated(plan: Plan, picks: list[str], candidates: list[Candidate]) -> dic
     return found
 
 
+def _finds_expected(
+    catalog: CatalogBackend, step: PlanStep, budget: float | None, expected: Sequence[str]
+) -> bool:
+    """Whether the shop holds the kind `step` searches, within its cap, in one of the
+    `expected` categories (the step's own, when it is restricted to one)."""
+    try:
+        stock = catalog.kind_stock(step.query or "", step.price_cap(budget))
+    except (CatalogQueryError, CatalogError):
+        return False
+    departments = set(stock.departments)
+    if step.category:
+        departments &= {step.category}
+    return bool(departments & set(expected))
+
+
 def score_open_ended(
     result: OpenEndedResult,
     values: dict[str, Any],
@@ -177,6 +201,11 @@ def score_open_ended(
     if plan is None:
         return
     result.pick_mode = plan.pick
+
+    def finds_expected(step: PlanStep) -> bool:
+        return _finds_expected(catalog, step, plan.budget, request.categories)
+
+    result.overrides = as_listed(judged(overrides_of(values), finds_expected, open_ended=True))
     result.kinds_planned = [s.query or "" for s in plan.search_steps]
     candidates = candidates_of(plan, results, catalog)
     result.kinds_found = _kinds_found(plan, candidates)
@@ -220,6 +249,7 @@ class OpenEndedReport(EvalReport):
             "dominated": self.count("dominated_by"),
             "met": self.count("met"),
             "met_share": round(self.count("met") / (len(results) or 1), 4),
+            "overrides": override_counts(r.overrides for r in results),
             "llm_calls": mean("llm_calls"),
             "input_tokens": mean("input_tokens"),
             "output_tokens": mean("output_tokens"),
@@ -277,6 +307,7 @@ OPEN_ENDED_ROWS: list[Row] = [
     ("nothing lost", lambda s: f"{s['nothing_lost']}/{s['requests']}"),
     ("dominated picks", lambda s: str(s["dominated"])),
     ("every check met", lambda s: f"{s['met']}/{s['requests']} ({s['met_share']:.2f})"),
+    ("code's changes to the model's plan", overrides_cell),
     ("LLM calls / request", lambda s: f"{s['llm_calls']:.2f}"),
     ("input tokens / request", lambda s: f"{s['input_tokens']:.2f}"),
     ("output tokens / request", lambda s: f"{s['output_tokens']:.2f}"),

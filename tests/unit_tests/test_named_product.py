@@ -61,3 +61,5 @@ def test_the_planned_search_finds_the_named_product(small_catalog_file: Path) ->
     state = run_graph(model, small_catalog_file, "a camera strap for travel")
     assert state["plan"].steps[0].query == "padded camera straps"
     assert any("the request names camera strap" in w for w in state["plan_warnings"])
+    # The model's own plan is kept beside it: the evals judge code's change against it.
+    assert state["model_plan"].steps[0].query == "padded straps"

@@ -1,0 +1,122 @@
+"""Where code changed the planner model's plan, found in a finished run, for the evals to
+judge with what each set knows is right (issue #40: "every override of the model is
+measured"). The run keeps the plan as the model wrote it (State.model_plan) beside the
+plan that ran; their searches are compared in order (code shapes a plan in place and adds
+searches after the model's):
+
+- "kinds left open": code read the request as open-ended though it speaks of no gift or
+  occasion (graph/shaping/stocked.py, leaves_the_kinds_open);
+- "search replaced by a shelf": a search for a kind the shop lacks became one of its
+  shelves (stocked_plan: the step is put in the shelf's department);
+- "search reworded": a search's words changed (the product the request names put back,
+  a follow-up's item, the shop's words for it);
+- "kind added": a search code added (stocked_plan's nearest shelves).
+
+A follow-up's kind is judged by the follow-up eval on its own (FollowUp.planner_kind).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from graph.reading.request import speaks_of_an_occasion
+from graph.schemas import Plan, PlanStep, RequestReading
+
+OVERRIDES = ("kinds left open", "search replaced by a shelf", "search reworded", "kind added")
+
+
+@dataclass(frozen=True)
+class Override:
+    """One change code made to the model's plan: the model's step and code's (either
+    None: code added a step, or changed the whole reading)."""
+
+    name: str
+    model: PlanStep | None = None
+    code: PlanStep | None = None
+
+
+@dataclass
+class JudgedOverride:
+    """An override as a report lists it: what each side searched, and whether each was
+    right by the eval's own knowledge (None: the model had no step to judge)."""
+
+    override: str
+    model: str | None
+    code: str | None
+    code_right: bool
+    model_right: bool | None
+
+
+def overrides_of(values: Mapping[str, Any]) -> list[Override]:
+    """The overrides of the model's plan in a finished run's values (none when code built
+    the plan, or the run kept no model plan)."""
+    model_plan: Plan | None = values.get("model_plan")
+    plan: Plan | None = values.get("plan")
+    reading: RequestReading | None = values.get("reading")
+    if model_plan is None or plan is None:
+        return []
+    found: list[Override] = []
+    first_plan = values.get("follow_up") is None
+    if first_plan and reading and reading.open_ended and not speaks_of_an_occasion(reading.text):
+        found.append(Override("kinds left open"))
+    theirs = plan.search_steps
+    for mine, code in zip(model_plan.search_steps, theirs, strict=False):
+        if mine.query != code.query:
+            shelf = code.category is not None and code.category != mine.category
+            name = "search replaced by a shelf" if shelf else "search reworded"
+            found.append(Override(name, mine, code))
+    found += [Override("kind added", None, code) for code in theirs[len(model_plan.search_steps) :]]
+    return found
+
+
+def judged(
+    overrides: Iterable[Override],
+    right: Callable[[PlanStep], bool],
+    open_ended: bool,
+) -> list[JudgedOverride]:
+    """Each override judged: a search by `right` (the eval's test of a step), the reading
+    by whether the eval's requests are open-ended (`open_ended`)."""
+    found = []
+    for override in overrides:
+        model_right: bool | None
+        if override.name == "kinds left open":
+            code_right, model_right = open_ended, not open_ended
+        else:
+            code_right = override.code is not None and right(override.code)
+            model_right = None if override.model is None else right(override.model)
+        model = override.model.query if override.model else None
+        code = override.code.query if override.code else None
+        found.append(JudgedOverride(override.name, model, code, code_right, model_right))
+    return found
+
+
+def override_counts(listed: Iterable[Iterable[Mapping[str, Any]]]) -> dict[str, dict[str, int]]:
+    """Per override, over every result's list (JudgedOverride as a dict): how often it
+    fired, how often code was right, and how often the model alone would have been."""
+    counts = {name: {"fired": 0, "code_right": 0, "model_right": 0} for name in OVERRIDES}
+    for overrides in listed:
+        for found in overrides:
+            count = counts[found["override"]]
+            count["fired"] += 1
+            count["code_right"] += bool(found["code_right"])
+            count["model_right"] += bool(found["model_right"])
+    return {name: count for name, count in counts.items() if count["fired"]}
+
+
+def as_listed(overrides: Iterable[JudgedOverride]) -> list[dict[str, Any]]:
+    return [asdict(found) for found in overrides]
+
+
+def overrides_cell(summary: Mapping[str, Any]) -> str:
+    """A report's overrides in one table cell: each one's firings, and how often code and
+    the model alone were right."""
+    counts = summary.get("overrides") or {}
+    return (
+        "; ".join(
+            f"{name} {c['fired']}: code right {c['code_right']}, model alone {c['model_right']}"
+            for name, c in counts.items()
+        )
+        or "none"
+    )
