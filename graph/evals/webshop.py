@@ -15,14 +15,17 @@ from operator import methodcaller
 from pathlib import Path
 from typing import Any
 
-from catalog import load_products
+from catalog import CatalogBackend, SearchArgs, load_products
 from graph.context import Context
 from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side, take_usage
 from graph.evals.inputs import EvalInputError, is_number, read_json
+from graph.evals.overrides import as_listed, judged, override_counts, overrides_cell, overrides_of
 from graph.evals.reruns import run_on_goal_thread
 from graph.evals.webshop_reward import webshop_reward
 from graph.runs.session import approve_all
 from graph.runs.threads import ShoppingGraph
+from graph.schemas import PlanStep
+from graph.tools import get_catalog
 
 
 @dataclass
@@ -53,6 +56,8 @@ class GoalResult:
     target_in_candidates: bool = False
     error: str | None = None
     reward_detail: dict[str, Any] = field(default_factory=dict)
+    # Each change code made to the model's plan, judged (graph/evals/overrides.py).
+    overrides: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -65,8 +70,9 @@ class Report(EvalReport):
     tool_mode: str
     results: list[GoalResult]
 
-    def summary(self) -> dict[str, float]:
-        return {key: figure(self) for key, _, figure in FIGURES}
+    def summary(self) -> dict[str, Any]:
+        figures: dict[str, Any] = {key: figure(self) for key, _, figure in FIGURES}
+        return {**figures, "overrides": override_counts(r.overrides for r in self.results)}
 
 
 # A figure is the mean, the total or the count (of those set) of one field of the results:
@@ -155,8 +161,11 @@ def score_goal(
     values: dict[str, Any],
     goal: dict[str, Any],
     raw: dict[str, dict[str, Any]],
+    shop: CatalogBackend | None = None,
 ) -> None:
-    """Fill a goal's result from the run's final state."""
+    """Fill a goal's result from the run's final state; with the `shop` the runs
+    searched, judge code's changes to the model's plan too: a search is right when the
+    goal's product is among the first five it shows."""
 
     plan = values.get("plan")
     steps = values.get("step_results") or []
@@ -178,6 +187,14 @@ def score_goal(
     result.zero_result_steps = sum(1 for r in steps if r.kind == "search" and not r.products)
     take_usage(result, values)
     result.target_in_candidates = any(p.id == goal["asin"] for r in steps for p in r.products)
+    if shop is not None and plan is not None:
+
+        def shows_the_target(step: PlanStep) -> bool:
+            args = SearchArgs(step.query or "", max_price=step.price_cap(plan.budget), limit=5)
+            return any(hit.product.id == goal["asin"] for hit in shop.search(args))
+
+        overrides = judged(overrides_of(values), shows_the_target, open_ended=False)
+        result.overrides = as_listed(overrides)
     if outcome is None or not outcome.picks:
         return
     result.picks = len(outcome.picks)
@@ -218,7 +235,7 @@ def run_eval(
     def run(result: GoalResult, goal: dict[str, Any], note: Note) -> None:
         request = goal["instruction_text"]
         values = run_on_goal_thread(graph, context, result, request, approve_all, note)
-        score_goal(result, values, goal, raw)
+        score_goal(result, values, goal, raw, get_catalog(str(catalog_path)))
 
     def line(result: GoalResult) -> str:
         return f"reward {result.reward:.2f}" + (" (target)" if result.exact_success else "")
@@ -233,7 +250,10 @@ def _cell(key: str, summary: dict[str, Any]) -> str:
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
-ROWS: list[Row] = [(title, partial(_cell, key)) for key, title, _ in FIGURES if title]
+ROWS: list[Row] = [
+    *((title, partial(_cell, key)) for key, title, _ in FIGURES if title),
+    ("code's changes to the model's plan", overrides_cell),
+]
 
 
 markdown_table = partial(side_by_side, rows=ROWS)  # one column per report
