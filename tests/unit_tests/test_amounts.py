@@ -335,6 +335,7 @@ NEGATED_IN_ITS_CLAUSE = [
     ("a remote without batteries under $20", 20, None),
     ("a lamp, not sure but under $50", 50, None),
     ("un champú sin sulfatos por menos de 20 dólares", 20, None),
+    ("a desk lamp under $60, no fees on orders over $25", 60, None),  # the shop's threshold
 ]
 
 
