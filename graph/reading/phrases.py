@@ -112,9 +112,7 @@ _LOWER_AFTER_OF_LANGUAGE = {
     "ar": r"أو أكثر",
 }
 # A negation before a limit word turns it round: "nothing over $60", "not less than $20",
-# "no más de 50 euros", "nicht mehr als 40 €"; "without" and a contracted "n't" are
-# negations too ("without going over $80", "sin gastar más de 90 dólares", "can't go above
-# $35").
+# "no más de 50 euros", "nicht mehr als 40 €", "sin gastar más de 90 dólares".
 _NEGATION_OF_LANGUAGE = {
     "en": r"no|not|nothing|never|cannot|without|[^\W\d_]+n['’]t",
     "es": r"no|nada|sin",
@@ -141,10 +139,7 @@ ADDING = re.compile(
 )
 
 
-# The words a negation may stand before its limit word, in its clause: no punctuation
-# and no word that adds between them ("don't want to go over $60", not "no frills, over
-# $20").
-_NEGATION_REACH = 3
+# A word of a negation's clause: no punctuation, no word that adds ("no frills, over $20").
 _WORD_OF_CLAUSE = rf"\s+(?!(?:{'|'.join(_ADDING_OF_LANGUAGE.values())})(?![\w-]))[^\W\d_][\w'’-]*"
 
 
@@ -233,12 +228,11 @@ LOWER_LIMIT = re.compile(
 # floor, not a total.
 UPPER_LIMIT_AFTER = re.compile(rf"{_PRICE}\s*(?:{_UPPER_AFTER})", re.IGNORECASE)
 LOWER_LIMIT_AFTER = re.compile(rf"{_PRICE}\s*(?:{_LOWER_AFTER})", re.IGNORECASE)
-# Read before the two above, so that "not over $60" is never "over $60". A floor word
-# is turned round a few words after its negation ("can't spend more than $55"); a cap
-# word only right after it, since "no X" and "without X" name what an item lacks, and
-# "without batteries under $20" is a cap.
+# Read before the two above, so that "not over $60" is never "over $60". A floor word is
+# turned up to 3 words after its negation ("don't want to go over $60"), a cap word only
+# right after it: "without batteries under $20" is a cap.
 NEGATED_LOWER_LIMIT = re.compile(
-    rf"(?:{_negated(_LOWER_OF_LANGUAGE, _NEGATION_REACH)})\s*{_PRICE}", re.IGNORECASE
+    rf"(?:{_negated(_LOWER_OF_LANGUAGE, 3)})\s*{_PRICE}", re.IGNORECASE
 )
 NEGATED_UPPER_LIMIT = re.compile(rf"(?:{_negated(_UPPER_OF_LANGUAGE)})\s*{_PRICE}", re.IGNORECASE)
 BARE_PRICE = re.compile(_PRICE, re.IGNORECASE)
