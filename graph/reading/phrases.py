@@ -112,14 +112,14 @@ _LOWER_AFTER_OF_LANGUAGE = {
     "ar": r"أو أكثر",
 }
 # A negation before a limit word turns it round: "nothing over $60", "not less than $20",
-# "no más de 50 euros", "nicht mehr als 40 €".
+# "no más de 50 euros", "nicht mehr als 40 €", "sin gastar más de 90 dólares".
 _NEGATION_OF_LANGUAGE = {
-    "en": r"no|not|nothing|never",
-    "es": r"no|nada",
-    "pt": r"não|nada",
-    "fr": r"pas|rien",
-    "de": r"nicht|nichts",
-    "it": r"non|niente",
+    "en": r"no|not|nothing|never|cannot|without|[^\W\d_]+n['’]t",
+    "es": r"no|nada|sin",
+    "pt": r"não|nada|sem",
+    "fr": r"pas|rien|sans",
+    "de": r"nicht|nichts|ohne",
+    "it": r"non|niente|senza",
 }
 
 
@@ -139,9 +139,13 @@ ADDING = re.compile(
 )
 
 
-def _negated(words: dict[str, str]) -> str:
+# A word of a negation's clause: no punctuation, no word that adds ("no frills, over $20").
+_WORD_OF_CLAUSE = rf"\s+(?!(?:{'|'.join(_ADDING_OF_LANGUAGE.values())})(?![\w-]))[^\W\d_][\w'’-]*"
+
+
+def _negated(words: dict[str, str], reach: int = 0) -> str:
     return "|".join(
-        rf"(?<![\w'])(?:{negation})\s+(?:{words[language]})"
+        rf"(?<![\w'])(?:{negation})(?:{_WORD_OF_CLAUSE}){{0,{reach}}}\s+(?:{words[language]})"
         for language, negation in _NEGATION_OF_LANGUAGE.items()
         if language in words
     )
@@ -224,8 +228,12 @@ LOWER_LIMIT = re.compile(
 # floor, not a total.
 UPPER_LIMIT_AFTER = re.compile(rf"{_PRICE}\s*(?:{_UPPER_AFTER})", re.IGNORECASE)
 LOWER_LIMIT_AFTER = re.compile(rf"{_PRICE}\s*(?:{_LOWER_AFTER})", re.IGNORECASE)
-# Read before the two above, so that "not over $60" is never "over $60".
-NEGATED_LOWER_LIMIT = re.compile(rf"(?:{_negated(_LOWER_OF_LANGUAGE)})\s*{_PRICE}", re.IGNORECASE)
+# Read before the two above, so that "not over $60" is never "over $60". A floor word is
+# turned up to 3 words after its negation ("don't want to go over $60"), a cap word only
+# right after it: "without batteries under $20" is a cap.
+NEGATED_LOWER_LIMIT = re.compile(
+    rf"(?:{_negated(_LOWER_OF_LANGUAGE, 3)})\s*{_PRICE}", re.IGNORECASE
+)
 NEGATED_UPPER_LIMIT = re.compile(rf"(?:{_negated(_UPPER_OF_LANGUAGE)})\s*{_PRICE}", re.IGNORECASE)
 BARE_PRICE = re.compile(_PRICE, re.IGNORECASE)
 BUDGET_NUMBER = re.compile(rf"\bbudget(?: of| is|:)?\s*{_NUMBER}(?![\w.%])", re.IGNORECASE)

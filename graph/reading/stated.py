@@ -100,7 +100,11 @@ def _price_spans(request: str) -> list[_PriceSpan]:
             values = [a for a in amounts if a is not None]
             if kind == "range" and len(amounts) < 2:
                 continue
-            if NOT_A_LIMIT.search(request[max(0, start - 40) : start]):
+            # A shop's threshold, before the phrase or in a negation's reach ("no fees on
+            # orders over $25"), is no limit.
+            amount = match.start(next((i for i, g in enumerate(match.groups(), 1) if g), 0))
+            before = request[max(0, start - 40) : start]
+            if NOT_A_LIMIT.search(before) or NOT_A_LIMIT.search(request[start:amount]):
                 values = []  # read, so no shorter pattern reads it again, but not a limit
             elif len(values) < len(amounts):
                 kind, values = "unreadable", []
