@@ -25,9 +25,11 @@ from catalog.text import (
     words_found,
 )
 from graph.schemas import MissingItem, Plan, PlanStep, ProductSummary, StatedLimits, StepResult
+from meaning import Embedder
 
 FEATURE_MATCH_THRESHOLD = 85  # the same fuzzy cut-off WebShop scores attributes with
 _ABOVE_THRESHOLD = math.nextafter(FEATURE_MATCH_THRESHOLD, math.inf)
+_EMBEDDER = Embedder()  # the process's one model, loaded when first asked
 
 
 def missing_limit_warning(stated: StatedLimits, plan: Plan) -> str | None:
@@ -302,24 +304,34 @@ def item_of_step(
 def _listed_item(
     plan: Plan, step: int, listed: Sequence[str], found: list[list[str]]
 ) -> int | None:
-    """The listed item whose every word the step's query holds and whose head word
-    heads the title of a product the step found (`found`: each one's title heads; a
-    kind, not a listed feature like "dairy free"); the longest, when several do. By its
-    place in the list."""
+    """The listed item the step's query is for, of those whose head word heads the title
+    of a product the step found (`found`: each one's title heads; a kind, not a listed
+    feature like "dairy free"): the longest whose every word the query holds; else, of
+    two or more such items, the nearest the query by meaning ("running open-ear
+    headphones" is the "open ear sport headphones", not the "noise cancelling headphones"
+    of the same head). By its place in the list."""
     if not listed:
         return None
     words = product_words((plan.steps[step - 1].query or "").replace("-", " "))
     # A title's first head is what it says the product is ("Oat Drink, Nut Free, Soy
     # Free" is a drink); later parts name its features.
     firsts = {title[0] for title in found if title}
-    held = [
-        (len(item_words), n)
+    kinds = [
+        (n, item_words)
         for n, item in enumerate(listed)
         if (item_words := product_words(item.replace("-", " ")))
-        and all(any(same_word(i, w) for w in words) for i in item_words)
         and any(same_word(item_words[-1], h) for h in firsts)
     ]
-    return max(held)[1] if held else None
+    held = [
+        (len(item_words), n)
+        for n, item_words in kinds
+        if all(any(same_word(i, w) for w in words) for i in item_words)
+    ]
+    if held or len(kinds) < 2:
+        return max(held)[1] if held else None
+    query = plan.steps[step - 1].query or ""
+    nearness = _EMBEDDER.similarity(query, [listed[n] for n, _ in kinds])
+    return kinds[max(range(len(kinds)), key=nearness.__getitem__)][0]
 
 
 def _kindless(step: int, plan: Plan, found: list[list[str]]) -> bool:

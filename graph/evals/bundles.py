@@ -17,6 +17,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from numpy import argmax
+
 from catalog import (
     CatalogBackend,
     CatalogError,
@@ -53,6 +55,9 @@ from graph.runs.session import approve_all
 from graph.runs.threads import ShoppingGraph
 from graph.schemas import PlanStep
 from graph.tools import get_catalog
+from meaning import Embedder
+
+_EMBEDDER = Embedder()  # the process's one model, loaded when first asked
 
 
 def search_pools(
@@ -151,9 +156,12 @@ def score_bundle(
     result.missing_kinds = [i.kind for i, p in zip(request.items, served, strict=True) if p is None]
     result.items_present = not result.missing_kinds
     result.named_missing = [m.query for m in outcome.missing] if outcome else []
-    # Counted, not matched by words: the run names a missing item in its plan's words,
-    # which may be another language ("stirnlampe") or the shop's ("Hiking Day Backpack").
-    result.items_accounted = len(result.named_missing) >= len(result.missing_kinds)
+    # Each named entry stands for the item nearest it by meaning: the run names a missing
+    # item in its plan's words, which may be another language ("stirnlampe") or the
+    # shop's ("Hiking Day Backpack").
+    kinds = [i.kind for i in request.items]
+    named = {kinds[argmax(_EMBEDDER.similarity(q, kinds))] for q in result.named_missing}
+    result.items_accounted = set(result.missing_kinds) <= named
     if shop is not None:
         plan = values.get("plan")
         budget = plan.budget if plan is not None else None

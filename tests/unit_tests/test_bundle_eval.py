@@ -369,12 +369,18 @@ def test_an_item_with_no_pick_is_accounted_for_only_when_the_run_names_it_missin
     assert scored(fake_final_state("shoe", "bottle")).items_accounted
     silent = scored(fake_final_state("pack"))  # one item lacks a pick, and nothing says so
     assert not silent.items_accounted and silent.named_missing == []
+    # Named in the plan's words, in any language, by the item nearest in meaning.
+    lacking = silent.missing_kinds[0]
+    words = {"water bottle": "botella de agua", "running shoes": "zapatillas para correr"}
+    other = "running shoes" if lacking == "water bottle" else "water bottle"
     values = fake_final_state("pack")
-    missing = MissingItem(step=2, query="botella de agua", reason="nothing within $50")
-    values["outcome"].missing = [missing]
+    values["outcome"].missing = [MissingItem(step=2, query=words[lacking], reason="none")]
     named = scored(values)
-    assert named.items_accounted and named.named_missing == ["botella de agua"]
+    assert named.items_accounted and named.named_missing == [words[lacking]]
     assert not named.items_present  # named missing is still not picked
+    # Naming another item missing accounts for nothing: the missing one is unnamed.
+    values["outcome"].missing = [MissingItem(step=1, query=other, reason="none")]
+    assert not scored(values).items_accounted
 
 
 def test_an_unknown_pick_or_no_pick_is_never_within_budget() -> None:

@@ -123,6 +123,22 @@ def test_searches_naming_one_kind_are_one_item() -> None:
     assert item_of_step(candidates_of(plan, results, catalog), plan) == {1: 1, 2: 2}
 
 
+def test_two_listed_items_of_one_head_are_told_apart_by_meaning() -> None:
+    # #40: the plan searched "running open-ear headphones" for the request's "open-ear
+    # sport headphones"; both listed items are headphones, and the query holds the words
+    # of neither whole, so the two searches had been one item and one pick "answered" both.
+    headphones: list[Row] = [
+        ("nc-1", "Quietline Noise-Cancelling Headphones", 180.0, 4.5),
+        ("oe-1", "Soundrift Run Open-Ear Sport Headphones", 100.0, 4.4),
+    ]
+    plan = plan_of(["office noise-cancelling headphones", "running open-ear headphones"])
+    results, catalog = searched([headphones, headphones])
+    listed = ["noise cancelling headphones", "open ear sport headphones"]
+    candidates = candidates_of(plan, results, catalog)
+    assert item_of_step(candidates, plan, listed) == {1: 1, 2: 2}
+    assert item_of_step(candidates, plan) == {1: 1, 2: 1}  # no list: the heads agree
+
+
 def test_a_search_for_a_wanted_feature_alone_joins_the_item_it_found() -> None:
     # "machine wash" names no kind: it is a feature of the sweater searched for, listed
     # before or after the sweater search.
