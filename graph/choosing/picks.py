@@ -213,7 +213,38 @@ def candidates_and_records(
     for candidate, text, title, said in zip(candidates, texts, titles, kinds, strict=True):
         _check_kind(candidate, text, queries[candidate.source_step], said)
         _check_title(candidate, title, queries[candidate.source_step])
+    _told_from_its_namesakes(candidates, titles, plan, listed)
     return candidates, records
+
+
+def _told_from_its_namesakes(
+    candidates: list[Candidate], titles: list[str], plan: Plan, listed: Sequence[str]
+) -> None:
+    """A product of the kind its search's listed item names by head word is of that item
+    only when, of the listed items with that head, it is nearest that one by meaning: a
+    cold brew coffee maker found by the pour-over search is the "cold brew coffee maker"
+    the request lists beside the "pour-over coffee maker", a hiking day backpack found by
+    the camera backpack search the "hiking day backpack"."""
+    heads = {n: head_word(item) for n, item in enumerate(listed)}
+    found: dict[int, list[list[str]]] = {}
+    for candidate, title in zip(candidates, titles, strict=True):
+        found.setdefault(candidate.source_step, []).append(title_heads(title))
+    for step, step_heads in found.items():
+        mine = _listed_item(plan, step, listed, step_heads)
+        rivals = [n for n, h in heads.items() if mine is not None and h == heads[mine]]
+        if len(rivals) < 2:
+            continue
+        judged = [
+            (c, t)
+            for c, t in zip(candidates, titles, strict=True)
+            if c.source_step == step and c.of_searched_kind and t
+        ]
+        if not judged:
+            continue
+        items = _EMBEDDER.embed([listed[n] for n in rivals])
+        vectors = _EMBEDDER.embed([t for _, t in judged])
+        for (candidate, _), vector in zip(judged, vectors, strict=True):
+            candidate.of_searched_kind = rivals[int((items @ vector).argmax())] == mine
 
 
 def _kind_queries(plan: Plan, candidates: list[Candidate]) -> dict[int, list[str]]:

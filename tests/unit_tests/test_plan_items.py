@@ -15,7 +15,12 @@ import pytest
 from catalog import DEFAULT_CATALOG_FILE, CatalogBackend, Product, open_catalog
 from graph.choosing.choice import choose
 from graph.choosing.outcome import checked_outcome
-from graph.choosing.picks import candidates_of, item_of_step, missing_items
+from graph.choosing.picks import (
+    candidates_and_records,
+    candidates_of,
+    item_of_step,
+    missing_items,
+)
 from graph.choosing.pool import choice_pool
 from graph.evals.bundle_sets import load_bundles
 from graph.reading import read_request
@@ -137,6 +142,27 @@ def test_two_listed_items_of_one_head_are_told_apart_by_meaning() -> None:
     candidates = candidates_of(plan, results, catalog)
     assert item_of_step(candidates, plan, listed) == {1: 1, 2: 2}
     assert item_of_step(candidates, plan) == {1: 1, 2: 1}  # no list: the heads agree
+
+
+def test_a_product_is_of_the_listed_item_of_its_head_that_it_is_nearest_by_meaning() -> None:
+    # #40: "a cold brew coffee maker and a pour-over coffee maker": both are makers by
+    # their titles' heads, so a cold brew maker the pour-over search found was picked as
+    # the pour-over one. Of the two listed makers it is nearest the cold brew one.
+    makers: list[Row] = [
+        ("cb-1", "Kettle & Pine Cold Brew Coffee Maker 2L", 26.0, 4.6),
+        ("po-1", "Bellacasa Glass Pour-Over Coffee Maker 600ml", 20.99, 4.5),
+    ]
+    plan = plan_of(["cold brew coffee maker", "pour-over coffee maker"], budget=55)
+    results, catalog = searched([makers, makers])
+    listed = ["cold brew coffee maker", "pour coffee maker"]
+    candidates, _ = candidates_and_records(plan, results, catalog, listed)
+    of_kind = {(c.source_step, c.summary.id) for c in candidates if c.of_searched_kind}
+    assert of_kind == {(1, "cb-1"), (2, "po-1")}
+    # With nothing listed (or one maker), the head word alone says what is a maker.
+    alone, _ = candidates_and_records(plan, results, catalog)
+    assert all(c.of_searched_kind for c in alone)
+    choice = choose(plan, candidates, [])
+    assert sorted(c.summary.id for c in choice.picks) == ["cb-1", "po-1"]
 
 
 def test_a_search_for_a_wanted_feature_alone_joins_the_item_it_found() -> None:
