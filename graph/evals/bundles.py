@@ -162,6 +162,13 @@ def score_bundle(
     kinds = [i.kind for i in request.items]
     named = {kinds[argmax(_EMBEDDER.similarity(q, kinds))] for q in result.named_missing}
     result.items_accounted = set(result.missing_kinds) <= named
+    result.within_budget = (
+        bool(result.picked)
+        and not result.unknown_ids
+        and within(result.total, request.budget)
+        and all(p is None or i.within_cap(p) for i, p in zip(request.items, served, strict=True))
+    )
+    met = result.items_present and result.within_budget
     if shop is not None:
         plan = values.get("plan")
         budget = plan.budget if plan is not None else None
@@ -170,14 +177,8 @@ def score_bundle(
             return _finds_an_item(shop, step, budget, request)
 
         # A bundle names its items: reading one as open-ended is always code's mistake.
-        overrides = judged(overrides_of(values), finds_an_item, open_ended=False)
+        overrides = judged(overrides_of(values), finds_an_item, open_ended=False, met=met)
         result.overrides = as_listed(overrides)
-    result.within_budget = (
-        bool(result.picked)
-        and not result.unknown_ids
-        and within(result.total, request.budget)
-        and all(p is None or i.within_cap(p) for i, p in zip(request.items, served, strict=True))
-    )
     if result.items_present:
         result.rating = round(sum(rating_of(p) for p in served if p is not None) / len(served), 4)
         if result.best_rating:

@@ -202,10 +202,6 @@ def score_open_ended(
         return
     result.pick_mode = plan.pick
 
-    def finds_expected(step: PlanStep) -> bool:
-        return _finds_expected(catalog, step, plan.budget, request.categories)
-
-    result.overrides = as_listed(judged(overrides_of(values), finds_expected, open_ended=True))
     result.kinds_planned = [s.query or "" for s in plan.search_steps]
     candidates = candidates_of(plan, results, catalog)
     result.kinds_found = _kinds_found(plan, candidates)
@@ -225,6 +221,12 @@ def score_open_ended(
         and result.nothing_lost
         and not result.dominated_by
     )
+
+    def finds_expected(step: PlanStep) -> bool:
+        return _finds_expected(catalog, step, plan.budget, request.categories)
+
+    overrides = judged(overrides_of(values), finds_expected, open_ended=True, met=result.met)
+    result.overrides = as_listed(overrides)
 
 
 @dataclass

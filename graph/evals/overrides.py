@@ -10,7 +10,10 @@ searches after the model's):
   shelves (stocked_plan: the step is put in the shelf's department);
 - "search reworded": a search's words changed (the product the request names put back,
   a follow-up's item, the shop's words for it);
-- "kind added": a search code added (stocked_plan's nearest shelves).
+- "kind added": a search code added (stocked_plan's nearest shelves);
+- "pick decided in code": a pick step code answered with no model call
+  (graph/choosing/decided.py), judged by whether the case was met; the model was not
+  asked, so what it would have picked is not known.
 
 A follow-up's kind is judged by the follow-up eval on its own (FollowUp.planner_kind).
 """
@@ -24,7 +27,13 @@ from typing import Any
 from graph.reading.request import speaks_of_an_occasion
 from graph.schemas import Plan, PlanStep, RequestReading
 
-OVERRIDES = ("kinds left open", "search replaced by a shelf", "search reworded", "kind added")
+OVERRIDES = (
+    "kinds left open",
+    "search replaced by a shelf",
+    "search reworded",
+    "kind added",
+    "pick decided in code",
+)
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,9 @@ def overrides_of(values: Mapping[str, Any]) -> list[Override]:
             name = "search replaced by a shelf" if shelf else "search reworded"
             found.append(Override(name, mine, code))
     found += [Override("kind added", None, code) for code in theirs[len(model_plan.search_steps) :]]
+    steps = {step.step: step for step in plan.steps}
+    decided = [r.step for r in values.get("step_results") or [] if r.decided_in_code]
+    found += [Override("pick decided in code", None, steps[n]) for n in decided if n in steps]
     return found
 
 
@@ -75,14 +87,18 @@ def judged(
     overrides: Iterable[Override],
     right: Callable[[PlanStep], bool],
     open_ended: bool,
+    met: bool = False,
 ) -> list[JudgedOverride]:
     """Each override judged: a search by `right` (the eval's test of a step), the reading
-    by whether the eval's requests are open-ended (`open_ended`)."""
+    by whether the eval's requests are open-ended (`open_ended`), a pick by whether the
+    case was `met`."""
     found = []
     for override in overrides:
         model_right: bool | None
         if override.name == "kinds left open":
             code_right, model_right = open_ended, not open_ended
+        elif override.name == "pick decided in code":
+            code_right, model_right = met, None
         else:
             code_right = override.code is not None and right(override.code)
             model_right = None if override.model is None else right(override.model)

@@ -156,6 +156,23 @@ def raw_products(path: Path) -> dict[str, dict[str, Any]]:
     return products
 
 
+def _judge_overrides(
+    result: GoalResult, values: dict[str, Any], goal: dict[str, Any], shop: CatalogBackend
+) -> None:
+    """Code's changes to the model's plan, judged: a search is right when the goal's
+    product is among the first five it shows; a pick, when the goal's constraints are met."""
+    plan = values.get("plan")
+    if plan is None:
+        return
+
+    def shows_the_target(step: PlanStep) -> bool:
+        args = SearchArgs(step.query or "", max_price=step.price_cap(plan.budget), limit=5)
+        return any(hit.product.id == goal["asin"] for hit in shop.search(args))
+
+    met = result.constraint_success
+    result.overrides = as_listed(judged(overrides_of(values), shows_the_target, False, met))
+
+
 def score_goal(
     result: GoalResult,
     values: dict[str, Any],
@@ -164,8 +181,18 @@ def score_goal(
     shop: CatalogBackend | None = None,
 ) -> None:
     """Fill a goal's result from the run's final state; with the `shop` the runs
-    searched, judge code's changes to the model's plan too: a search is right when the
-    goal's product is among the first five it shows."""
+    searched, judge code's changes to the model's plan too (_judge_overrides)."""
+    _score_goal(result, values, goal, raw)
+    if shop is not None:
+        _judge_overrides(result, values, goal, shop)
+
+
+def _score_goal(
+    result: GoalResult,
+    values: dict[str, Any],
+    goal: dict[str, Any],
+    raw: dict[str, dict[str, Any]],
+) -> None:
 
     plan = values.get("plan")
     steps = values.get("step_results") or []
@@ -187,14 +214,6 @@ def score_goal(
     result.zero_result_steps = sum(1 for r in steps if r.kind == "search" and not r.products)
     take_usage(result, values)
     result.target_in_candidates = any(p.id == goal["asin"] for r in steps for p in r.products)
-    if shop is not None and plan is not None:
-
-        def shows_the_target(step: PlanStep) -> bool:
-            args = SearchArgs(step.query or "", max_price=step.price_cap(plan.budget), limit=5)
-            return any(hit.product.id == goal["asin"] for hit in shop.search(args))
-
-        overrides = judged(overrides_of(values), shows_the_target, open_ended=False)
-        result.overrides = as_listed(overrides)
     if outcome is None or not outcome.picks:
         return
     result.picks = len(outcome.picks)

@@ -12,7 +12,7 @@ from graph.evals.overrides import (
     overrides_of,
 )
 from graph.reading import read_request
-from graph.schemas import Plan, PlanStep
+from graph.schemas import Plan, PlanStep, StepResult
 
 
 def plan(*queries: str | None, categories: dict[int, str] | None = None) -> Plan:
@@ -82,6 +82,16 @@ def test_each_override_is_judged_for_code_and_for_the_model_alone() -> None:
     ]
     # In a set whose requests name their items, reading one open is code's mistake.
     assert judged(found[:1], right, open_ended=False)[0].code_right is False
+
+
+def test_a_pick_code_decided_is_judged_by_the_case() -> None:
+    same = plan("running shoes", None)
+    decided = StepResult(step=2, kind="reasoning", action="pick", decided_in_code=True)
+    found = overrides_of(values("running shoes under $90", same, same, step_results=[decided]))
+    assert [(o.name, o.code and o.code.step) for o in found] == [("pick decided in code", 2)]
+    for met in (True, False):
+        (judgement,) = judged(found, lambda step: False, open_ended=False, met=met)
+        assert (judgement.code_right, judgement.model_right) == (met, None)
 
 
 def test_the_counts_say_how_often_code_and_the_model_alone_were_right() -> None:
