@@ -108,17 +108,23 @@ def judged(
     return found
 
 
-def override_counts(listed: Iterable[Iterable[Mapping[str, Any]]]) -> dict[str, dict[str, int]]:
+def override_counts(
+    listed: Iterable[Iterable[Mapping[str, Any]]],
+) -> dict[str, dict[str, int | None]]:
     """Per override, over every result's list (JudgedOverride as a dict): how often it
-    fired, how often code was right, and how often the model alone would have been."""
-    counts = {name: {"fired": 0, "code_right": 0, "model_right": 0} for name in OVERRIDES}
+    fired, how often code was right, and how often the model alone would have been (None
+    where the model had no step to judge: a kind code added, a pick it was not asked)."""
+    counts: dict[str, dict[str, int | None]] = {}
     for overrides in listed:
         for found in overrides:
-            count = counts[found["override"]]
-            count["fired"] += 1
-            count["code_right"] += bool(found["code_right"])
-            count["model_right"] += bool(found["model_right"])
-    return {name: count for name, count in counts.items() if count["fired"]}
+            count = counts.setdefault(
+                found["override"], {"fired": 0, "code_right": 0, "model_right": None}
+            )
+            count["fired"] = (count["fired"] or 0) + 1
+            count["code_right"] = (count["code_right"] or 0) + bool(found["code_right"])
+            if found["model_right"] is not None:
+                count["model_right"] = (count["model_right"] or 0) + found["model_right"]
+    return {name: counts[name] for name in OVERRIDES if name in counts}
 
 
 def as_listed(overrides: Iterable[JudgedOverride]) -> list[dict[str, Any]]:
@@ -129,10 +135,9 @@ def overrides_cell(summary: Mapping[str, Any]) -> str:
     """A report's overrides in one table cell: each one's firings, and how often code and
     the model alone were right."""
     counts = summary.get("overrides") or {}
-    return (
-        "; ".join(
-            f"{name} {c['fired']}: code right {c['code_right']}, model alone {c['model_right']}"
-            for name, c in counts.items()
-        )
-        or "none"
-    )
+    cells = [
+        f"{name} {c['fired']}: code right {c['code_right']}, model alone "
+        + ("not judged" if c["model_right"] is None else str(c["model_right"]))
+        for name, c in counts.items()
+    ]
+    return "; ".join(cells) or "none"

@@ -103,11 +103,11 @@ def test_the_counts_say_how_often_code_and_the_model_alone_were_right() -> None:
     counts = override_counts([first, second, []])
     assert counts == {
         "search replaced by a shelf": {"fired": 2, "code_right": 1, "model_right": 1},
-        "kind added": {"fired": 1, "code_right": 0, "model_right": 0},
+        "kind added": {"fired": 1, "code_right": 0, "model_right": None},
     }
     cell = overrides_cell({"overrides": counts})
     assert cell == (
         "search replaced by a shelf 2: code right 1, model alone 1; "
-        "kind added 1: code right 0, model alone 0"
+        "kind added 1: code right 0, model alone not judged"
     )
     assert overrides_cell({}) == "none"
