@@ -130,6 +130,7 @@ def revise(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         "revising": None,
         "revisions": [PlanRevision(before=state.plan, words=words, changes=changes)],
         "plan": plan,
+        "model_plan": planned.get("model_plan"),
         # The limits as the words left or changed them; carried from another run only as
         # the plan shown had them (a follow-up's).
         "stated_limits": planned["stated_limits"].model_copy(

@@ -71,7 +71,7 @@ class State(InputState):
     reading: RequestReading | None = None
     stated_limits: Annotated[StatedLimits | None, Field(description="The request's limits.")] = None
     follow_up: Annotated[FollowUp | None, Field(description="What a follow-up carries.")] = None
-    plan: Annotated[Plan | None, Field(description="The plan the model wrote.")] = None
+    plan: Annotated[Plan | None, Field(description="The plan, as shown and run.")] = None
     # The planner's plan as the model wrote it, before code shaped it (None: code built
     # it): what each override of the model is measured against (graph/evals/overrides.py).
     model_plan: Plan | None = None

@@ -257,3 +257,5 @@ def test_a_revision_keeps_what_the_words_do_not_name_and_changes_what_they_do(
     assert state.next == ("approval",) and len(state.values["revisions"]) == 2
     assert queries(state.values["plan"]) == expected
     assert said in " | ".join(state.values["plan_warnings"])
+    # The model's own revision is kept beside it: code's changes are measured against it.
+    assert queries(state.values["model_plan"]) == [s["query"] for s in reading["steps"]]
