@@ -225,7 +225,9 @@ def score_open_ended(
     def finds_expected(step: PlanStep) -> bool:
         return _finds_expected(catalog, step, plan.budget, request.categories)
 
-    overrides = judged(overrides_of(values), finds_expected, open_ended=True, met=result.met)
+    # A pick is judged by what a pick decides: its department and the budget.
+    picked_well = result.right_category and result.within_budget
+    overrides = judged(overrides_of(values), finds_expected, open_ended=True, met=picked_well)
     result.overrides = as_listed(overrides)
 
 
