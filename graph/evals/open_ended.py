@@ -225,8 +225,10 @@ def score_open_ended(
     def finds_expected(step: PlanStep) -> bool:
         return _finds_expected(catalog, step, plan.budget, request.categories)
 
-    # A pick is judged by what a pick decides: its department and the budget.
-    picked_well = result.right_category and result.within_budget
+    # A pick is judged by what a pick decides among what the searches found: within the
+    # budget, and no product found of its kind better on every count (the department
+    # is the searches').
+    picked_well = result.within_budget and not result.dominated_by
     overrides = judged(overrides_of(values), finds_expected, open_ended=True, met=picked_well)
     result.overrides = as_listed(overrides)
 
