@@ -227,8 +227,9 @@ def score_open_ended(
 
     # A pick is judged by what a pick decides among what the searches found: within the
     # budget, and no product found of its kind better on every count (the department
-    # is the searches').
-    picked_well = result.within_budget and not result.dominated_by
+    # is the searches'); with nothing of a searched kind found, no pick is right.
+    found_none = not result.picked and not result.kinds_found
+    picked_well = found_none or (result.within_budget and not result.dominated_by)
     overrides = judged(overrides_of(values), finds_expected, open_ended=True, met=picked_well)
     result.overrides = as_listed(overrides)
 
