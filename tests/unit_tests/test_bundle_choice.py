@@ -161,31 +161,22 @@ def test_a_product_of_another_kind_is_no_choice_even_if_it_fits() -> None:
 def test_an_open_ended_request_naming_no_kind_searched_picks_one(
     request_text: str, mode: str
 ) -> None:
-    plan = Plan.model_validate(
-        {
-            "goal": "g",
-            "steps": [
-                {"step": 1, "action": "a", "query": "running shoes"},
-                {"step": 2, "action": "b", "query": "insulated water bottle for hikers"},
-                {"step": 3, "action": "c", "query": None},
-            ],
-        }
-    )
+    plan = two_searches_and_a_pick("running shoes", "insulated water bottle for hikers")
     assert pick_mode(read_request(request_text), plan) == mode
+
+
+def two_searches_and_a_pick(first: str, second: str) -> Plan:
+    steps = [
+        {"step": 1, "action": "a", "query": first},
+        {"step": 2, "action": "b", "query": second},
+        {"step": 3, "action": "c", "query": None},
+    ]
+    return Plan.model_validate({"goal": "g", "steps": steps})
 
 
 def test_two_listed_items_of_one_head_word_are_each_picked() -> None:
     # #40: "board games" and "card games" share a head; the request lists both items.
-    plan = Plan.model_validate(
-        {
-            "goal": "g",
-            "steps": [
-                {"step": 1, "action": "a", "query": "board games for christmas"},
-                {"step": 2, "action": "b", "query": "card games for christmas"},
-                {"step": 3, "action": "c", "query": None},
-            ],
-        }
-    )
+    plan = two_searches_and_a_pick("board games for christmas", "card games for christmas")
     request = "a board game and a card game for the family at christmas, keep it under $50"
     assert pick_mode(read_request(request), plan) == "each"
     gift = "a christmas gift for my nephew who loves games"  # one interest: the best of both
