@@ -24,10 +24,11 @@ from catalog.text import product_words, same_word, stem, title_heads
 from graph.context import Context
 from graph.evals.driver import EvalReport, Note, run_cases
 from graph.evals.inputs import EvalInputError
+from graph.evals.overrides import as_listed, judged, override_counts, overrides_cell, overrides_of
 from graph.runs.approval import ApprovalDecision, ApprovalRequest
 from graph.runs.session import approve_all, run_thread
 from graph.runs.threads import ShoppingGraph
-from graph.schemas import ProductSummary
+from graph.schemas import PlanStep, ProductSummary
 from graph.state import plan_that_runs
 from graph.tools import catalog_for
 
@@ -224,6 +225,9 @@ class CaseResult:
     planner_kind: str | None = None
     kind: str | None = None
     expected_kinds: list[str] = field(default_factory=list)
+    # Code's changes to the model's plan of the run scored, judged where the case names
+    # the item it wants (new_item): graph/evals/overrides.py.
+    overrides: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
 
 
@@ -239,7 +243,10 @@ class FollowUpReport(EvalReport):
         return {
             "passed": self.count("passed"),
             "total": len(self.results),
-            "overrides": {"follow-up kind": kind_overrides(self.results)},
+            "overrides": {
+                "follow-up kind": kind_overrides(self.results),
+                **override_counts(r.overrides for r in self.results),
+            },
         }
 
 
@@ -289,6 +296,7 @@ def run_follow_ups_eval(
         result.expected_kinds = expected if isinstance(expected, list) else [expected]
         result.checks = score_case(case, first, second, catalog_for(context))
         result.passed = bool(result.checks) and all(result.checks.values())
+        result.overrides = judged_searches(case, second, catalog_for(context))
 
     results = run_cases(
         cases, "case", _start, run, _line, name=_name, limit=limit, progress=progress
@@ -325,7 +333,32 @@ def markdown_table(report: dict[str, Any]) -> str:
             f"follow-up kind: code overruled the planner {kind['overruled']} times; code "
             f"right {kind['code_right']}, the planner alone right {kind['planner_right']}"
         )
+    searches = {k: v for k, v in summary.get("overrides", {}).items() if k != "follow-up kind"}
+    if searches:
+        lines.append(
+            f"code's changes to the model's searches: {overrides_cell({'overrides': searches})}"
+        )
     return "\n".join(lines)
+
+
+def judged_searches(
+    case: FollowUpCase, values: Mapping[str, Any], catalog: CatalogBackend
+) -> list[dict[str, Any]]:
+    """The searches code changed in the run scored (`values`), judged where the case
+    names the items it wants (new_item, kept): right when the search's first five, within
+    its cap, hold a product of one of those names. None judged otherwise."""
+    wanted = [*case.expect.get("new_item", []), *case.expect.get("kept", [])]
+    plan = values.get("plan")
+    if not wanted or plan is None:
+        return []
+    searches = [o for o in overrides_of(values) if o.name != "pick decided in code"]
+    searches = [o for o in searches if o.name != "kinds left open"]
+
+    def shows_what_it_wants(step: PlanStep) -> bool:
+        args = SearchArgs(step.query or "", max_price=step.price_cap(plan.budget), limit=5)
+        return bool(_named([ProductSummary.of(h.product) for h in catalog.search(args)], wanted))
+
+    return as_listed(judged(searches, shows_what_it_wants, open_ended=False))
 
 
 def run_revisions_eval(
@@ -364,6 +397,7 @@ def run_revisions_eval(
             **score_case(replace(case, expect=expect), {}, values, catalog_for(context)),
         }
         result.passed = all(result.checks.values())
+        result.overrides = judged_searches(case, values, catalog_for(context))
 
     results = run_cases(
         cases, "case", _start, run, _line, name=_name, limit=limit, progress=progress

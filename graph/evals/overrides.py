@@ -1,8 +1,8 @@
 """Where code changed the planner model's plan, found in a finished run, for the evals to
 judge with what each set knows is right (issue #40: "every override of the model is
 measured"). The run keeps the plan as the model wrote it (State.model_plan) beside the
-plan that ran; their searches are compared in order (code shapes a plan in place and adds
-searches after the model's):
+plan that ran; a search code kept as written is no change, the others are paired in order
+(code shapes a plan in place and adds searches after the model's):
 
 - "kinds left open": code read the request as open-ended though it speaks of no gift or
   occasion (graph/shaping/stocked.py, leaves_the_kinds_open);
@@ -10,7 +10,9 @@ searches after the model's):
   shelves (stocked_plan: the step is put in the shelf's department);
 - "search reworded": a search's words changed (the product the request names put back,
   a follow-up's item, the shop's words for it);
-- "kind added": a search code added (stocked_plan's nearest shelves);
+- "kind added": a search code added (stocked_plan's nearest shelves, a follow-up's or a
+  revision's item);
+- "search dropped": a search of the model's that code left out (a revision's "drop");
 - "pick decided in code": a pick step code answered with no model call
   (graph/choosing/decided.py), judged by whether the case was met; the model was not
   asked, so what it would have picked is not known.
@@ -32,6 +34,7 @@ OVERRIDES = (
     "search replaced by a shelf",
     "search reworded",
     "kind added",
+    "search dropped",
     "pick decided in code",
 )
 
@@ -70,17 +73,24 @@ def overrides_of(values: Mapping[str, Any]) -> list[Override]:
     first_plan = values.get("follow_up") is None
     if first_plan and reading and reading.open_ended and not speaks_of_an_occasion(reading.text):
         found.append(Override("kinds left open"))
-    theirs = plan.search_steps
-    for mine, code in zip(model_plan.search_steps, theirs, strict=False):
-        if mine.query != code.query:
-            shelf = code.category is not None and code.category != mine.category
-            name = "search replaced by a shelf" if shelf else "search reworded"
-            found.append(Override(name, mine, code))
-    found += [Override("kind added", None, code) for code in theirs[len(model_plan.search_steps) :]]
+    # A search code kept as the model wrote it is no change, wherever it stands (a
+    # revision puts the plan shown first); the others are paired in order.
+    mine = [m for m in model_plan.search_steps if m.query not in _queries(plan)]
+    code = [c for c in plan.search_steps if c.query not in _queries(model_plan)]
+    for m, c in zip(mine, code, strict=False):
+        # Code moves a search into a shelf's department only for a first plan.
+        shelf = first_plan and c.category is not None and c.category != m.category
+        found.append(Override("search replaced by a shelf" if shelf else "search reworded", m, c))
+    found += [Override("kind added", None, c) for c in code[len(mine) :]]
+    found += [Override("search dropped", m, None) for m in mine[len(code) :]]
     steps = {step.step: step for step in plan.steps}
     decided = [r.step for r in values.get("step_results") or [] if r.decided_in_code]
     found += [Override("pick decided in code", None, steps[n]) for n in decided if n in steps]
     return found
+
+
+def _queries(plan: Plan) -> set[str | None]:
+    return {step.query for step in plan.search_steps}
 
 
 def judged(
@@ -99,6 +109,10 @@ def judged(
             code_right, model_right = open_ended, not open_ended
         elif override.name == "pick decided in code":
             code_right, model_right = met, None
+        elif override.code is None and override.model is not None:
+            # Dropped: right when the model's search does not find what the case wants.
+            model_right = right(override.model)
+            code_right = not model_right
         else:
             code_right = override.code is not None and right(override.code)
             model_right = None if override.model is None else right(override.model)

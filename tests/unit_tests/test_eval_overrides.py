@@ -3,8 +3,11 @@ override of the model is measured): graph/evals/overrides.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from catalog import open_catalog
+from graph.evals.follow_ups import FollowUpCase, judged_searches
 from graph.evals.overrides import (
     judged,
     override_counts,
@@ -44,6 +47,17 @@ def test_each_search_code_changed_or_added_is_found_in_order() -> None:
         ("search reworded", "camera bag", "hiking camera bag"),
         ("kind added", None, "Merino Running Socks"),
     ]
+
+
+def test_a_search_kept_as_written_is_no_change_wherever_it_stands() -> None:
+    # A revision puts the plan shown first and the words' item after it; a search the
+    # words drop is gone.
+    model = plan("lens cleaning kit", "hiking camera bags", "tripod", None)
+    ran = plan("hiking camera bags", "lens cleaning kit", None)
+    found = overrides_of(values("a camera bag for hiking under $60", model, ran))
+    assert [(o.name, o.model and o.model.query) for o in found] == [("search dropped", "tripod")]
+    (judgement,) = judged(found, lambda step: step.query == "tripod", open_ended=False)
+    assert (judgement.code_right, judgement.model_right) == (False, True)
 
 
 def test_no_override_where_code_kept_the_plan_or_built_it() -> None:
@@ -111,3 +125,18 @@ def test_the_counts_say_how_often_code_and_the_model_alone_were_right() -> None:
         "kind added 1: code right 0, model alone not judged"
     )
     assert overrides_cell({}) == "none"
+
+
+def test_a_follow_ups_changed_search_is_judged_by_the_items_the_case_wants(
+    small_catalog_file: Path,
+) -> None:
+    catalog = open_catalog(small_catalog_file)
+    case = FollowUpCase("c", "a camera strap", "and a lens cleaning kit", {"new_item": ["kit"]})
+    model = plan("camera strap", "trail running shoes", None)  # the wrong item
+    ran = plan("camera strap", "lens cleaning kit", None)
+    run = values("and a lens cleaning kit", model, ran)
+    [judgement] = judged_searches(case, run, catalog)
+    assert judgement["override"] == "search reworded"
+    assert (judgement["code_right"], judgement["model_right"]) == (True, False)
+    # A case that names no item it wants leaves the searches unjudged.
+    assert judged_searches(FollowUpCase("d", "a", "b", {"kind": "refine"}), run, catalog) == []
