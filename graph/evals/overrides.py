@@ -14,8 +14,8 @@ plan that ran; a search code kept as written is no change, the others are paired
   revision's item);
 - "search dropped": a search of the model's that code left out (a revision's "drop");
 - "pick decided in code": a pick step code answered with no model call
-  (graph/choosing/decided.py), judged by whether the case was met; the model was not
-  asked, so what it would have picked is not known.
+  (graph/choosing/decided.py), judged by what each eval says a pick decides; the model
+  was not asked, so what it would have picked is not known.
 
 A follow-up's kind is judged by the follow-up eval on its own (FollowUp.planner_kind).
 """
@@ -41,8 +41,8 @@ OVERRIDES = (
 
 @dataclass(frozen=True)
 class Override:
-    """One change code made to the model's plan: the model's step and code's (either
-    None: code added a step, or changed the whole reading)."""
+    """One change code made to the model's plan: the model's step and code's (None: code
+    added a step, dropped one, or changed the whole reading)."""
 
     name: str
     model: PlanStep | None = None
