@@ -206,31 +206,32 @@ def candidates_and_records(
                     shown=rank <= shown,
                 )
             )
-    item = item_of_step(candidates, plan, listed)
+    heads = _heads_found(candidates)
+    of_listed = _listed_of_steps(plan, listed, heads)
+    item = _items_of_steps(candidates, plan, heads, of_listed)
     for candidate in candidates:
         candidate.item = item.get(candidate.source_step, candidate.source_step)
     queries = _kind_queries(plan, candidates)
     for candidate, text, title, said in zip(candidates, texts, titles, kinds, strict=True):
         _check_kind(candidate, text, queries[candidate.source_step], said)
         _check_title(candidate, title, queries[candidate.source_step])
-    _told_from_its_namesakes(candidates, titles, plan, listed)
+    _told_from_its_namesakes(candidates, titles, listed, of_listed)
     return candidates, records
 
 
 def _told_from_its_namesakes(
-    candidates: list[Candidate], titles: list[str], plan: Plan, listed: Sequence[str]
+    candidates: list[Candidate],
+    titles: list[str],
+    listed: Sequence[str],
+    of_listed: dict[int, int | None],
 ) -> None:
-    """A product of the kind its search's listed item names by head word is of that item
-    only when, of the listed items with that head, it is nearest that one by meaning: a
-    cold brew coffee maker found by the pour-over search is the "cold brew coffee maker"
-    the request lists beside the "pour-over coffee maker", a hiking day backpack found by
-    the camera backpack search the "hiking day backpack"."""
+    """A product of the kind its search's listed item (`of_listed`, by step) names by
+    head word is of that item only when, of the listed items with that head, it is
+    nearest that one by meaning: a cold brew coffee maker found by the pour-over search
+    is the "cold brew coffee maker" the request lists beside the "pour-over coffee maker",
+    a hiking day backpack found by the camera backpack search the "hiking day backpack"."""
     heads = {n: head_word(item) for n, item in enumerate(listed)}
-    found: dict[int, list[list[str]]] = {}
-    for candidate, title in zip(candidates, titles, strict=True):
-        found.setdefault(candidate.source_step, []).append(title_heads(title))
-    for step, step_heads in found.items():
-        mine = _listed_item(plan, step, listed, step_heads)
+    for step, mine in of_listed.items():
         rivals = [n for n, h in heads.items() if mine is not None and h == heads[mine]]
         if len(rivals) < 2:
             continue
@@ -305,16 +306,37 @@ def item_of_step(
     head word names, or no readable head, is a feature of an item, not a thing to buy: it
     joins the first item whose shown results share a product with its own, else it is an
     item of its own."""
+    heads = _heads_found(candidates)
+    return _items_of_steps(candidates, plan, heads, _listed_of_steps(plan, listed, heads))
+
+
+def _heads_found(candidates: list[Candidate]) -> dict[int, list[list[str]]]:
+    """What each product a step found says it is (words.title_heads), by step."""
+    heads: dict[int, list[list[str]]] = {}
+    for candidate in candidates:
+        heads.setdefault(candidate.source_step, []).append(title_heads(candidate.summary.title))
+    return heads
+
+
+def _listed_of_steps(
+    plan: Plan, listed: Sequence[str], heads: dict[int, list[list[str]]]
+) -> dict[int, int | None]:
+    """Each search step's listed item (_listed_item), by step, in order."""
+    return {s: _listed_item(plan, s, listed, heads[s]) for s in sorted(heads)}
+
+
+def _items_of_steps(
+    candidates: list[Candidate],
+    plan: Plan,
+    heads: dict[int, list[list[str]]],
+    of_listed: dict[int, int | None],
+) -> dict[int, int]:
+    """item_of_step, from the heads each step found and each step's listed item."""
     found: dict[int, set[str]] = {}
     for candidate in candidates:
         if candidate.shown:
             found.setdefault(candidate.source_step, set()).add(candidate.summary.id)
-    # What each product found says it is (words.title_heads), read once per step.
-    heads: dict[int, list[list[str]]] = {}
-    for candidate in candidates:
-        heads.setdefault(candidate.source_step, []).append(title_heads(candidate.summary.title))
     steps = sorted(heads)
-    of_listed = {s: _listed_item(plan, s, listed, heads[s]) for s in steps}
     kindless = {s for s in steps if _kindless(s, plan, heads[s])}
     item: dict[int, int] = {}
     for step in (s for s in steps if s not in kindless):
