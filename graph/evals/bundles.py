@@ -45,6 +45,7 @@ from graph.evals.bundle_sets import (
 from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side, take_usage
 from graph.evals.overrides import (
     as_listed,
+    first_shown,
     judged,
     override_counts,
     overrides_cell,
@@ -127,14 +128,11 @@ def _finds_an_item(
 ) -> bool:
     """Whether what `step` searches (within its cap, in its category) shows a product of
     one of the request's items among the first five the shop's search returns."""
-    args = SearchArgs(
-        step.query or "", max_price=step.price_cap(budget), category=step.category, limit=5
-    )
     try:
-        hits = shop.search(args)
+        shown = first_shown(shop, step, budget, step.category)
     except (CatalogQueryError, CatalogError):
         return False
-    return any(item.holds(hit.product) for hit in hits for item in request.items)
+    return any(item.holds(product) for product in shown for item in request.items)
 
 
 def score_bundle(

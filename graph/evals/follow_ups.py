@@ -24,7 +24,14 @@ from catalog.text import product_words, same_word, stem, title_heads
 from graph.context import Context
 from graph.evals.driver import EvalReport, Note, run_cases
 from graph.evals.inputs import EvalInputError
-from graph.evals.overrides import as_listed, judged, override_counts, overrides_cell, overrides_of
+from graph.evals.overrides import (
+    as_listed,
+    first_shown,
+    judged,
+    override_counts,
+    overrides_cell,
+    overrides_of,
+)
 from graph.runs.approval import ApprovalDecision, ApprovalRequest
 from graph.runs.session import approve_all, run_thread
 from graph.runs.threads import ShoppingGraph
@@ -351,12 +358,12 @@ def judged_searches(
     plan = values.get("plan")
     if not wanted or plan is None:
         return []
-    searches = [o for o in overrides_of(values) if o.name != "pick decided in code"]
-    searches = [o for o in searches if o.name != "kinds left open"]
+    not_searches = ("kinds left open", "pick decided in code")
+    searches = [o for o in overrides_of(values) if o.name not in not_searches]
 
     def shows_what_it_wants(step: PlanStep) -> bool:
-        args = SearchArgs(step.query or "", max_price=step.price_cap(plan.budget), limit=5)
-        return bool(_named([ProductSummary.of(h.product) for h in catalog.search(args)], wanted))
+        shown = first_shown(catalog, step, plan.budget)
+        return bool(_named([ProductSummary.of(product) for product in shown], wanted))
 
     return as_listed(judged(searches, shows_what_it_wants, open_ended=False))
 

@@ -201,7 +201,6 @@ def score_open_ended(
     if plan is None:
         return
     result.pick_mode = plan.pick
-
     result.kinds_planned = [s.query or "" for s in plan.search_steps]
     candidates = candidates_of(plan, results, catalog)
     result.kinds_found = _kinds_found(plan, candidates)

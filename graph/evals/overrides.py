@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from catalog import CatalogBackend, Product, SearchArgs
 from graph.reading.request import speaks_of_an_occasion
 from graph.schemas import Plan, PlanStep, RequestReading
 
@@ -87,6 +88,18 @@ def overrides_of(values: Mapping[str, Any]) -> list[Override]:
     decided = [r.step for r in values.get("step_results") or [] if r.decided_in_code]
     found += [Override("pick decided in code", None, steps[n]) for n in decided if n in steps]
     return found
+
+
+def first_shown(
+    shop: CatalogBackend, step: PlanStep, budget: float | None, category: str | None = None
+) -> list[Product]:
+    """The first five products the shop's search for `step` shows, within its cap (the
+    plan's `budget` where it has none), in `category` if one is given: what the evals
+    judge a search by."""
+    args = SearchArgs(
+        step.query or "", max_price=step.price_cap(budget), category=category, limit=5
+    )
+    return [hit.product for hit in shop.search(args)]
 
 
 def _queries(plan: Plan) -> set[str | None]:

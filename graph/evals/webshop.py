@@ -15,11 +15,18 @@ from operator import methodcaller
 from pathlib import Path
 from typing import Any
 
-from catalog import CatalogBackend, SearchArgs, load_products
+from catalog import CatalogBackend, load_products
 from graph.context import Context
 from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side, take_usage
 from graph.evals.inputs import EvalInputError, is_number, read_json
-from graph.evals.overrides import as_listed, judged, override_counts, overrides_cell, overrides_of
+from graph.evals.overrides import (
+    as_listed,
+    first_shown,
+    judged,
+    override_counts,
+    overrides_cell,
+    overrides_of,
+)
 from graph.evals.reruns import run_on_goal_thread
 from graph.evals.webshop_reward import webshop_reward
 from graph.runs.session import approve_all
@@ -166,8 +173,7 @@ def _judge_overrides(
         return
 
     def shows_the_target(step: PlanStep) -> bool:
-        args = SearchArgs(step.query or "", max_price=step.price_cap(plan.budget), limit=5)
-        return any(hit.product.id == goal["asin"] for hit in shop.search(args))
+        return any(p.id == goal["asin"] for p in first_shown(shop, step, plan.budget))
 
     met = result.constraint_success
     result.overrides = as_listed(judged(overrides_of(values), shows_the_target, False, met))
