@@ -12,8 +12,7 @@ What each figure of a report means: docs/evaluation.md ("Bundles under one total
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from functools import partial
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -42,15 +41,17 @@ from graph.evals.bundle_sets import (
     rating_of,
     within,
 )
-from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side, take_usage
-from graph.evals.overrides import (
-    as_listed,
-    first_shown,
-    judged,
-    override_counts,
-    overrides_cell,
-    overrides_of,
+from graph.evals.driver import (
+    EvalReport,
+    Figure,
+    Note,
+    prepared,
+    run_cases,
+    table_of,
+    take_usage,
+    usage_figures,
 )
+from graph.evals.overrides import OVERRIDES_FIGURE, as_listed, first_shown, judged, overrides_of
 from graph.evals.reruns import run_on_goal_thread
 from graph.runs.session import approve_all
 from graph.runs.threads import ShoppingGraph
@@ -183,6 +184,47 @@ def score_bundle(
             result.rating_ratio = round(result.rating / result.best_rating, 4)
 
 
+def _met(report: BundleReport) -> list[BundleResult]:
+    """The requests met (every item, within budget), of those a fitting bundle exists for:
+    the others cannot be met."""
+    return [r for r in report.results if r.fitting_exists and r.items_present and r.within_budget]
+
+
+def _mean_rating_ratio(report: BundleReport) -> float | None:
+    """Over the met requests only, so it reads "how good, when it worked"."""
+    ratios = [r.rating_ratio for r in _met(report) if r.rating_ratio is not None]
+    return round(sum(ratios) / len(ratios), 4) if ratios else None
+
+
+FIGURES = [
+    Figure(
+        "requests",
+        lambda report: len(report.results),
+        "requests (a fitting bundle exists)",
+        beside="fitting_exists",
+    ),
+    Figure("fitting_exists", "count"),
+    Figure(
+        "all_items_and_within_budget",
+        lambda report: len(_met(report)),
+        "every item, within budget",
+        of="fitting_exists",
+        beside="all_items_and_within_budget_share",
+    ),
+    Figure(
+        "all_items_and_within_budget_share",
+        lambda report: round(len(_met(report)) / (report.count("fitting_exists") or 1), 4),
+    ),
+    Figure("items_present", "count", "every item present", of="requests"),
+    Figure("items_accounted", "count", "every item picked or named missing", of="requests"),
+    replace(OVERRIDES_FIGURE, title=None),  # its place in the summary; its row comes later
+    Figure("within_budget", "count", "within budget", of="requests"),
+    OVERRIDES_FIGURE,  # the same figure again: its row, its key keeping the place above
+    Figure("mean_rating_ratio", _mean_rating_ratio, "rating / best fitting (when met)"),
+    *usage_figures("request"),
+]
+
+
 @dataclass
 class BundleReport(EvalReport):
     label: str
@@ -192,30 +234,7 @@ class BundleReport(EvalReport):
     model: str | None
     tool_mode: str
     results: list[BundleResult]
-
-    def summary(self) -> dict[str, Any]:
-        results, mean = self.results, self.mean
-        fitting = [r for r in results if r.fitting_exists]
-        met = [r for r in fitting if r.items_present and r.within_budget]
-        ratios = [r.rating_ratio for r in met if r.rating_ratio is not None]
-        return {
-            "requests": len(results),
-            "fitting_exists": len(fitting),
-            # Over the requests a fitting bundle exists for: the others cannot be met.
-            "all_items_and_within_budget": len(met),
-            "all_items_and_within_budget_share": round(len(met) / (len(fitting) or 1), 4),
-            "items_present": self.count("items_present"),
-            "items_accounted": self.count("items_accounted"),
-            "overrides": override_counts(r.overrides for r in results),
-            "within_budget": self.count("within_budget"),
-            # Over the met requests only, so it reads "how good, when it worked".
-            "mean_rating_ratio": round(sum(ratios) / len(ratios), 4) if ratios else None,
-            "llm_calls": mean("llm_calls"),
-            "input_tokens": mean("input_tokens"),
-            "output_tokens": mean("output_tokens"),
-            "latency_s": mean("latency_s"),
-            "errors": self.count("error"),
-        }
+    figures = FIGURES
 
 
 def run_bundles_eval(
@@ -255,36 +274,7 @@ def run_bundles_eval(
     return BundleReport(label, bundles_file, str(catalog_file), *settings, results)
 
 
-BUNDLE_ROWS: list[Row] = [
-    ("requests (a fitting bundle exists)", lambda s: f"{s['requests']} ({s['fitting_exists']})"),
-    (
-        "every item, within budget",
-        lambda s: (
-            f"{s['all_items_and_within_budget']}/{s['fitting_exists']} "
-            f"({s['all_items_and_within_budget_share']:.2f})"
-        ),
-    ),
-    ("every item present", lambda s: f"{s['items_present']}/{s['requests']}"),
-    (
-        "every item picked or named missing",
-        lambda s: f"{s.get('items_accounted', '–')}/{s['requests']}",
-    ),
-    ("within budget", lambda s: f"{s['within_budget']}/{s['requests']}"),
-    ("code's changes to the model's plan", overrides_cell),
-    ("rating / best fitting (when met)", lambda s: _number(s["mean_rating_ratio"])),
-    ("LLM calls / request", lambda s: _number(s["llm_calls"])),
-    ("input tokens / request", lambda s: _number(s["input_tokens"])),
-    ("output tokens / request", lambda s: _number(s["output_tokens"])),
-    ("latency s / request", lambda s: _number(s["latency_s"])),
-    ("errors", lambda s: str(s["errors"])),
-]
-
-
-def _number(value: float | None) -> str:
-    return "–" if value is None else f"{value:.2f}"
-
-
-markdown_table = partial(side_by_side, rows=BUNDLE_ROWS)  # one column per report
+markdown_table = table_of(FIGURES)  # one column per report
 
 
 def _combination(combo: Combination | None) -> str:

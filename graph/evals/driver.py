@@ -12,10 +12,10 @@ import json
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 from rich.progress import Progress
 
@@ -110,15 +110,62 @@ def _print_note(bar: Progress, shown: str, note: str) -> None:
     bar.console.print(f"{shown}: {terminal_markup(note, 500)}")
 
 
+@dataclass(frozen=True)
+class Figure:
+    """One figure of a report's summary, and its row in the side-by-side table.
+
+    The figure is `value` of the report, or, named by it, the report's "mean", "total" or
+    "count" (of results that have it set) of the result field `field` (default: `key`).
+    A row shows under `title` (None: no row) the figure, out of figure `of`, with figure
+    `beside` in brackets after it; or what `cell` makes of the summary."""
+
+    key: str
+    value: Literal["mean", "total", "count"] | Callable[[Any], Any]
+    title: str | None = None
+    field: str | None = None
+    of: str | None = None
+    beside: str | None = None
+    cell: Callable[[Mapping[str, Any]], str] | None = None
+
+    def of_report(self, report: EvalReport) -> Any:
+        if callable(self.value):
+            return self.value(report)
+        return getattr(report, self.value)(self.field or self.key)
+
+    def text(self, summary: Mapping[str, Any]) -> str:
+        """The figure's cell; one an older report lacks shows as a dash."""
+        if self.cell is not None:
+            return self.cell(summary)
+        shown = _shown(summary.get(self.key)) + (f"/{summary[self.of]}" if self.of else "")
+        return shown + (f" ({_shown(summary.get(self.beside))})" if self.beside else "")
+
+
+def _shown(value: Any) -> str:
+    """A figure in a table cell: a float to two places, none as a dash."""
+    return "–" if value is None else f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+def usage_figures(noun: str) -> list[Figure]:
+    """A run's use per case (`noun`): its LLM calls, tokens and latency; then the errors."""
+    return [
+        Figure("llm_calls", "mean", f"LLM calls / {noun}"),
+        Figure("input_tokens", "mean", f"input tokens / {noun}"),
+        Figure("output_tokens", "mean", f"output tokens / {noun}"),
+        Figure("latency_s", "mean", f"latency s / {noun}"),
+        Figure("errors", "count", "errors", "error"),
+    ]
+
+
 class EvalReport:
     """A mode's report, a dataclass of its own fields, `label` first and `results` last.
-    Its JSON holds them in that order, with the summary before the results."""
+    Its JSON holds them in that order, with the summary (its `figures`) before the results."""
 
     label: str
     results: Sequence[Any]
+    figures: ClassVar[Sequence[Figure]] = ()
 
     def summary(self) -> dict[str, Any]:
-        raise NotImplementedError
+        return {figure.key: figure.of_report(self) for figure in self.figures}
 
     def to_json(self) -> dict[str, Any]:
         fields = {k: v for k, v in vars(self).items() if k != "results"}
@@ -138,17 +185,20 @@ class EvalReport:
         return sum(1 for r in self.results if getattr(r, name))
 
 
-# A table row: its title, and its cell for one report's summary.
-Row = tuple[str, Callable[[dict[str, Any]], str]]
+def table_of(figures: Iterable[Figure]) -> Callable[[Sequence[dict[str, Any]]], str]:
+    """The Markdown table of reports, one column per report, so two runs compare side by
+    side; a row per figure with a title."""
+    rows = [figure for figure in figures if figure.title]
 
+    def table(reports: Sequence[dict[str, Any]]) -> str:
+        lines = ["| metric | " + " | ".join(r["label"] for r in reports) + " |"]
+        lines.append("|---|" + "---:|" * len(reports))
+        for row in rows:
+            cells = " | ".join(row.text(r["summary"]) for r in reports)
+            lines.append(f"| {row.title} | {cells} |")
+        return "\n".join(lines)
 
-def side_by_side(reports: Sequence[dict[str, Any]], rows: Iterable[Row]) -> str:
-    """One column per report, so two runs compare side by side."""
-    lines = ["| metric | " + " | ".join(r["label"] for r in reports) + " |"]
-    lines.append("|---|" + "---:|" * len(reports))
-    for title, cell in rows:
-        lines.append(f"| {title} | " + " | ".join(cell(r["summary"]) for r in reports) + " |")
-    return "\n".join(lines)
+    return table
 
 
 def show_and_save(data: dict[str, Any], table: str, out: Path | None) -> None:

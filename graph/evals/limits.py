@@ -16,12 +16,11 @@ Per request and limit kind:
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 from graph.context import Context
-from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side
+from graph.evals.driver import EvalReport, Figure, Note, prepared, run_cases, table_of
 from graph.evals.inputs import EvalInputError, is_number, read_json, read_jsonl
 from graph.evals.reruns import run_on_goal_thread
 from graph.runs.session import stay_paused
@@ -121,6 +120,41 @@ def score_plan(result: LimitResult, plan: Plan) -> None:
         result.invented.append(f"budget {plan.budget:g}")
 
 
+def _limit_figures(kind: str) -> list[Figure]:
+    """How many requests state the limit, and how many of their plans carry it in every
+    search step's filter."""
+
+    def stated(report: LimitReport) -> list[LimitResult]:
+        return [r for r in report.results if r.labels.get(kind) is not None]
+
+    def reached(report: LimitReport) -> int:
+        return sum(bool(r.reached.get(kind)) for r in stated(report))
+
+    title = f"{kind.replace('_', ' ')} reached"
+    return [
+        Figure(f"{kind}_stated", lambda report: len(stated(report))),
+        Figure(f"{kind}_reached", reached, title, of=f"{kind}_stated"),
+    ]
+
+
+FIGURES = [
+    Figure("requests", lambda report: len(report.results)),
+    Figure("valid_plans", "count", "valid plans", "plan_valid", of="requests"),
+    Figure("built_in_code", "count", "plans built in code (fallback)"),
+    Figure("not_shopping", "count", "not a shopping request"),
+    *(figure for kind in LIMIT_KINDS for figure in _limit_figures(kind)),
+    Figure("plans_with_invented_limit", "count", "plans with an invented limit", "invented"),
+    Figure(
+        "output_tokens",
+        lambda report: report.mean("output_tokens", 1),
+        "planner output tokens / request",
+        cell=lambda summary: f"{summary['output_tokens']:.1f}",
+    ),
+    Figure("latency_s", lambda report: report.mean("latency_s", 3), "planner latency s / request"),
+    Figure("errors", "count", "errors", "error"),
+]
+
+
 @dataclass
 class LimitReport(EvalReport):
     label: str
@@ -128,24 +162,7 @@ class LimitReport(EvalReport):
     provider: str | None
     model: str | None
     results: list[LimitResult]
-
-    def summary(self) -> dict[str, Any]:
-        results = self.results
-        summary: dict[str, Any] = {
-            "requests": len(results),
-            "valid_plans": self.count("plan_valid"),
-            "built_in_code": self.count("built_in_code"),
-            "not_shopping": self.count("not_shopping"),
-        }
-        for kind in LIMIT_KINDS:
-            stated = [r for r in results if r.labels.get(kind) is not None]
-            summary[f"{kind}_stated"] = len(stated)
-            summary[f"{kind}_reached"] = sum(bool(r.reached.get(kind)) for r in stated)
-        summary["plans_with_invented_limit"] = self.count("invented")
-        summary["output_tokens"] = self.mean("output_tokens", 1)
-        summary["latency_s"] = self.mean("latency_s", 3)
-        summary["errors"] = self.count("error")
-        return summary
+    figures = FIGURES
 
 
 def run_limits_eval(
@@ -194,22 +211,4 @@ def run_limits_eval(
     return LimitReport(label, requests_file, context.provider, context.model, results)
 
 
-LIMIT_ROWS: list[Row] = [
-    ("valid plans", lambda s: f"{s['valid_plans']}/{s['requests']}"),
-    ("plans built in code (fallback)", lambda s: str(s["built_in_code"])),
-    ("not a shopping request", lambda s: str(s["not_shopping"])),
-    *(
-        (
-            f"{kind.replace('_', ' ')} reached",
-            lambda s, k=kind: f"{s[f'{k}_reached']}/{s[f'{k}_stated']}",
-        )
-        for kind in LIMIT_KINDS
-    ),
-    ("plans with an invented limit", lambda s: str(s["plans_with_invented_limit"])),
-    ("planner output tokens / request", lambda s: f"{s['output_tokens']:.1f}"),
-    ("planner latency s / request", lambda s: f"{s['latency_s']:.2f}"),
-    ("errors", lambda s: str(s["errors"])),
-]
-
-
-markdown_table = partial(side_by_side, rows=LIMIT_ROWS)  # one column per report
+markdown_table = table_of(FIGURES)  # one column per report

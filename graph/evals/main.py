@@ -205,6 +205,7 @@ def _compare_main(paths: list[Path]) -> int:
         if not isinstance(report, dict) or not isinstance(report.get("summary"), dict):
             raise EvalInputError(f"report {path}: not an eval report (no 'summary' object)")
         reports.append(report)
+    table: Callable[[list[dict[str, Any]]], str]
     if all("requests_file" in r for r in reports):
         table = limits_table
     elif all("bundles_file" in r for r in reports):

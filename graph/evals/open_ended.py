@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,14 +32,17 @@ from graph.choosing.choice import outdoes
 from graph.choosing.picks import Candidate, candidates_of
 from graph.context import Context
 from graph.evals.bundle_sets import BundleFileError, _amount, _keys, _text, read_cases, within
-from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side, take_usage
-from graph.evals.overrides import (
-    as_listed,
-    judged,
-    override_counts,
-    overrides_cell,
-    overrides_of,
+from graph.evals.driver import (
+    EvalReport,
+    Figure,
+    Note,
+    prepared,
+    run_cases,
+    table_of,
+    take_usage,
+    usage_figures,
 )
+from graph.evals.overrides import OVERRIDES_FIGURE, as_listed, judged, overrides_of
 from graph.evals.reruns import run_on_goal_thread
 from graph.runs.session import approve_all
 from graph.runs.threads import ShoppingGraph
@@ -233,6 +235,26 @@ def score_open_ended(
     result.overrides = as_listed(overrides)
 
 
+FIGURES = [
+    Figure("requests", lambda report: len(report.results), "requests"),
+    Figure(
+        "pick_one",
+        lambda report: sum(1 for r in report.results if r.pick_mode == "one"),
+        "planned as one pick",
+        of="requests",
+    ),
+    Figure("kinds_found_share", "mean", "searches finding their kind"),
+    Figure("right_category", "count", "pick in an expected category", of="requests"),
+    Figure("within_budget", "count", "within budget", of="requests"),
+    Figure("nothing_lost", "count", "nothing lost", of="requests"),
+    Figure("dominated", "count", "dominated picks", "dominated_by"),
+    Figure("met", "count", "every check met", of="requests", beside="met_share"),
+    Figure("met_share", lambda report: round(report.count("met") / (len(report.results) or 1), 4)),
+    OVERRIDES_FIGURE,
+    *usage_figures("request"),
+]
+
+
 @dataclass
 class OpenEndedReport(EvalReport):
     label: str
@@ -242,26 +264,7 @@ class OpenEndedReport(EvalReport):
     model: str | None
     tool_mode: str
     results: list[OpenEndedResult]
-
-    def summary(self) -> dict[str, Any]:
-        results, mean = self.results, self.mean
-        return {
-            "requests": len(results),
-            "pick_one": sum(1 for r in results if r.pick_mode == "one"),
-            "kinds_found_share": mean("kinds_found_share"),
-            "right_category": self.count("right_category"),
-            "within_budget": self.count("within_budget"),
-            "nothing_lost": self.count("nothing_lost"),
-            "dominated": self.count("dominated_by"),
-            "met": self.count("met"),
-            "met_share": round(self.count("met") / (len(results) or 1), 4),
-            "overrides": override_counts(r.overrides for r in results),
-            "llm_calls": mean("llm_calls"),
-            "input_tokens": mean("input_tokens"),
-            "output_tokens": mean("output_tokens"),
-            "latency_s": mean("latency_s"),
-            "errors": self.count("error"),
-        }
+    figures = FIGURES
 
 
 def run_open_ended_eval(
@@ -304,22 +307,4 @@ def run_open_ended_eval(
     return OpenEndedReport(label, open_ended_file, str(catalog_file), *settings, results)
 
 
-OPEN_ENDED_ROWS: list[Row] = [
-    ("requests", lambda s: str(s["requests"])),
-    ("planned as one pick", lambda s: f"{s['pick_one']}/{s['requests']}"),
-    ("searches finding their kind", lambda s: f"{s['kinds_found_share']:.2f}"),
-    ("pick in an expected category", lambda s: f"{s['right_category']}/{s['requests']}"),
-    ("within budget", lambda s: f"{s['within_budget']}/{s['requests']}"),
-    ("nothing lost", lambda s: f"{s['nothing_lost']}/{s['requests']}"),
-    ("dominated picks", lambda s: str(s["dominated"])),
-    ("every check met", lambda s: f"{s['met']}/{s['requests']} ({s['met_share']:.2f})"),
-    ("code's changes to the model's plan", overrides_cell),
-    ("LLM calls / request", lambda s: f"{s['llm_calls']:.2f}"),
-    ("input tokens / request", lambda s: f"{s['input_tokens']:.2f}"),
-    ("output tokens / request", lambda s: f"{s['output_tokens']:.2f}"),
-    ("latency s / request", lambda s: f"{s['latency_s']:.2f}"),
-    ("errors", lambda s: str(s["errors"])),
-]
-
-
-markdown_table = partial(side_by_side, rows=OPEN_ENDED_ROWS)  # one column per report
+markdown_table = table_of(FIGURES)  # one column per report

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from catalog import CatalogBackend, Product, SearchArgs
+from graph.evals.driver import Figure
 from graph.reading.request import speaks_of_an_occasion
 from graph.schemas import Plan, PlanStep, RequestReading
 
@@ -168,3 +169,12 @@ def overrides_cell(summary: Mapping[str, Any]) -> str:
         for name, c in counts.items()
     ]
     return "; ".join(cells) or "none"
+
+
+# A summary's count of code's changes to the model's plan, and its row in the table.
+OVERRIDES_FIGURE = Figure(
+    "overrides",
+    lambda report: override_counts(r.overrides for r in report.results),
+    "code's changes to the model's plan",
+    cell=overrides_cell,
+)

@@ -8,25 +8,15 @@ it runs the same goals on the same catalog, provider and model (graph/evals/reru
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from functools import partial
-from operator import methodcaller
 from pathlib import Path
 from typing import Any
 
 from catalog import CatalogBackend, load_products
 from graph.context import Context
-from graph.evals.driver import EvalReport, Note, Row, prepared, run_cases, side_by_side, take_usage
+from graph.evals.driver import EvalReport, Figure, Note, prepared, run_cases, table_of, take_usage
 from graph.evals.inputs import EvalInputError, is_number, read_json
-from graph.evals.overrides import (
-    as_listed,
-    first_shown,
-    judged,
-    override_counts,
-    overrides_cell,
-    overrides_of,
-)
+from graph.evals.overrides import OVERRIDES_FIGURE, as_listed, first_shown, judged, overrides_of
 from graph.evals.reruns import run_on_goal_thread
 from graph.evals.webshop_reward import webshop_reward
 from graph.runs.session import approve_all
@@ -67,6 +57,31 @@ class GoalResult:
     overrides: list[dict[str, Any]] = field(default_factory=list)
 
 
+# Each figure of a summary, and its row in the table: code's changes to the model's plan last.
+FIGURES = [
+    Figure("goals", lambda report: len(report.results)),
+    Figure("mean_reward", "mean", "mean reward", "reward"),
+    Figure("exact_success", "mean", "target picked"),
+    Figure("constraint_success", "mean", "constraints met"),
+    Figure("plan_valid", "mean", "valid plans"),
+    Figure("has_search_step", "mean", "plans with a search"),
+    Figure("price_cap_in_filter", "mean", "price cap in every search"),
+    Figure("target_in_candidates", "mean", "target among candidates"),
+    Figure("zero_result_steps", "mean", "zero-result steps / goal"),
+    Figure("fallback_plans", "count", "plans built in code (fallback)", "fallback_plan"),
+    Figure("duplicate_picks", "total", "products counted twice"),
+    Figure("llm_calls", "mean", "LLM calls / goal"),
+    Figure("input_tokens", "mean", "input tokens / goal"),
+    Figure("output_tokens", "mean", "output tokens / goal"),
+    Figure("plan_output_tokens", "mean", "plan output tokens / goal"),
+    Figure("reasoning_input_tokens", "mean", "reasoning input tokens / goal"),
+    Figure("code_decisions", "total", "pick steps decided in code"),
+    Figure("latency_s", "mean", "latency s / goal"),
+    Figure("errors", "count", "errors", "error"),
+    OVERRIDES_FIGURE,
+]
+
+
 @dataclass
 class Report(EvalReport):
     label: str
@@ -76,38 +91,7 @@ class Report(EvalReport):
     model: str | None
     tool_mode: str
     results: list[GoalResult]
-
-    def summary(self) -> dict[str, Any]:
-        figures: dict[str, Any] = {key: figure(self) for key, _, figure in FIGURES}
-        return {**figures, "overrides": override_counts(r.overrides for r in self.results)}
-
-
-# A figure is the mean, the total or the count (of those set) of one field of the results:
-# _mean("reward")(report) is report.mean("reward").
-_mean, _total, _count = (partial(methodcaller, how) for how in ("mean", "total", "count"))
-# Each figure of a summary: its key, its row's title in the table (None: no row), and how
-# the report's results give it.
-FIGURES: list[tuple[str, str | None, Callable[[Report], float]]] = [
-    ("goals", None, lambda report: len(report.results)),
-    ("mean_reward", "mean reward", _mean("reward")),
-    ("exact_success", "target picked", _mean("exact_success")),
-    ("constraint_success", "constraints met", _mean("constraint_success")),
-    ("plan_valid", "valid plans", _mean("plan_valid")),
-    ("has_search_step", "plans with a search", _mean("has_search_step")),
-    ("price_cap_in_filter", "price cap in every search", _mean("price_cap_in_filter")),
-    ("target_in_candidates", "target among candidates", _mean("target_in_candidates")),
-    ("zero_result_steps", "zero-result steps / goal", _mean("zero_result_steps")),
-    ("fallback_plans", "plans built in code (fallback)", _count("fallback_plan")),
-    ("duplicate_picks", "products counted twice", _total("duplicate_picks")),
-    ("llm_calls", "LLM calls / goal", _mean("llm_calls")),
-    ("input_tokens", "input tokens / goal", _mean("input_tokens")),
-    ("output_tokens", "output tokens / goal", _mean("output_tokens")),
-    ("plan_output_tokens", "plan output tokens / goal", _mean("plan_output_tokens")),
-    ("reasoning_input_tokens", "reasoning input tokens / goal", _mean("reasoning_input_tokens")),
-    ("code_decisions", "pick steps decided in code", _total("code_decisions")),
-    ("latency_s", "latency s / goal", _mean("latency_s")),
-    ("errors", "errors", _count("error")),
-]
+    figures = FIGURES
 
 
 def load_goals(path: Path) -> list[dict[str, Any]]:
@@ -270,15 +254,4 @@ def run_eval(
     return Report(label, goals_file, str(catalog_path), *settings, results)
 
 
-def _cell(key: str, summary: dict[str, Any]) -> str:
-    value = summary.get(key, "")
-    return f"{value:.2f}" if isinstance(value, float) else str(value)
-
-
-ROWS: list[Row] = [
-    *((title, partial(_cell, key)) for key, title, _ in FIGURES if title),
-    ("code's changes to the model's plan", overrides_cell),
-]
-
-
-markdown_table = partial(side_by_side, rows=ROWS)  # one column per report
+markdown_table = table_of(FIGURES)  # one column per report

@@ -22,6 +22,7 @@ from graph.evals.bundles import search_pools
 from graph.evals.main import parse_arguments
 from graph.evals.open_ended import (
     OpenEndedFileError,
+    OpenEndedReport,
     OpenEndedRequest,
     _dominated,
     check_categories,
@@ -150,6 +151,14 @@ def test_the_scores_of_a_plan_that_knows_the_shop_and_of_one_that_does_not() -> 
     table = markdown_table([report.to_json()])
     assert f"searches finding their kind | {2.5 / 3:.2f}" in table
     assert "every check met | 2/3 (0.67)" in table
+
+
+def test_an_older_report_without_a_figure_compares_with_a_dash() -> None:
+    # A report saved before met_share was kept: --compare shows the figure it lacks as a
+    # dash rather than failing on it.
+    report = OpenEndedReport("old", "dev.json", "c.jsonl", None, None, "direct", []).to_json()
+    del report["summary"]["met_share"]
+    assert "| every check met | 0/0 (–) |" in markdown_table([report])
 
 
 def test_a_pick_from_the_wrong_part_of_the_catalog_or_over_budget_is_scored_so() -> None:
