@@ -124,18 +124,6 @@ def new_result(request: BundleRequest, thread_id: str, found: BruteForce) -> Bun
     return result
 
 
-def _finds_an_item(
-    shop: CatalogBackend, step: PlanStep, budget: float | None, request: BundleRequest
-) -> bool:
-    """Whether what `step` searches (within its cap, in its category) shows a product of
-    one of the request's items among the first five the shop's search returns."""
-    try:
-        shown = first_shown(shop, step, budget, step.category)
-    except (CatalogQueryError, CatalogError):
-        return False
-    return any(item.holds(product) for product in shown for item in request.items)
-
-
 def score_bundle(
     result: BundleResult,
     values: dict[str, Any],
@@ -173,7 +161,13 @@ def score_bundle(
         budget = plan.budget if plan is not None else None
 
         def finds_an_item(step: PlanStep) -> bool:
-            return _finds_an_item(shop, step, budget, request)
+            """Whether what `step` searches (within its cap, in its category) shows a
+            product of one of the request's items among the first five the shop returns."""
+            try:
+                shown = first_shown(shop, step, budget, step.category)
+            except (CatalogQueryError, CatalogError):
+                return False
+            return any(item.holds(product) for product in shown for item in request.items)
 
         # A bundle names its items: reading one as open-ended is always code's mistake.
         overrides = judged(overrides_of(values), finds_an_item, open_ended=False, met=met)

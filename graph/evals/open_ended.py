@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catalog import CatalogBackend, CatalogError, CatalogQueryError, Product, load_products, money
+from catalog import CatalogError, CatalogQueryError, Product, load_products, money
 from catalog.models import category_slug
 from catalog.terminal import terminal_markup
 from graph.choosing.choice import outdoes
@@ -170,21 +170,6 @@ def _dominated(plan: Plan, picks: list[str], candidates: list[Candidate]) -> dic
     return found
 
 
-def _finds_expected(
-    catalog: CatalogBackend, step: PlanStep, budget: float | None, expected: Sequence[str]
-) -> bool:
-    """Whether the shop holds the kind `step` searches, within its cap, in one of the
-    `expected` categories (the step's own, when it is restricted to one)."""
-    try:
-        stock = catalog.kind_stock(step.query or "", step.price_cap(budget))
-    except (CatalogQueryError, CatalogError):
-        return False
-    departments = set(stock.departments)
-    if step.category:
-        departments &= {step.category}
-    return bool(departments & set(expected))
-
-
 def score_open_ended(
     result: OpenEndedResult,
     values: dict[str, Any],
@@ -224,7 +209,16 @@ def score_open_ended(
     )
 
     def finds_expected(step: PlanStep) -> bool:
-        return _finds_expected(catalog, step, plan.budget, request.categories)
+        """Whether the shop holds the kind `step` searches, within its cap, in one of the
+        request's categories (the step's own, when it is restricted to one)."""
+        try:
+            stock = catalog.kind_stock(step.query or "", step.price_cap(plan.budget))
+        except (CatalogQueryError, CatalogError):
+            return False
+        departments = set(stock.departments)
+        if step.category:
+            departments &= {step.category}
+        return bool(departments & set(request.categories))
 
     # A pick is judged by what a pick decides among what the searches found: within the
     # budget, and no product found of its kind better on every count (the department

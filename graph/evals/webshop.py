@@ -147,13 +147,20 @@ def raw_products(path: Path) -> dict[str, dict[str, Any]]:
     return products
 
 
-def _judge_overrides(
-    result: GoalResult, values: dict[str, Any], goal: dict[str, Any], shop: CatalogBackend
+def score_goal(
+    result: GoalResult,
+    values: dict[str, Any],
+    goal: dict[str, Any],
+    raw: dict[str, dict[str, Any]],
+    shop: CatalogBackend | None = None,
 ) -> None:
-    """Code's changes to the model's plan, judged: a search is right when the goal's
-    product is among the first five it shows; a pick, when the goal's constraints are met."""
+    """Fill a goal's result from the run's final state; with the `shop` the runs
+    searched, judge code's changes to the model's plan too: a search is right when the
+    goal's product is among the first five it shows; a pick, when the goal's constraints
+    are met."""
+    _score_goal(result, values, goal, raw)
     plan = values.get("plan")
-    if plan is None:
+    if shop is None or plan is None:
         return
 
     def shows_the_target(step: PlanStep) -> bool:
@@ -163,27 +170,12 @@ def _judge_overrides(
     result.overrides = as_listed(judged(overrides_of(values), shows_the_target, False, met))
 
 
-def score_goal(
-    result: GoalResult,
-    values: dict[str, Any],
-    goal: dict[str, Any],
-    raw: dict[str, dict[str, Any]],
-    shop: CatalogBackend | None = None,
-) -> None:
-    """Fill a goal's result from the run's final state; with the `shop` the runs
-    searched, judge code's changes to the model's plan too (_judge_overrides)."""
-    _score_goal(result, values, goal, raw)
-    if shop is not None:
-        _judge_overrides(result, values, goal, shop)
-
-
 def _score_goal(
     result: GoalResult,
     values: dict[str, Any],
     goal: dict[str, Any],
     raw: dict[str, dict[str, Any]],
 ) -> None:
-
     plan = values.get("plan")
     steps = values.get("step_results") or []
     outcome = values.get("outcome")
