@@ -205,16 +205,14 @@ def _compare_main(paths: list[Path]) -> int:
         if not isinstance(report, dict) or not isinstance(report.get("summary"), dict):
             raise EvalInputError(f"report {path}: not an eval report (no 'summary' object)")
         reports.append(report)
-    table: Callable[[list[dict[str, Any]]], str]
-    if all("requests_file" in r for r in reports):
-        table = limits_table
-    elif all("bundles_file" in r for r in reports):
-        table = bundles_table
-    elif all("open_ended_file" in r for r in reports):
-        table = open_ended_table
-    else:
-        table = markdown_table
-    print(table(reports), file=STDOUT)
+    # The key naming a report's file of cases tells its kind; a WebShop report's is the default.
+    tables = {
+        "requests_file": limits_table,
+        "bundles_file": bundles_table,
+        "open_ended_file": open_ended_table,
+    }
+    kind = (table for key, table in tables.items() if all(key in r for r in reports))
+    print(next(kind, markdown_table)(reports), file=STDOUT)
     return 0
 
 
