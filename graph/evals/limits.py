@@ -181,9 +181,7 @@ def run_limits_eval(
 
     # Plans only: the run stops at approval whatever the caller's context says, so no
     # search runs and no reasoning call is made.
-    context = replace(context, auto_approve=False)
-
-    context = prepared(context)
+    context = prepared(replace(context, auto_approve=False))
     selected = [r for r in requests if r["id"] in labels]  # unlabelled ones cannot be scored
 
     def start(index: int, record: dict[str, Any]) -> LimitResult:
