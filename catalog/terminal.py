@@ -152,15 +152,13 @@ def survive_any_locale() -> None:
     as escapes ("\\u2713") instead of raising UnicodeEncodeError mid-run, and stdin
     under an ASCII locale is read as UTF-8, as the command line is."""
     for stream in (sys.stdout, sys.stderr):
-        if isinstance(stream, io.TextIOWrapper) and not _is_utf8(stream.encoding):
+        if not isinstance(stream, io.TextIOWrapper):
+            continue
+        if not codecs.lookup(stream.encoding).name.startswith("utf-"):
             stream.reconfigure(errors="backslashreplace")
     stdin = sys.stdin
     if isinstance(stdin, io.TextIOWrapper) and codecs.lookup(stdin.encoding).name == "ascii":
         stdin.reconfigure(encoding="utf-8", errors="surrogateescape")
-
-
-def _is_utf8(encoding: str | None) -> bool:
-    return encoding is not None and codecs.lookup(encoding).name.startswith("utf-")
 
 
 # A load shorter than this shows no progress (the shipped catalog takes a fraction of a
