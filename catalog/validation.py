@@ -93,11 +93,6 @@ class SearchArgs:
         return kind_term(self.kind) if self.kind is not None else None
 
 
-def check_search_args(query: Any, **filters: Any) -> SearchArgs:
-    """``SearchArgs`` from loose values (a plan step's, a person's edit)."""
-    return SearchArgs(query, **filters)
-
-
 def check_ids(ids: Any) -> list[str]:
     """Validate ``get`` arguments: the distinct ids in order; ``CatalogQueryError`` if bad."""
     if isinstance(ids, str):
