@@ -35,7 +35,7 @@ from catalog.kinds import KindStock
 from catalog.models import Product, ProductHit
 from catalog.sources import SCHEMA_VERSION
 from catalog.text import ANALYZER as _ANALYZER
-from catalog.validation import MAX_QUERY_TOKENS, SearchArgs, check_ids, distinct_products
+from catalog.validation import SearchArgs, bounded_terms, check_ids, distinct_products
 
 MANIFEST_NAME = "catalog-manifest.json"
 # Missing ratings are indexed below the valid 0..5 range so any min_rating filter
@@ -52,12 +52,7 @@ ANALYZER_NAME = "catalog_en"
 
 def query_tokens(text: str) -> list[str]:
     """Analyzed, de-duplicated query terms (at most ``MAX_QUERY_TOKENS``)."""
-    seen: dict[str, None] = {}
-    for token in _ANALYZER.analyze(text):
-        seen.setdefault(token, None)
-        if len(seen) >= MAX_QUERY_TOKENS:
-            break
-    return list(seen)
+    return bounded_terms(_ANALYZER.analyze(text))
 
 
 def _build_schema() -> tantivy.Schema:

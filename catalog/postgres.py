@@ -47,7 +47,7 @@ from catalog.loaders import FORMATS, load_products
 from catalog.models import Product, ProductHit
 from catalog.paths import CATALOG_URL_ENV, catalog_url_from_env, is_postgres_url, redact_url
 from catalog.sources import DEFAULT_CATALOG_FILE, DEFAULT_MARKER_PREFIX, SCHEMA_VERSION, file_marker
-from catalog.validation import MAX_QUERY_TOKENS, SearchArgs, check_ids, distinct_products
+from catalog.validation import SearchArgs, bounded_terms, check_ids, distinct_products
 from catalog.version import add_version_option
 
 try:
@@ -146,16 +146,9 @@ def _check_table(table: object) -> str:
 
 def query_words(text: str) -> list[str]:
     """The plain words of a query (at most ``MAX_QUERY_TOKENS``), de-duplicated, in order."""
-    seen: dict[str, None] = {}
-    for match in _WORDS.finditer(text):
-        word = match.group().casefold()
-        # "or" would be an operator for websearch_to_tsquery (and is a stop word anyway).
-        if len(word) > MAX_WORD_CHARS or word == "or":
-            continue
-        seen.setdefault(word, None)
-        if len(seen) >= MAX_QUERY_TOKENS:
-            break
-    return list(seen)
+    words = (match.group().casefold() for match in _WORDS.finditer(text))
+    # "or" would be an operator for websearch_to_tsquery (and is a stop word anyway).
+    return bounded_terms(w for w in words if len(w) <= MAX_WORD_CHARS and w != "or")
 
 
 def _scalar(conn: Any, query: Any, params: Any = None) -> Any:
