@@ -35,7 +35,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,6 +84,7 @@ _FILTERS = {
     "max_price": "p.price <= %(max_price)s",
     "min_rating": "p.rating >= %(min_rating)s",
 }
+
 # How long __len__/categories() trust their cached metadata before re-reading it.
 META_TTL_SECONDS = 30.0
 
@@ -122,16 +123,12 @@ def check_server(url: str) -> None:
     timeout). A pool would instead retry in the background, log each failure through
     psycopg_pool's logger and time out after 15 s with no reason given; that logger is
     kept off stderr (its records still reach any handler the application configures)."""
-    _quiet_pool_logger()
-    psycopg.connect(url, autocommit=True, **connect_settings(url)).close()
-
-
-def _quiet_pool_logger() -> None:
-    # psycopg's own logger too: a connection lost mid-statement logs there as well.
+    # psycopg's own logger, above the pool's: a connection lost mid-statement logs there too.
     pool_log = logging.getLogger("psycopg")
     if not pool_log.handlers:
         # With a handler of its own, Python's last-resort stderr handler is never used.
         pool_log.addHandler(logging.NullHandler())
+    psycopg.connect(url, autocommit=True, **connect_settings(url)).close()
 
 
 # `object`: a caller without a type checker may pass anything, and this is where it is refused.
@@ -303,7 +300,7 @@ def _read_meta(conn: Any, table: str, *, any_version: bool = False) -> _Meta | N
 
 def load_postgres_catalog(
     url: str,
-    products: Iterable[Product] | Callable[[], Iterable[Product]],
+    products: Iterable[Product],
     *,
     table: str = DEFAULT_TABLE,
     source: str | None = None,
@@ -311,8 +308,7 @@ def load_postgres_catalog(
 ) -> int | None:
     """Bulk-load ``products`` into a new table and atomically make it the served ``table``.
 
-    ``products`` may be a callable, called only once the load lock is held. With
-    ``unless_source``, nothing is loaded (returns None) if the served table already
+    With ``unless_source``, nothing is loaded (returns None) if the served table already
     records that source marker: concurrent first uses then load only once. Returns the
     product count. On any failure everything rolls back and the old table keeps serving.
     """
@@ -332,13 +328,12 @@ def load_postgres_catalog(
                 meta = _read_meta(conn, table, any_version=True)  # its marker says the version
                 if meta is not None and meta.source == unless_source:
                     return None
-            items = products() if callable(products) else products
             conn.execute(_table_ddl(new))
             count, categories = 0, set[str]()
             columns = "seq, id, title, description, tags, category, price, rating, kinds, product"
             copy_sql = _on_tables("COPY {} (" + columns + ") FROM STDIN", new)
             with conn.cursor() as cur, cur.copy(copy_sql) as copy:
-                for count, product in enumerate(distinct_products(items, categories), 1):
+                for count, product in enumerate(distinct_products(products, categories), 1):
                     copy.write_row(_row(count, product))
             for statement in _index_ddl(table, token):
                 conn.execute(statement)
@@ -396,25 +391,24 @@ class PostgresCatalog:
     cached for ``META_TTL_SECONDS`` and re-read at once by ``reload()``.
     """
 
-    def __init__(self, url: str, table: str, pool: Any, meta: _Meta) -> None:
+    def __init__(self, url: str, table: str, pool: Any) -> None:
+        """Serve `table` over an open `pool`; ``CatalogError`` if it was never loaded."""
         self.url = url
         self.table = table
         self._pool = pool
-        self._meta = meta
         self._meta_lock = threading.Lock()
         self._get_sql = _on_tables("SELECT product FROM {} WHERE id = ANY(%s)", table)
         self._ident = sql.Identifier(table)
+        self._meta = self._fetch_meta()
 
     @classmethod
-    def open(
-        cls, url: str, table: str = DEFAULT_TABLE, *, min_size: int = 1, max_size: int = 8
-    ) -> PostgresCatalog:
+    def open(cls, url: str, table: str = DEFAULT_TABLE, *, max_size: int = 8) -> PostgresCatalog:
         """Connect and read the table's metadata; ``CatalogError`` if it was never loaded."""
         _require_driver()
         table = _check_table(table)
         pool = ConnectionPool(
             url,
-            min_size=min_size,
+            min_size=1,
             max_size=max_size,
             # No server-side prepared statements: works behind pgbouncer, and every
             # search is planned with its actual values (stop-word-only queries fold away).
@@ -425,7 +419,7 @@ class PostgresCatalog:
         try:
             check_server(url)
             pool.open(wait=True, timeout=15)
-            meta = cls._fetch_meta(pool, url, table)
+            return cls(url, table, pool)
         except BaseException as exc:
             pool.close()
             # psycopg_pool's PoolTimeout (the server not answering) is a psycopg.Error.
@@ -434,15 +428,13 @@ class PostgresCatalog:
                     f"cannot use {redact_url(url)}: {reason_line(exc)}"
                 ) from exc
             raise
-        return cls(url, table, pool, meta)
 
-    @staticmethod
-    def _fetch_meta(pool: Any, url: str, table: str) -> _Meta:
-        with pool.connection() as conn:
-            meta = _read_meta(conn, table)
+    def _fetch_meta(self) -> _Meta:
+        with self._pool.connection() as conn:
+            meta = _read_meta(conn, self.table)
         if meta is None:
             raise CatalogError(
-                f"no catalog table {table!r} in {redact_url(url)}; load one with "
+                f"no catalog table {self.table!r} in {redact_url(self.url)}; load one with "
                 "`CATALOG_URL=... python -m catalog.postgres load FILE`"
             )
         return meta
@@ -450,16 +442,10 @@ class PostgresCatalog:
     def close(self) -> None:
         self._pool.close()
 
-    def __enter__(self) -> PostgresCatalog:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def reload(self) -> None:
         """Re-read the metadata of the table now being served."""
         with self._meta_lock:
-            self._meta = self._fetch_meta(self._pool, self.url, self.table)
+            self._meta = self._fetch_meta()
 
     def _current_meta(self) -> _Meta:
         meta = self._meta
@@ -571,7 +557,7 @@ def _read_only(url: str) -> bool:
 
 
 def open_postgres_catalog(
-    url: str, path: Path | None = None, format: str = "auto", *, table: str | None = None
+    url: str, path: Path | None = None, format: str = "auto"
 ) -> PostgresCatalog:
     """The catalog at ``url``: the shipped default (``path=None``) or a catalog file.
 
@@ -584,7 +570,7 @@ def open_postgres_catalog(
     default = path is None
     source_file, fmt = (DEFAULT_CATALOG_FILE, "auto") if path is None else (Path(path), format)
     marker = (DEFAULT_MARKER_PREFIX if default else "") + file_marker(source_file, fmt)
-    table = table or (DEFAULT_TABLE if default else table_for_file(source_file))
+    table = DEFAULT_TABLE if default else table_for_file(source_file)
     try:
         catalog: PostgresCatalog | None = PostgresCatalog.open(url, table)
     except CatalogError as exc:
