@@ -311,6 +311,19 @@ def _boosted(query: tantivy.Query, boost: float) -> tantivy.Query:
     return query if boost == 1.0 else tantivy.Query.boost_query(query, boost)
 
 
+def _filters(args: SearchArgs) -> list[tantivy.Query]:
+    """The queries a product must match for the filters of `args`, those set only."""
+    terms = {"category": args.category_slug, "kind": args.kind_term}
+    ranges = {"price": (args.min_price, args.max_price), "rating": (args.min_rating, None)}
+    filters = [tantivy.Query.term_query(_SCHEMA, f, v) for f, v in terms.items() if v is not None]
+    filters += [
+        tantivy.Query.range_query(_SCHEMA, field, tantivy.FieldType.Float, low, high)
+        for field, (low, high) in ranges.items()
+        if low is not None or high is not None
+    ]
+    return filters
+
+
 @dataclass(frozen=True)
 class _Snapshot:
     """Everything one search needs; replaced as a whole on reload so searches never mix versions."""
@@ -422,21 +435,7 @@ class Catalog:
         Query text is only ever treated as words: operators and punctuation are
         separators. A query without words lists the filtered products by rating.
         """
-        low, high, rating = args.min_price, args.max_price, args.min_rating
-        filters: list[tantivy.Query] = []
-        if args.category_slug is not None:
-            filters.append(tantivy.Query.term_query(_SCHEMA, "category", args.category_slug))
-        if args.kind_term is not None:
-            filters.append(tantivy.Query.term_query(_SCHEMA, "kind", args.kind_term))
-        if low is not None or high is not None:
-            filters.append(
-                tantivy.Query.range_query(_SCHEMA, "price", tantivy.FieldType.Float, low, high)
-            )
-        if rating is not None:
-            filters.append(
-                tantivy.Query.range_query(_SCHEMA, "rating", tantivy.FieldType.Float, rating, None)
-            )
-
+        filters = _filters(args)
         snap = self._snapshot
         tokens = query_tokens(args.query)
         if not tokens:
@@ -474,13 +473,8 @@ class Catalog:
 
     def kind_stock(self, kind: str, max_price: float | None = None) -> KindStock:
         """Whether and where the shop carries `kind` within `max_price` (KindStock)."""
-        args = SearchArgs("", kind=kind, max_price=max_price)
-        query = tantivy.Query.term_query(_SCHEMA, "kind", args.kind_term)
-        if max_price is not None:
-            price = tantivy.Query.range_query(
-                _SCHEMA, "price", tantivy.FieldType.Float, None, max_price
-            )
-            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in (query, price)])
+        filters = _filters(SearchArgs("", kind=kind, max_price=max_price))
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Must, f) for f in filters])
         by_department = {"terms": {"field": "category", "size": 10_000}}
         found = self._snapshot.searcher.aggregate(
             query, {"in": {**by_department, "aggs": {"cheapest": {"min": {"field": "price"}}}}}

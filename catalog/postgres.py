@@ -85,6 +85,13 @@ _FILTERS = {
     "min_rating": "p.rating >= %(min_rating)s",
 }
 
+
+def _filtered(args: SearchArgs) -> tuple[str, dict[str, Any]]:
+    """The conditions (each " AND ...") the filters of `args` set, and their parameters."""
+    params = {name: value for name in _FILTERS if (value := getattr(args, name)) is not None}
+    return "".join(f" AND {_FILTERS[name]}" for name in params), params
+
+
 # How long __len__/categories() trust their cached metadata before re-reading it.
 META_TTL_SECONDS = 30.0
 
@@ -491,12 +498,8 @@ class PostgresCatalog:
         Query text is only ever treated as words. A query without words lists the
         filtered products by rating (unrated last).
         """
-        params: dict[str, Any] = {"limit": args.limit}
-        where = ""
-        for name, condition in _FILTERS.items():
-            if (value := getattr(args, name)) is not None:
-                params[name] = value
-                where += f" AND {condition}"
+        where, params = _filtered(args)
+        params["limit"] = args.limit
         listing = (
             "SELECT p.product, 0.0::float8 AS score FROM {table} p WHERE {cond}" + where + " "
             "ORDER BY p.rating DESC NULLS LAST, p.seq LIMIT %(limit)s"
@@ -528,18 +531,14 @@ class PostgresCatalog:
 
     def kind_stock(self, kind: str, max_price: float | None = None) -> KindStock:
         """Whether and where the shop carries `kind` within `max_price` (KindStock)."""
-        args = SearchArgs("", kind=kind, max_price=max_price)
+        where, params = _filtered(SearchArgs("", kind=kind, max_price=max_price))
         statement = sql.SQL(
-            "SELECT category, count(*), min(price) FROM {table} p WHERE "
-            + _FILTERS["kind_term"]
-            + " AND (%(max_price)s::float8 IS NULL OR "
-            + _FILTERS["max_price"]
-            + ") GROUP BY category"
+            "SELECT category, count(*), min(price) FROM {table} p WHERE true"
+            + where
+            + " GROUP BY category"
         ).format(table=self._ident)
         with self._pool.connection() as conn:
-            rows = conn.execute(
-                statement, {"kind_term": args.kind_term, "max_price": args.max_price}
-            ).fetchall()
+            rows = conn.execute(statement, params).fetchall()
         return KindStock.of(kind, [(str(c), int(n), float(low)) for c, n, low in rows])
 
 
