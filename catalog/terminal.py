@@ -66,10 +66,7 @@ def clean_text(value: Any, limit: int = DISPLAY_CHARS, *, keep_newlines: bool = 
     # Cut first (with room for escapes to grow), so cleaning is bounded by `limit`.
     cut = len(text) > limit
     text = text[:limit]
-    if keep_newlines:
-        shown = "\n".join("".join(map(_visible, line)) for line in text.split("\n"))
-    else:
-        shown = "".join(map(_visible, text))
+    shown = "".join(char if keep_newlines and char == "\n" else _visible(char) for char in text)
     if len(shown) > limit:
         shown, cut = shown[:limit], True
     return shown + "…" if cut else shown
