@@ -113,10 +113,6 @@ def open_default_catalog(index_dir: Path | None = None) -> Catalog:
     return _open_built(DEFAULT_CATALOG_FILE, index_dir, default=True)
 
 
-def _is_index_dir(path: Path) -> bool:
-    return path.is_dir() and (path / "meta.json").exists()
-
-
 def open_catalog(
     path: Path | str | None = None,
     index_dir: Path | None = None,
@@ -153,7 +149,7 @@ def open_catalog(
         return open_default_catalog(index_dir)
     path = Path(path)
     if path.is_dir():
-        if not _is_index_dir(path):
+        if not (path / "meta.json").exists():  # tantivy's own file, in every index
             raise CatalogError(
                 "directory is not a catalog index; pass a catalog file or an index directory",
                 path=path,
