@@ -25,7 +25,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import tantivy
@@ -113,12 +113,7 @@ class Manifest:
             ) from None
 
     def write(self, directory: Path) -> None:
-        payload = {
-            "schema_version": SCHEMA_VERSION,
-            "count": self.count,
-            "categories": self.categories,
-            "source": self.source,
-        }
+        payload = {"schema_version": SCHEMA_VERSION, **asdict(self)}
         (directory / MANIFEST_NAME).write_text(json.dumps(payload, indent=1), encoding="utf-8")
 
 
@@ -173,9 +168,9 @@ def _cleanup_old_versions(index_dir: Path) -> None:
         if entry.name.startswith((f".{name}.building-", f".{name}.link-")):
             with contextlib.suppress(OSError):
                 owner = _build_owner(entry.name)
-                if owner is not None and not _process_alive(owner):
-                    _remove_quietly(entry)  # its build was killed (SIGKILL, a crash)
-                elif now - entry.lstat().st_mtime > STALE_BUILD_SECONDS:
+                # Its build was killed (SIGKILL, a crash), or it is past STALE_BUILD_SECONDS old.
+                killed = owner is not None and not _process_alive(owner)
+                if killed or now - entry.lstat().st_mtime > STALE_BUILD_SECONDS:
                     _remove_quietly(entry)
 
 
