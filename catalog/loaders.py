@@ -198,10 +198,8 @@ def _csv_records(path: Path, text: str, fmt: str = "csv") -> Iterator[Located]:
 
 def _record_start(pulled: list[tuple[int, str]]) -> int:
     """The first non-blank line among those read for one CSV record."""
-    for number, line in pulled:
-        if line.strip():
-            return number
-    return pulled[-1][0] if pulled else 1
+    last = pulled[-1][0] if pulled else 1
+    return next((number for number, line in pulled if line.strip()), last)
 
 
 def _dummyjson_to_product(record: dict[str, Any]) -> dict[str, Any]:

@@ -149,12 +149,8 @@ class Product(BaseModel):
     @classmethod
     def _tags(cls, value: list[str]) -> list[str]:
         # Drop blanks and duplicates but keep the author's order.
-        seen: dict[str, None] = {}
-        for tag in value:
-            tag = tag.strip()
-            if tag:
-                seen.setdefault(tag, None)
-        return list(seen)
+        stripped = (tag.strip() for tag in value)
+        return list(dict.fromkeys(tag for tag in stripped if tag))
 
 
 _KINDS = TypeAdapter(ProductKinds)
