@@ -285,8 +285,7 @@ def build_index(products: Iterable[Product], index_dir: Path, *, source: str | N
             building.rename(version)
     except BaseException as exc:
         _remove_quietly(building)
-        if isinstance(exc, CatalogError | KeyboardInterrupt | SystemExit):
-            raise
+        # The engine's and the file system's errors are a failed build; a bad record's pass.
         if isinstance(exc, OSError | ValueError):
             raise CatalogUnavailable(f"building the index failed: {exc}", path=index_dir) from exc
         raise
