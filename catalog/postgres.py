@@ -369,8 +369,6 @@ def load_postgres_catalog(
             if exists is not None:
                 conn.execute(_on_tables("DROP TABLE {}", old))
         return count
-    except CatalogError:
-        raise
     except psycopg.Error as exc:
         raise CatalogUnavailable(f"loading catalog table {table!r} failed: {exc}") from exc
     finally:
