@@ -9,7 +9,7 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console, JustifyMethod
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
@@ -60,32 +60,28 @@ def _parser() -> argparse.ArgumentParser:
     add_version_option(parser)
     commands = parser.add_subparsers(dest="command", required=True)
 
-    def add_source_options(sub: argparse.ArgumentParser) -> None:
-        sub.add_argument(
-            "--index-dir",
-            type=Path,
-            help=f"index directory (default: {default_index_dir()})",
-        )
-        sub.add_argument(
-            "--catalog", type=Path, help="catalog file to search (indexed once, then cached)"
-        )
-        sub.add_argument(
-            "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
-        )
+    # Options every command takes (--debug also after the command).
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--index-dir", type=Path, help=f"index directory (default: {default_index_dir()})"
+    )
+    common.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
+    )
+    searching = argparse.ArgumentParser(add_help=False, parents=[common])
+    searching.add_argument(
+        "--catalog", type=Path, help="catalog file to search (indexed once, then cached)"
+    )
 
-    load = commands.add_parser("load", help="index a catalog file, replacing the active index")
+    load = commands.add_parser(
+        "load", parents=[common], help="index a catalog file, replacing the active index"
+    )
     load.add_argument("file", type=Path, help="catalog file (JSONL, JSON or CSV)")
     load.add_argument(
         "--format", choices=FORMATS, default="auto", help="the file's format (default: auto)"
     )
-    load.add_argument(
-        "--index-dir", type=Path, help=f"index directory (default: {default_index_dir()})"
-    )
-    load.add_argument(
-        "--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS
-    )
 
-    search = commands.add_parser("search", help="search products")
+    search = commands.add_parser("search", parents=[searching], help="search products")
     search.add_argument("query", help="words to look for (may be empty)")
     search.add_argument("--category", help="only this category slug (see `categories`)")
     search.add_argument("--min-price", type=float, help="lowest price, in dollars")
@@ -93,11 +89,9 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--min-rating", type=float, help="lowest rating (0-5)")
     search.add_argument("--limit", type=int, default=10, help=f"1..{MAX_LIMIT} (default 10)")
     search.add_argument("--json", action="store_true", help="print results as JSON")
-    add_source_options(search)
 
-    categories = commands.add_parser("categories", help="list category slugs")
+    categories = commands.add_parser("categories", parents=[searching], help="list category slugs")
     categories.add_argument("--json", action="store_true", help="print as a JSON list")
-    add_source_options(categories)
     return parser
 
 
@@ -153,16 +147,10 @@ def print_hits(out: Console, query: str, hits: list[ProductHit]) -> None:
     through catalog.terminal, never read as markup."""
     title = Text(f"{len(hits)} result(s) for ") + terminal_text(repr(query))
     table = Table(title=title)
-    columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("id", "left"),
-        ("title", "left"),
-        ("category", "left"),
-        ("price", "right"),
-        ("rating", "right"),
-        ("score", "right"),
-    )
-    for column, justify in columns:
-        table.add_column(column, justify=justify)
+    for column in ("id", "title", "category"):
+        table.add_column(column)
+    for column in ("price", "rating", "score"):
+        table.add_column(column, justify="right")
     for hit in hits:
         p = hit.product
         table.add_row(

@@ -27,7 +27,6 @@ class CatalogError(Exception):
         if path is not None:
             prefix = f"{path} {location}: " if location else f"{path}: "
         super().__init__(prefix + message)
-        self.detail = message
 
 
 class CatalogUnavailable(CatalogError):

@@ -25,7 +25,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import tantivy
@@ -35,7 +35,7 @@ from catalog.kinds import KindStock
 from catalog.models import Product, ProductHit
 from catalog.sources import SCHEMA_VERSION
 from catalog.text import ANALYZER as _ANALYZER
-from catalog.validation import MAX_QUERY_TOKENS, SearchArgs, check_ids, distinct_products
+from catalog.validation import SearchArgs, bounded_terms, check_ids, distinct_products
 
 MANIFEST_NAME = "catalog-manifest.json"
 # Missing ratings are indexed below the valid 0..5 range so any min_rating filter
@@ -52,12 +52,7 @@ ANALYZER_NAME = "catalog_en"
 
 def query_tokens(text: str) -> list[str]:
     """Analyzed, de-duplicated query terms (at most ``MAX_QUERY_TOKENS``)."""
-    seen: dict[str, None] = {}
-    for token in _ANALYZER.analyze(text):
-        seen.setdefault(token, None)
-        if len(seen) >= MAX_QUERY_TOKENS:
-            break
-    return list(seen)
+    return bounded_terms(_ANALYZER.analyze(text))
 
 
 def _build_schema() -> tantivy.Schema:
@@ -118,12 +113,7 @@ class Manifest:
             ) from None
 
     def write(self, directory: Path) -> None:
-        payload = {
-            "schema_version": SCHEMA_VERSION,
-            "count": self.count,
-            "categories": self.categories,
-            "source": self.source,
-        }
+        payload = {"schema_version": SCHEMA_VERSION, **asdict(self)}
         (directory / MANIFEST_NAME).write_text(json.dumps(payload, indent=1), encoding="utf-8")
 
 
@@ -178,9 +168,9 @@ def _cleanup_old_versions(index_dir: Path) -> None:
         if entry.name.startswith((f".{name}.building-", f".{name}.link-")):
             with contextlib.suppress(OSError):
                 owner = _build_owner(entry.name)
-                if owner is not None and not _process_alive(owner):
-                    _remove_quietly(entry)  # its build was killed (SIGKILL, a crash)
-                elif now - entry.lstat().st_mtime > STALE_BUILD_SECONDS:
+                # Its build was killed (SIGKILL, a crash), or it is past STALE_BUILD_SECONDS old.
+                killed = owner is not None and not _process_alive(owner)
+                if killed or now - entry.lstat().st_mtime > STALE_BUILD_SECONDS:
                     _remove_quietly(entry)
 
 
@@ -295,8 +285,7 @@ def build_index(products: Iterable[Product], index_dir: Path, *, source: str | N
             building.rename(version)
     except BaseException as exc:
         _remove_quietly(building)
-        if isinstance(exc, CatalogError | KeyboardInterrupt | SystemExit):
-            raise
+        # The engine's and the file system's errors are a failed build; a bad record's pass.
         if isinstance(exc, OSError | ValueError):
             raise CatalogUnavailable(f"building the index failed: {exc}", path=index_dir) from exc
         raise
@@ -314,6 +303,19 @@ def build_index(products: Iterable[Product], index_dir: Path, *, source: str | N
 
 def _boosted(query: tantivy.Query, boost: float) -> tantivy.Query:
     return query if boost == 1.0 else tantivy.Query.boost_query(query, boost)
+
+
+def _filters(args: SearchArgs) -> list[tantivy.Query]:
+    """The queries a product must match for the filters of `args`, those set only."""
+    terms = {"category": args.category_slug, "kind": args.kind_term}
+    ranges = {"price": (args.min_price, args.max_price), "rating": (args.min_rating, None)}
+    filters = [tantivy.Query.term_query(_SCHEMA, f, v) for f, v in terms.items() if v is not None]
+    filters += [
+        tantivy.Query.range_query(_SCHEMA, field, tantivy.FieldType.Float, low, high)
+        for field, (low, high) in ranges.items()
+        if low is not None or high is not None
+    ]
+    return filters
 
 
 @dataclass(frozen=True)
@@ -427,21 +429,7 @@ class Catalog:
         Query text is only ever treated as words: operators and punctuation are
         separators. A query without words lists the filtered products by rating.
         """
-        low, high, rating = args.min_price, args.max_price, args.min_rating
-        filters: list[tantivy.Query] = []
-        if args.category_slug is not None:
-            filters.append(tantivy.Query.term_query(_SCHEMA, "category", args.category_slug))
-        if args.kind_term is not None:
-            filters.append(tantivy.Query.term_query(_SCHEMA, "kind", args.kind_term))
-        if low is not None or high is not None:
-            filters.append(
-                tantivy.Query.range_query(_SCHEMA, "price", tantivy.FieldType.Float, low, high)
-            )
-        if rating is not None:
-            filters.append(
-                tantivy.Query.range_query(_SCHEMA, "rating", tantivy.FieldType.Float, rating, None)
-            )
-
+        filters = _filters(args)
         snap = self._snapshot
         tokens = query_tokens(args.query)
         if not tokens:
@@ -479,13 +467,8 @@ class Catalog:
 
     def kind_stock(self, kind: str, max_price: float | None = None) -> KindStock:
         """Whether and where the shop carries `kind` within `max_price` (KindStock)."""
-        args = SearchArgs("", kind=kind, max_price=max_price)
-        query = tantivy.Query.term_query(_SCHEMA, "kind", args.kind_term)
-        if max_price is not None:
-            price = tantivy.Query.range_query(
-                _SCHEMA, "price", tantivy.FieldType.Float, None, max_price
-            )
-            query = tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in (query, price)])
+        filters = _filters(SearchArgs("", kind=kind, max_price=max_price))
+        query = tantivy.Query.boolean_query([(tantivy.Occur.Must, f) for f in filters])
         by_department = {"terms": {"field": "category", "size": 10_000}}
         found = self._snapshot.searcher.aggregate(
             query, {"in": {**by_department, "aggs": {"cheapest": {"min": {"field": "price"}}}}}

@@ -100,8 +100,7 @@ def kinds_of(title: str, category: str | None, tags: list[str], brand: str | Non
         for path in paths
         for part in path
     ]
-    classes = [head for head in parts if head]
-    classes = [w for w in classes if w not in brand_words]
+    classes = [head for head in parts if head and head not in brand_words]
     words = [WORD.findall(part.lower().replace("-", " ")) for part in title_parts(title)]
     # The category's words join departments ("cameras-photography"): only its head (a
     # class) speaks of the product, so only the tags are read by ProductKinds.labelled.

@@ -67,14 +67,6 @@ def _read_text(path: Path) -> str:
         raise CatalogError(f"cannot read file: {exc.strerror}", path=path) from None
 
 
-def _json_error(path: Path, exc: json.JSONDecodeError, line_offset: int = 0) -> CatalogError:
-    return CatalogError(
-        f"malformed JSON: {exc.msg} (column {exc.colno})",
-        path=path,
-        location=f"line {exc.lineno + line_offset}",
-    )
-
-
 def _loads(path: Path, text: str, location: str | None = None, line_offset: int = 0) -> Any:
     """json.loads, with every way it fails said as a CatalogError: malformed JSON, and
     the two hostile inputs it raises other errors for (nesting past Python's recursion
@@ -82,7 +74,8 @@ def _loads(path: Path, text: str, location: str | None = None, line_offset: int 
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _json_error(path, exc, line_offset) from None
+        reason = f"malformed JSON: {exc.msg} (column {exc.colno})"
+        location = f"line {exc.lineno + line_offset}"
     except RecursionError:
         reason = "JSON nested too deeply to read (over ~1,000 levels of [ or {)"
     except ValueError:
@@ -205,25 +198,15 @@ def _csv_records(path: Path, text: str, fmt: str = "csv") -> Iterator[Located]:
 
 def _record_start(pulled: list[tuple[int, str]]) -> int:
     """The first non-blank line among those read for one CSV record."""
-    for number, line in pulled:
-        if line.strip():
-            return number
-    return pulled[-1][0] if pulled else 1
+    last = pulled[-1][0] if pulled else 1
+    return next((number for number, line in pulled if line.strip()), last)
 
 
-def _dummyjson_to_product(record: Any) -> dict[str, Any]:
-    if not isinstance(record, dict):
-        raise ValueError(f"expected a JSON object, got {type(record).__name__}")
-    converted = {
-        "id": record.get("id"),
-        "title": record.get("title"),
-        "description": record.get("description") or "",
-        "category": record.get("category"),
-        "price": record.get("price"),
-        "rating": record.get("rating"),
-        "brand": record.get("brand"),
-        "tags": record.get("tags") or [],
-    }
+def _dummyjson_to_product(record: dict[str, Any]) -> dict[str, Any]:
+    # DummyJSON names its fields as the project's schema does.
+    converted = {field: record.get(field) for field in CSV_COLUMNS}
+    converted["description"] = converted["description"] or ""
+    converted["tags"] = converted["tags"] or []
     if isinstance(converted["id"], int) and not isinstance(converted["id"], bool):
         converted["id"] = str(converted["id"])
     return {k: v for k, v in converted.items() if v is not None}
@@ -268,9 +251,7 @@ def _webshop_category(product: dict[str, Any]) -> tuple[str, str]:
     return top, f" {_CATEGORY_SEP} ".join(parts)
 
 
-def _webshop_to_product(record: Any) -> dict[str, Any]:
-    if not isinstance(record, dict):
-        raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+def _webshop_to_product(record: dict[str, Any]) -> dict[str, Any]:
     product = record.get("product")
     if not isinstance(product, dict):
         raise ValueError("missing required object 'product'")
@@ -386,10 +367,9 @@ def iter_products(
     position = _position_of(text)
     for location, record in records:
         try:
-            data = convert(record) if convert else record
-            if not isinstance(data, dict):
-                raise ValueError(f"expected a JSON object, got {type(data).__name__}")
-            product = Product.model_validate(data)
+            if not isinstance(record, dict):
+                raise ValueError(f"expected a JSON object, got {type(record).__name__}")
+            product = Product.model_validate(convert(record) if convert else record)
         except ValidationError as exc:
             raise CatalogError(_describe_validation(exc), path=path, location=location) from None
         except ValueError as exc:

@@ -35,7 +35,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,7 @@ from catalog.loaders import FORMATS, load_products
 from catalog.models import Product, ProductHit
 from catalog.paths import CATALOG_URL_ENV, catalog_url_from_env, is_postgres_url, redact_url
 from catalog.sources import DEFAULT_CATALOG_FILE, DEFAULT_MARKER_PREFIX, SCHEMA_VERSION, file_marker
-from catalog.validation import MAX_QUERY_TOKENS, SearchArgs, check_ids, distinct_products
+from catalog.validation import SearchArgs, bounded_terms, check_ids, distinct_products
 from catalog.version import add_version_option
 
 try:
@@ -84,6 +84,14 @@ _FILTERS = {
     "max_price": "p.price <= %(max_price)s",
     "min_rating": "p.rating >= %(min_rating)s",
 }
+
+
+def _filtered(args: SearchArgs) -> tuple[str, dict[str, Any]]:
+    """The conditions (each " AND ...") the filters of `args` set, and their parameters."""
+    params = {name: value for name in _FILTERS if (value := getattr(args, name)) is not None}
+    return "".join(f" AND {_FILTERS[name]}" for name in params), params
+
+
 # How long __len__/categories() trust their cached metadata before re-reading it.
 META_TTL_SECONDS = 30.0
 
@@ -122,16 +130,12 @@ def check_server(url: str) -> None:
     timeout). A pool would instead retry in the background, log each failure through
     psycopg_pool's logger and time out after 15 s with no reason given; that logger is
     kept off stderr (its records still reach any handler the application configures)."""
-    _quiet_pool_logger()
-    psycopg.connect(url, autocommit=True, **connect_settings(url)).close()
-
-
-def _quiet_pool_logger() -> None:
-    # psycopg's own logger too: a connection lost mid-statement logs there as well.
+    # psycopg's own logger, above the pool's: a connection lost mid-statement logs there too.
     pool_log = logging.getLogger("psycopg")
     if not pool_log.handlers:
         # With a handler of its own, Python's last-resort stderr handler is never used.
         pool_log.addHandler(logging.NullHandler())
+    psycopg.connect(url, autocommit=True, **connect_settings(url)).close()
 
 
 # `object`: a caller without a type checker may pass anything, and this is where it is refused.
@@ -146,16 +150,9 @@ def _check_table(table: object) -> str:
 
 def query_words(text: str) -> list[str]:
     """The plain words of a query (at most ``MAX_QUERY_TOKENS``), de-duplicated, in order."""
-    seen: dict[str, None] = {}
-    for match in _WORDS.finditer(text):
-        word = match.group().casefold()
-        # "or" would be an operator for websearch_to_tsquery (and is a stop word anyway).
-        if len(word) > MAX_WORD_CHARS or word == "or":
-            continue
-        seen.setdefault(word, None)
-        if len(seen) >= MAX_QUERY_TOKENS:
-            break
-    return list(seen)
+    words = (match.group().casefold() for match in _WORDS.finditer(text))
+    # "or" would be an operator for websearch_to_tsquery (and is a stop word anyway).
+    return bounded_terms(w for w in words if len(w) <= MAX_WORD_CHARS and w != "or")
 
 
 def _scalar(conn: Any, query: Any, params: Any = None) -> Any:
@@ -310,7 +307,7 @@ def _read_meta(conn: Any, table: str, *, any_version: bool = False) -> _Meta | N
 
 def load_postgres_catalog(
     url: str,
-    products: Iterable[Product] | Callable[[], Iterable[Product]],
+    products: Iterable[Product],
     *,
     table: str = DEFAULT_TABLE,
     source: str | None = None,
@@ -318,8 +315,7 @@ def load_postgres_catalog(
 ) -> int | None:
     """Bulk-load ``products`` into a new table and atomically make it the served ``table``.
 
-    ``products`` may be a callable, called only once the load lock is held. With
-    ``unless_source``, nothing is loaded (returns None) if the served table already
+    With ``unless_source``, nothing is loaded (returns None) if the served table already
     records that source marker: concurrent first uses then load only once. Returns the
     product count. On any failure everything rolls back and the old table keeps serving.
     """
@@ -339,13 +335,12 @@ def load_postgres_catalog(
                 meta = _read_meta(conn, table, any_version=True)  # its marker says the version
                 if meta is not None and meta.source == unless_source:
                     return None
-            items = products() if callable(products) else products
             conn.execute(_table_ddl(new))
             count, categories = 0, set[str]()
             columns = "seq, id, title, description, tags, category, price, rating, kinds, product"
             copy_sql = _on_tables("COPY {} (" + columns + ") FROM STDIN", new)
             with conn.cursor() as cur, cur.copy(copy_sql) as copy:
-                for count, product in enumerate(distinct_products(items, categories), 1):
+                for count, product in enumerate(distinct_products(products, categories), 1):
                     copy.write_row(_row(count, product))
             for statement in _index_ddl(table, token):
                 conn.execute(statement)
@@ -374,8 +369,6 @@ def load_postgres_catalog(
             if exists is not None:
                 conn.execute(_on_tables("DROP TABLE {}", old))
         return count
-    except CatalogError:
-        raise
     except psycopg.Error as exc:
         raise CatalogUnavailable(f"loading catalog table {table!r} failed: {exc}") from exc
     finally:
@@ -403,25 +396,24 @@ class PostgresCatalog:
     cached for ``META_TTL_SECONDS`` and re-read at once by ``reload()``.
     """
 
-    def __init__(self, url: str, table: str, pool: Any, meta: _Meta) -> None:
+    def __init__(self, url: str, table: str, pool: Any) -> None:
+        """Serve `table` over an open `pool`; ``CatalogError`` if it was never loaded."""
         self.url = url
         self.table = table
         self._pool = pool
-        self._meta = meta
         self._meta_lock = threading.Lock()
         self._get_sql = _on_tables("SELECT product FROM {} WHERE id = ANY(%s)", table)
         self._ident = sql.Identifier(table)
+        self._meta = self._fetch_meta()
 
     @classmethod
-    def open(
-        cls, url: str, table: str = DEFAULT_TABLE, *, min_size: int = 1, max_size: int = 8
-    ) -> PostgresCatalog:
+    def open(cls, url: str, table: str = DEFAULT_TABLE, *, max_size: int = 8) -> PostgresCatalog:
         """Connect and read the table's metadata; ``CatalogError`` if it was never loaded."""
         _require_driver()
         table = _check_table(table)
         pool = ConnectionPool(
             url,
-            min_size=min_size,
+            min_size=1,
             max_size=max_size,
             # No server-side prepared statements: works behind pgbouncer, and every
             # search is planned with its actual values (stop-word-only queries fold away).
@@ -432,7 +424,7 @@ class PostgresCatalog:
         try:
             check_server(url)
             pool.open(wait=True, timeout=15)
-            meta = cls._fetch_meta(pool, url, table)
+            return cls(url, table, pool)
         except BaseException as exc:
             pool.close()
             # psycopg_pool's PoolTimeout (the server not answering) is a psycopg.Error.
@@ -441,15 +433,13 @@ class PostgresCatalog:
                     f"cannot use {redact_url(url)}: {reason_line(exc)}"
                 ) from exc
             raise
-        return cls(url, table, pool, meta)
 
-    @staticmethod
-    def _fetch_meta(pool: Any, url: str, table: str) -> _Meta:
-        with pool.connection() as conn:
-            meta = _read_meta(conn, table)
+    def _fetch_meta(self) -> _Meta:
+        with self._pool.connection() as conn:
+            meta = _read_meta(conn, self.table)
         if meta is None:
             raise CatalogError(
-                f"no catalog table {table!r} in {redact_url(url)}; load one with "
+                f"no catalog table {self.table!r} in {redact_url(self.url)}; load one with "
                 "`CATALOG_URL=... python -m catalog.postgres load FILE`"
             )
         return meta
@@ -457,16 +447,10 @@ class PostgresCatalog:
     def close(self) -> None:
         self._pool.close()
 
-    def __enter__(self) -> PostgresCatalog:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def reload(self) -> None:
         """Re-read the metadata of the table now being served."""
         with self._meta_lock:
-            self._meta = self._fetch_meta(self._pool, self.url, self.table)
+            self._meta = self._fetch_meta()
 
     def _current_meta(self) -> _Meta:
         meta = self._meta
@@ -512,12 +496,8 @@ class PostgresCatalog:
         Query text is only ever treated as words. A query without words lists the
         filtered products by rating (unrated last).
         """
-        params: dict[str, Any] = {"limit": args.limit}
-        where = ""
-        for name, condition in _FILTERS.items():
-            if (value := getattr(args, name)) is not None:
-                params[name] = value
-                where += f" AND {condition}"
+        where, params = _filtered(args)
+        params["limit"] = args.limit
         listing = (
             "SELECT p.product, 0.0::float8 AS score FROM {table} p WHERE {cond}" + where + " "
             "ORDER BY p.rating DESC NULLS LAST, p.seq LIMIT %(limit)s"
@@ -549,18 +529,14 @@ class PostgresCatalog:
 
     def kind_stock(self, kind: str, max_price: float | None = None) -> KindStock:
         """Whether and where the shop carries `kind` within `max_price` (KindStock)."""
-        args = SearchArgs("", kind=kind, max_price=max_price)
+        where, params = _filtered(SearchArgs("", kind=kind, max_price=max_price))
         statement = sql.SQL(
-            "SELECT category, count(*), min(price) FROM {table} p WHERE "
-            + _FILTERS["kind_term"]
-            + " AND (%(max_price)s::float8 IS NULL OR "
-            + _FILTERS["max_price"]
-            + ") GROUP BY category"
+            "SELECT category, count(*), min(price) FROM {table} p WHERE true"
+            + where
+            + " GROUP BY category"
         ).format(table=self._ident)
         with self._pool.connection() as conn:
-            rows = conn.execute(
-                statement, {"kind_term": args.kind_term, "max_price": args.max_price}
-            ).fetchall()
+            rows = conn.execute(statement, params).fetchall()
         return KindStock.of(kind, [(str(c), int(n), float(low)) for c, n, low in rows])
 
 
@@ -578,7 +554,7 @@ def _read_only(url: str) -> bool:
 
 
 def open_postgres_catalog(
-    url: str, path: Path | None = None, format: str = "auto", *, table: str | None = None
+    url: str, path: Path | None = None, format: str = "auto"
 ) -> PostgresCatalog:
     """The catalog at ``url``: the shipped default (``path=None``) or a catalog file.
 
@@ -591,7 +567,7 @@ def open_postgres_catalog(
     default = path is None
     source_file, fmt = (DEFAULT_CATALOG_FILE, "auto") if path is None else (Path(path), format)
     marker = (DEFAULT_MARKER_PREFIX if default else "") + file_marker(source_file, fmt)
-    table = table or (DEFAULT_TABLE if default else table_for_file(source_file))
+    table = DEFAULT_TABLE if default else table_for_file(source_file)
     try:
         catalog: PostgresCatalog | None = PostgresCatalog.open(url, table)
     except CatalogError as exc:

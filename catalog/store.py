@@ -79,15 +79,24 @@ def _build_from_file(path: Path, index_dir: Path, format: str, marker: str) -> i
     return manifest.count if manifest is not None else 0
 
 
-def _ensure_built(path: Path, index_dir: Path, format: str = "auto") -> Catalog:
-    """Open ``index_dir``, (re)building it first if it was not built from this exact file."""
-    marker = file_marker(path, format)
-    manifest = read_manifest(index_dir)
-    if manifest is None or manifest.source != marker:
+def _open_built(
+    path: Path, index_dir: Path, format: str = "auto", *, default: bool = False
+) -> Catalog:
+    """Open ``index_dir``, (re)building it first from ``path`` when it is stale: missing, or
+    built from other content. A ``default`` index is stale only over the shipped file's
+    older content: a catalog loaded there on purpose stays."""
+    marker = (DEFAULT_MARKER_PREFIX if default else "") + file_marker(path, format)
+
+    def stale() -> bool:
+        manifest = read_manifest(index_dir)
+        if manifest is None:
+            return True
+        source = manifest.source or ""
+        return source != marker and (not default or source.startswith(DEFAULT_MARKER_PREFIX))
+
+    if stale():
         with _build_lock(index_dir):
-            # Another process may have built it while we waited for the lock.
-            manifest = read_manifest(index_dir)
-            if manifest is None or manifest.source != marker:
+            if stale():  # another process may have built it while we waited
                 _build_from_file(path, index_dir, format, marker)
     return Catalog.open(index_dir)
 
@@ -101,24 +110,7 @@ def open_default_catalog(index_dir: Path | None = None) -> Catalog:
     file carry the ``default:`` marker that makes them replaceable.
     """
     index_dir = Path(index_dir) if index_dir is not None else default_index_dir()
-    marker = DEFAULT_MARKER_PREFIX + file_marker(DEFAULT_CATALOG_FILE)
-
-    def stale() -> bool:
-        manifest = read_manifest(index_dir)
-        if manifest is None:
-            return True
-        source = manifest.source or ""
-        return source.startswith(DEFAULT_MARKER_PREFIX) and source != marker
-
-    if stale():
-        with _build_lock(index_dir):
-            if stale():  # another process may have built it while we waited
-                _build_from_file(DEFAULT_CATALOG_FILE, index_dir, "auto", marker)
-    return Catalog.open(index_dir)
-
-
-def _is_index_dir(path: Path) -> bool:
-    return path.is_dir() and (path / "meta.json").exists()
+    return _open_built(DEFAULT_CATALOG_FILE, index_dir, default=True)
 
 
 def open_catalog(
@@ -157,7 +149,7 @@ def open_catalog(
         return open_default_catalog(index_dir)
     path = Path(path)
     if path.is_dir():
-        if not _is_index_dir(path):
+        if not (path / "meta.json").exists():  # tantivy's own file, in every index
             raise CatalogError(
                 "directory is not a catalog index; pass a catalog file or an index directory",
                 path=path,
@@ -169,4 +161,4 @@ def open_catalog(
         digest = file_marker(path, format).split(":")[1][:16]
         stem = re.sub(r"[^A-Za-z0-9_-]+", "-", path.stem)[:40] or "catalog"
         index_dir = data_dir() / "catalogs" / f"{stem}-{digest}"
-    return _ensure_built(path, Path(index_dir), format)
+    return _open_built(path, Path(index_dir), format)

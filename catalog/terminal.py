@@ -66,10 +66,7 @@ def clean_text(value: Any, limit: int = DISPLAY_CHARS, *, keep_newlines: bool = 
     # Cut first (with room for escapes to grow), so cleaning is bounded by `limit`.
     cut = len(text) > limit
     text = text[:limit]
-    if keep_newlines:
-        shown = "\n".join("".join(map(_visible, line)) for line in text.split("\n"))
-    else:
-        shown = "".join(map(_visible, text))
+    shown = "".join(char if keep_newlines and char == "\n" else _visible(char) for char in text)
     if len(shown) > limit:
         shown, cut = shown[:limit], True
     return shown + "…" if cut else shown
@@ -152,15 +149,13 @@ def survive_any_locale() -> None:
     as escapes ("\\u2713") instead of raising UnicodeEncodeError mid-run, and stdin
     under an ASCII locale is read as UTF-8, as the command line is."""
     for stream in (sys.stdout, sys.stderr):
-        if isinstance(stream, io.TextIOWrapper) and not _is_utf8(stream.encoding):
+        if not isinstance(stream, io.TextIOWrapper):
+            continue
+        if not codecs.lookup(stream.encoding).name.startswith("utf-"):
             stream.reconfigure(errors="backslashreplace")
     stdin = sys.stdin
     if isinstance(stdin, io.TextIOWrapper) and codecs.lookup(stdin.encoding).name == "ascii":
         stdin.reconfigure(encoding="utf-8", errors="surrogateescape")
-
-
-def _is_utf8(encoding: str | None) -> bool:
-    return encoding is not None and codecs.lookup(encoding).name.startswith("utf-")
 
 
 # A load shorter than this shows no progress (the shipped catalog takes a fraction of a

@@ -48,25 +48,21 @@ def _product_words(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(kept))
 
 
-def _make_analyzer() -> tantivy.TextAnalyzer:
-    # tantivy's built-in "en_stem" pipeline plus English stop words (so "and", "or",
-    # "not", "for", "the" in chatty queries do not drown the real terms) and ASCII
-    # folding ("café" ~ "cafe").
-    # We build it ourselves because the very same object then tokenizes queries in
-    # Python, so query terms equal index terms by construction: no query parser (and
-    # so no query syntax) is ever involved, and stemming still lets "straps" match "strap".
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(40))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.stopword("english"))
-        .filter(tantivy.Filter.ascii_fold())
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
-
-
-ANALYZER = _make_analyzer()  # catalog/index.py indexes and queries with it
+# catalog/index.py indexes and queries with it: tantivy's built-in "en_stem" pipeline plus
+# English stop words (so "and", "or", "not", "for", "the" in chatty queries do not drown
+# the real terms) and ASCII folding ("café" ~ "cafe").
+# We build it ourselves because the very same object then tokenizes queries in
+# Python, so query terms equal index terms by construction: no query parser (and
+# so no query syntax) is ever involved, and stemming still lets "straps" match "strap".
+ANALYZER = (
+    tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+    .filter(tantivy.Filter.remove_long(40))
+    .filter(tantivy.Filter.lowercase())
+    .filter(tantivy.Filter.stopword("english"))
+    .filter(tantivy.Filter.ascii_fold())
+    .filter(tantivy.Filter.stemmer("english"))
+    .build()
+)
 
 
 # The index's Snowball stemmer on a word as a whole ("t-shirts" -> "t-shirt", "women's" ->

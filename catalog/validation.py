@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,12 @@ from catalog.models import MAX_LIMIT, Product, category_slug
 
 # Bounds the query size so a pasted essay cannot make one search expensive.
 MAX_QUERY_TOKENS = 32
+
+
+def bounded_terms(terms: Iterable[str]) -> list[str]:
+    """A query's distinct terms in order, the first ``MAX_QUERY_TOKENS`` of them: what
+    either backend searches for, from the terms its own analysis gives."""
+    return list(islice(dict.fromkeys(terms), MAX_QUERY_TOKENS))
 
 
 def _check_number(name: str, value: Any, low: float, high: float | None = None) -> float | None:
@@ -91,11 +98,6 @@ class SearchArgs:
     def kind_term(self) -> str | None:
         """The kind as the backends index it (kind_term: "running shoes" -> "shoe")."""
         return kind_term(self.kind) if self.kind is not None else None
-
-
-def check_search_args(query: Any, **filters: Any) -> SearchArgs:
-    """``SearchArgs`` from loose values (a plan step's, a person's edit)."""
-    return SearchArgs(query, **filters)
 
 
 def check_ids(ids: Any) -> list[str]:

@@ -21,9 +21,8 @@ from typing import Any
 import tomli_w
 from pydantic import ValidationError
 
-from catalog import CatalogQueryError
+from catalog import CatalogQueryError, SearchArgs
 from catalog.models import MAX_PRICE, shown_value
-from catalog.validation import check_search_args
 from graph.schemas import (
     MAX_PLAN_STEPS,
     SEARCH_FILTERS,
@@ -358,7 +357,8 @@ def checked_plan(data: object, model_plan: Plan | None = None) -> Plan:
     # nothing replans; a person at the prompt can fix the edit before anything runs.
     for step in plan.search_steps:
         try:
-            check_search_args(**step.search_arguments())
+            arguments: dict[str, Any] = step.search_arguments()  # loose values, checked here
+            SearchArgs(**arguments)
         except CatalogQueryError as error:
             problems.append(f"step {step.step}: {error}")
     if problems:
