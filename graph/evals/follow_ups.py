@@ -348,6 +348,21 @@ def markdown_table(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def compare_table(reports: list[dict[str, Any]]) -> str:
+    """Follow-up (or revision) reports side by side: which cases pass in each, then each
+    report's total."""
+    passed = [{r["id"]: r["passed"] for r in report["results"]} for report in reports]
+    cases = dict.fromkeys(case for report in passed for case in report)
+    lines = ["| case | " + " | ".join(r["label"] for r in reports) + " |"]
+    lines.append("|---" * (len(reports) + 1) + "|")
+    for case in cases:
+        cells = (("yes" if p[case] else "no") if case in p else "–" for p in passed)
+        lines.append(f"| {case} | " + " | ".join(cells) + " |")
+    totals = (f"{r['summary']['passed']}/{r['summary']['total']}" for r in reports)
+    lines.append("| passed | " + " | ".join(totals) + " |")
+    return "\n".join(lines)
+
+
 def judged_searches(
     case: FollowUpCase, values: Mapping[str, Any], catalog: CatalogBackend
 ) -> list[dict[str, Any]]:

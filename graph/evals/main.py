@@ -51,6 +51,7 @@ from graph.evals.bundle_sets import check_kinds, load_bundles
 from graph.evals.bundles import check_text, run_bundles_eval
 from graph.evals.bundles import markdown_table as bundles_table
 from graph.evals.driver import EvalReport, approved_context, prepared, show_and_save
+from graph.evals.follow_ups import compare_table as compare_follow_ups
 from graph.evals.follow_ups import load_cases, run_follow_ups_eval, run_revisions_eval
 from graph.evals.follow_ups import markdown_table as follow_ups_table
 from graph.evals.inputs import EvalInputError, check_limit, check_out, read_json
@@ -210,6 +211,7 @@ def _compare_main(paths: list[Path]) -> int:
         "requests_file": limits_table,
         "bundles_file": bundles_table,
         "open_ended_file": open_ended_table,
+        "follow_ups_file": compare_follow_ups,  # revisions' reports too
     }
     kind = (table for key, table in tables.items() if all(key in r for r in reports))
     print(next(kind, markdown_table)(reports), file=STDOUT)

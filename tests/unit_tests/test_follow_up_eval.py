@@ -197,3 +197,26 @@ def test_none_cheaper_is_the_answer_only_where_the_shop_has_nothing_cheaper() ->
     assert not _none_cheaper([bottle("out-024", 27.99)], capped, [], silent, shop)
     uncapped = [SimpleNamespace(max_price=None)]
     assert not _none_cheaper([bottle("out-024", 27.99)], uncapped, [], reported, shop)
+
+
+def test_two_follow_up_reports_compare_case_by_case(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --compare of two follow-up (or revision) reports lists each case's pass in each;
+    # it failed on them, reading them as WebShop reports.
+    recorded = Path(__file__).resolve().parents[2] / "cassettes" / "eval-follow-ups-new.report.json"
+    before = json.loads(recorded.read_text())
+    after = json.loads(recorded.read_text())
+    first = after["results"][0]
+    first["passed"] = not first["passed"]
+    after["label"], after["summary"]["passed"] = "after", sum(r["passed"] for r in after["results"])
+    paths = [tmp_path / "before.json", tmp_path / "after.json"]
+    for path, report in zip(paths, (before, after), strict=True):
+        path.write_text(json.dumps(report))
+    assert main(["--compare", *map(str, paths)]) == 0
+    table = capsys.readouterr().out
+    was, now = ("no", "yes") if first["passed"] else ("yes", "no")
+    assert f"| {first['id']} | {was} | {now} |" in table
+    assert (
+        f"| passed | {before['summary']['passed']}/30 | {after['summary']['passed']}/30 |" in table
+    )
