@@ -54,19 +54,11 @@ def installed_version(distribution: str) -> str:
         return "not installed"
 
 
-def _free_port(host: str) -> int:
+def _bind_port(host: str, port: int) -> int:
+    """Bind `port` (0: a free one) on `host` and let it go; OSError when it is in use."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
+        sock.bind((host, port))
         return sock.getsockname()[1]
-
-
-def _port_in_use(host: str, port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return True
-    return False
 
 
 def log_tail(path: Path, lines: int = 20) -> str:
@@ -266,13 +258,13 @@ class LocalModelServer:
             return
         if not self.model_file.is_file():
             raise LocalModelError(f"Local model file {self.model_file} does not exist.")
-        if self.port is None:
-            self.port = _free_port(self.host)
-        elif _port_in_use(self.host, self.port):
+        try:
+            self.port = _bind_port(self.host, self.port or 0)
+        except OSError:
             raise LocalModelError(
                 f"Port {self.port} on {self.host} is already in use; pick another port "
                 f"or leave port=None to use a free one."
-            )
+            ) from None
         command = self._server_command()
         self._stopping = False
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
