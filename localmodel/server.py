@@ -102,6 +102,13 @@ def _parent_death_signal() -> Any:
     return preexec
 
 
+def signal_group(pid: int, sig: int) -> None:
+    """Send `sig` to the process group a server leads (started with start_new_session, its
+    pgid is its pid), if it is still there."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
 class LocalServer(Protocol):
     """A local model server this process sends calls to: one it owns
     (:class:`LocalModelServer`) or a lease on a warm one (:class:`localmodel.warm.Lease`)."""
@@ -304,16 +311,16 @@ class LocalModelServer:
         if proc is not None:
             try:
                 if proc.poll() is None:
-                    self._signal_group(proc, signal.SIGTERM)
+                    signal_group(proc.pid, signal.SIGTERM)
                     try:
                         proc.wait(timeout=self.stop_timeout)
                     except subprocess.TimeoutExpired:
-                        self._signal_group(proc, signal.SIGKILL)
+                        signal_group(proc.pid, signal.SIGKILL)
                         proc.wait(timeout=10)
                 # Reap stragglers (e.g. helpers the server spawned) left in its group.
-                self._signal_group(proc, signal.SIGKILL)
+                signal_group(proc.pid, signal.SIGKILL)
             except KeyboardInterrupt:  # a second Ctrl-C while waiting: do not leave an orphan
-                self._signal_group(proc, signal.SIGKILL)
+                signal_group(proc.pid, signal.SIGKILL)
                 raise
         self._close_log()
 
@@ -385,11 +392,6 @@ class LocalModelServer:
             "--port",
             str(self.port),
         ]
-
-    @staticmethod
-    def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, sig)  # pgid == pid thanks to start_new_session
 
     def _close_log(self) -> None:
         if self._log_fh is not None:
