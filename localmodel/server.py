@@ -210,13 +210,10 @@ class LocalModelServer:
         """Resident memory of the running server in MB, from Linux /proc; None elsewhere."""
         if self.process is None or not self.running:
             return None
-        try:
-            with open(f"/proc/{self.process.pid}/status") as status:
-                for line in status:
-                    if line.startswith("VmRSS:"):
-                        return int(line.split()[1]) / 1024
-        except OSError:
-            pass
+        with contextlib.suppress(OSError), open(f"/proc/{self.process.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
         return None
 
     def exit_report(self, grace_s: float = 0.0) -> str | None:

@@ -251,13 +251,14 @@ def _assemble(spec: LocalModelSpec, cache_dir: Path, progress: bool) -> Path:
         cache_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise LocalModelError(f"Cannot create the model cache dir {cache_dir}: {exc}") from exc
-    free = _free_bytes(cache_dir)
-    if free is not None and free < spec.size:
-        raise LocalModelError(
-            f"Not enough disk space in {cache_dir} to assemble {spec.name!r}: need "
-            f"{spec.size / 1e9:.2f} GB, {free / 1e9:.2f} GB free. Set SHOPPING_PLANNER_DATA_DIR "
-            f"to a larger disk."
-        )
+    with contextlib.suppress(OSError):  # free space unknown: try all the same
+        free = shutil.disk_usage(cache_dir).free
+        if free < spec.size:
+            raise LocalModelError(
+                f"Not enough disk space in {cache_dir} to assemble {spec.name!r}: need "
+                f"{spec.size / 1e9:.2f} GB, {free / 1e9:.2f} GB free. Set "
+                "SHOPPING_PLANNER_DATA_DIR to a larger disk."
+            )
 
     fd, tmp_name = tempfile.mkstemp(prefix=f".{spec.name}.", suffix=".part", dir=cache_dir)
     tmp = Path(tmp_name)
@@ -289,10 +290,3 @@ def _assemble(spec: LocalModelSpec, cache_dir: Path, progress: bool) -> Path:
         raise
     _write_marker(final, spec)
     return final
-
-
-def _free_bytes(path: Path) -> int | None:
-    try:
-        return shutil.disk_usage(path).free
-    except OSError:
-        return None
