@@ -217,10 +217,7 @@ def stream_as_openai_does() -> None:
             if last is not None:
                 prompt = getattr(self, "_streamed_prompt_tokens", 0)
                 yield {
-                    "id": last["id"],
-                    "object": "chat.completion.chunk",
-                    "created": last["created"],
-                    "model": last["model"],
+                    **last,  # its id, object ("chat.completion.chunk"), created and model
                     "choices": [],
                     "usage": {
                         "prompt_tokens": prompt,
