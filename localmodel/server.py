@@ -25,7 +25,6 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
@@ -161,12 +160,10 @@ class LocalModelServer:
         log_file: Path | None = None,
         startup_timeout: float = 120,
         stop_timeout: float = 10,
-        chat_format: str | None = None,
         repack: str | None = None,
         prompt_cache: str | None = None,
         fast_paths: str | None = None,
         jump_forward: str | None = None,
-        extra_args: Sequence[str] = (),
         progress: bool = True,
     ) -> None:
         self.model_file = Path(model_file)
@@ -183,12 +180,10 @@ class LocalModelServer:
         )
         self.startup_timeout = startup_timeout
         self.stop_timeout = stop_timeout
-        self.chat_format = chat_format
         self.repack = resolve_repack_mode(repack)
         self.prompt_cache = resolve_prompt_cache(prompt_cache)
         self.fast_paths = resolve_fast_paths(fast_paths)
         self.jump_forward = resolve_jump_forward(jump_forward)
-        self.extra_args = tuple(extra_args)
         self.progress = progress
         self.process: subprocess.Popen[bytes] | None = None
         self.startup_seconds: float | None = None
@@ -341,12 +336,10 @@ class LocalModelServer:
             "--logits_all",
             "false",
         ]
-        if self.chat_format:
-            cmd += ["--chat_format", self.chat_format]
         if self.prompt_cache != "off":
             cmd += ["--cache", "true", "--cache_type", self.prompt_cache]
             cmd += ["--cache_size", str(PROMPT_CACHE_BYTES)]
-        return [*cmd, *self.extra_args]
+        return cmd
 
     def prompt_cache_dir(self) -> Path:
         """Where a disk prompt cache lives: one directory per model, settings and llama.cpp
