@@ -108,6 +108,17 @@ def signal_group(pid: int, sig: int) -> None:
         os.killpg(pid, sig)
 
 
+def ask_server(url: str, api_key: str, timeout: float) -> Any:
+    """The JSON a server answers `url` with, asked with `api_key`; None when nothing
+    answers there, the key is refused or the answer is not JSON."""
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {api_key}"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as resp:
+            return json.load(resp)
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+
+
 class LocalServer(Protocol):
     """A local model server this process sends calls to: one it owns
     (:class:`LocalModelServer`) or a lease on a warm one (:class:`localmodel.warm.Lease`)."""
@@ -389,16 +400,6 @@ class LocalModelServer:
                 self._log_fh.close()
             self._log_fh = None
 
-    def _probe(self) -> bool:
-        request = urllib.request.Request(
-            f"{self.base_url}/models", headers={"Authorization": f"Bearer {self.api_key}"}
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=2) as resp:
-                return resp.status == 200
-        except (urllib.error.URLError, OSError, ValueError):
-            return False
-
     def _wait_ready(self) -> None:
         assert self.process is not None
         if self.progress:
@@ -420,7 +421,7 @@ class LocalModelServer:
                         f"The local model server exited during startup (exit code {code}). "
                         f"Last lines of {self.log_file}:\n{log_tail(self.log_file)}"
                     )
-                if self._probe():
+                if ask_server(f"{self.base_url}/models", self.api_key, timeout=2) is not None:
                     if self.process.poll() is None:  # answered by *our* server
                         return
                     continue

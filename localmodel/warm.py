@@ -38,8 +38,6 @@ import secrets
 import signal
 import stat
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -51,6 +49,7 @@ from localmodel.launcher import IDENTITY_PATH
 from localmodel.server import (
     LocalModelServer,
     LocalServer,
+    ask_server,
     installed_version,
     signal_group,
     start_local_server,
@@ -209,15 +208,7 @@ def _pid_alive(pid: int) -> bool:
 
 def _identity(port: int, api_key: str) -> dict[str, Any] | None:
     """The server's own account of itself, or None if nothing of ours answers there."""
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}{IDENTITY_PATH}",
-        headers={"Authorization": f"Bearer {api_key}"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=3) as resp:
-            answer = json.load(resp)
-    except (urllib.error.URLError, OSError, ValueError):
-        return None
+    answer = ask_server(f"http://127.0.0.1:{port}{IDENTITY_PATH}", api_key, timeout=3)
     return answer if isinstance(answer, dict) else None
 
 
