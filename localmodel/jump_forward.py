@@ -210,7 +210,6 @@ def jump_forward() -> None:
             written = getattr(getattr(self, "_sampler", None), "written", None)
             if started and written:
                 draft.stats.settle(written)
-                self.jump_forward_stats = draft.stats
                 print(
                     f"llama_launcher: jump-forward: {draft.stats.generated} tokens generated, "
                     f"{draft.stats.accepted} of {draft.stats.proposed} proposed kept",

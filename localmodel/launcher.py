@@ -146,21 +146,17 @@ def install_prompt_cache(kind: str, directory: Path | None) -> None:
     import llama_cpp
     from llama_cpp.llama import LlamaState
 
-    def lean(state: LlamaState) -> LlamaState:
-        return LlamaState(
-            input_ids=state.input_ids,
-            scores=state.scores[-1:].copy(),
-            n_tokens=state.n_tokens,
-            llama_state=state.llama_state,
-            llama_state_size=state.llama_state_size,
-            seed=state.seed,
-        )
-
-    class LeanRAMCache(llama_cpp.LlamaRAMCache):
+    class Lean(llama_cpp.BaseLlamaCache):
         def __setitem__(self, key: Sequence[int], value: LlamaState) -> None:
-            super().__setitem__(key, lean(value))
+            # The library stores the state save_state() just made and keeps no other
+            # reference to it, so it is trimmed in place.
+            value.scores = value.scores[-1:].copy()
+            super().__setitem__(key, value)
 
-    class KeepingDiskCache(llama_cpp.LlamaDiskCache):
+    class LeanRAMCache(Lean, llama_cpp.LlamaRAMCache):
+        pass
+
+    class KeepingDiskCache(Lean, llama_cpp.LlamaDiskCache):
         def __init__(self, capacity_bytes: int = 2 << 30) -> None:
             super().__init__(cache_dir=str(directory), capacity_bytes=capacity_bytes)
 
@@ -169,9 +165,6 @@ def install_prompt_cache(kind: str, directory: Path | None) -> None:
             if found is None:
                 raise KeyError("Key not found")
             return self.cache[found]
-
-        def __setitem__(self, key: Sequence[int], value: LlamaState) -> None:
-            super().__setitem__(key, lean(value))
 
     if kind == "disk":
         if directory is None:
@@ -224,10 +217,7 @@ def stream_as_openai_does() -> None:
             if last is not None:
                 prompt = getattr(self, "_streamed_prompt_tokens", 0)
                 yield {
-                    "id": last["id"],
-                    "object": "chat.completion.chunk",
-                    "created": last["created"],
-                    "model": last["model"],
+                    **last,  # its id, object ("chat.completion.chunk"), created and model
                     "choices": [],
                     "usage": {
                         "prompt_tokens": prompt,

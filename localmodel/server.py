@@ -25,7 +25,6 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Protocol
@@ -54,19 +53,11 @@ def installed_version(distribution: str) -> str:
         return "not installed"
 
 
-def _free_port(host: str) -> int:
+def _bind_port(host: str, port: int) -> int:
+    """Bind `port` (0: a free one) on `host` and let it go; OSError when it is in use."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
+        sock.bind((host, port))
         return sock.getsockname()[1]
-
-
-def _port_in_use(host: str, port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return True
-    return False
 
 
 def log_tail(path: Path, lines: int = 20) -> str:
@@ -108,6 +99,24 @@ def _parent_death_signal() -> Any:
             os.kill(os.getpid(), signal.SIGTERM)
 
     return preexec
+
+
+def signal_group(pid: int, sig: int) -> None:
+    """Send `sig` to the process group a server leads (started with start_new_session, its
+    pgid is its pid), if it is still there."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+def ask_server(url: str, api_key: str, timeout: float) -> Any:
+    """The JSON a server answers `url` with, asked with `api_key`; None when nothing
+    answers there, the key is refused or the answer is not JSON."""
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {api_key}"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as resp:
+            return json.load(resp)
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
 
 
 class LocalServer(Protocol):
@@ -162,12 +171,10 @@ class LocalModelServer:
         log_file: Path | None = None,
         startup_timeout: float = 120,
         stop_timeout: float = 10,
-        chat_format: str | None = None,
         repack: str | None = None,
         prompt_cache: str | None = None,
         fast_paths: str | None = None,
         jump_forward: str | None = None,
-        extra_args: Sequence[str] = (),
         progress: bool = True,
     ) -> None:
         self.model_file = Path(model_file)
@@ -184,12 +191,10 @@ class LocalModelServer:
         )
         self.startup_timeout = startup_timeout
         self.stop_timeout = stop_timeout
-        self.chat_format = chat_format
         self.repack = resolve_repack_mode(repack)
         self.prompt_cache = resolve_prompt_cache(prompt_cache)
         self.fast_paths = resolve_fast_paths(fast_paths)
         self.jump_forward = resolve_jump_forward(jump_forward)
-        self.extra_args = tuple(extra_args)
         self.progress = progress
         self.process: subprocess.Popen[bytes] | None = None
         self.startup_seconds: float | None = None
@@ -211,13 +216,10 @@ class LocalModelServer:
         """Resident memory of the running server in MB, from Linux /proc; None elsewhere."""
         if self.process is None or not self.running:
             return None
-        try:
-            with open(f"/proc/{self.process.pid}/status") as status:
-                for line in status:
-                    if line.startswith("VmRSS:"):
-                        return int(line.split()[1]) / 1024
-        except OSError:
-            pass
+        with contextlib.suppress(OSError), open(f"/proc/{self.process.pid}/status") as status:
+            for line in status:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
         return None
 
     def exit_report(self, grace_s: float = 0.0) -> str | None:
@@ -266,13 +268,13 @@ class LocalModelServer:
             return
         if not self.model_file.is_file():
             raise LocalModelError(f"Local model file {self.model_file} does not exist.")
-        if self.port is None:
-            self.port = _free_port(self.host)
-        elif _port_in_use(self.host, self.port):
+        try:
+            self.port = _bind_port(self.host, self.port or 0)
+        except OSError:
             raise LocalModelError(
                 f"Port {self.port} on {self.host} is already in use; pick another port "
                 f"or leave port=None to use a free one."
-            )
+            ) from None
         command = self._server_command()
         self._stopping = False
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
@@ -312,16 +314,16 @@ class LocalModelServer:
         if proc is not None:
             try:
                 if proc.poll() is None:
-                    self._signal_group(proc, signal.SIGTERM)
+                    signal_group(proc.pid, signal.SIGTERM)
                     try:
                         proc.wait(timeout=self.stop_timeout)
                     except subprocess.TimeoutExpired:
-                        self._signal_group(proc, signal.SIGKILL)
+                        signal_group(proc.pid, signal.SIGKILL)
                         proc.wait(timeout=10)
                 # Reap stragglers (e.g. helpers the server spawned) left in its group.
-                self._signal_group(proc, signal.SIGKILL)
+                signal_group(proc.pid, signal.SIGKILL)
             except KeyboardInterrupt:  # a second Ctrl-C while waiting: do not leave an orphan
-                self._signal_group(proc, signal.SIGKILL)
+                signal_group(proc.pid, signal.SIGKILL)
                 raise
         self._close_log()
 
@@ -345,12 +347,10 @@ class LocalModelServer:
             "--logits_all",
             "false",
         ]
-        if self.chat_format:
-            cmd += ["--chat_format", self.chat_format]
         if self.prompt_cache != "off":
             cmd += ["--cache", "true", "--cache_type", self.prompt_cache]
             cmd += ["--cache_size", str(PROMPT_CACHE_BYTES)]
-        return [*cmd, *self.extra_args]
+        return cmd
 
     def prompt_cache_dir(self) -> Path:
         """Where a disk prompt cache lives: one directory per model, settings and llama.cpp
@@ -394,26 +394,11 @@ class LocalModelServer:
             str(self.port),
         ]
 
-    @staticmethod
-    def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, sig)  # pgid == pid thanks to start_new_session
-
     def _close_log(self) -> None:
         if self._log_fh is not None:
             with contextlib.suppress(OSError):
                 self._log_fh.close()
             self._log_fh = None
-
-    def _probe(self) -> bool:
-        request = urllib.request.Request(
-            f"{self.base_url}/models", headers={"Authorization": f"Bearer {self.api_key}"}
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=2) as resp:
-                return resp.status == 200
-        except (urllib.error.URLError, OSError, ValueError):
-            return False
 
     def _wait_ready(self) -> None:
         assert self.process is not None
@@ -436,7 +421,7 @@ class LocalModelServer:
                         f"The local model server exited during startup (exit code {code}). "
                         f"Last lines of {self.log_file}:\n{log_tail(self.log_file)}"
                     )
-                if self._probe():
+                if ask_server(f"{self.base_url}/models", self.api_key, timeout=2) is not None:
                     if self.process.poll() is None:  # answered by *our* server
                         return
                     continue

