@@ -189,61 +189,34 @@ def _reconcile_step(
     if not step.is_search:
         # A reasoning step runs no search: limits on it are never used, so none are kept.
         return step.model_copy(update={"max_price": None, "min_price": None, "min_rating": None})
-    values = {
-        "max_price": step.max_price,
-        "min_price": step.min_price,
-        "min_rating": step.min_rating,
-    }
+    values = {name: getattr(step, name) for name in LIMIT_LABELS}
     query = _query_of(step, request_words, notes)
     cap, item_cap = step_cap(step.model_copy(update={"query": query}), stated)
+    one_cap = stated.max_price if item_cap is None else None
     filled: list[str] = list(step.filled_from_request)
     wanted_of = {"max_price": cap, "min_price": stated.min_price, "min_rating": stated.min_rating}
     for name, wanted in wanted_of.items():
         value = values[name]
-        if value is not None and not _stated(value, _allowed(stated, name)):
-            notes.append(
-                f"step {step.step}: {LIMIT_LABELS[name]} {_shown(name, value)} is not stated "
-                "in the request: removed"
-            )
-            value = None
-        if (
-            value is not None
-            and name == "max_price"
-            and item_cap is not None
-            and not same_amount(value, item_cap.max_price)
-        ):
+        why: str | None = None  # why the step's own value goes, in its note
+        if value is None:
+            pass
+        elif not _stated(value, _allowed(stated, name)):
+            why = "is not stated in the request: removed"
+        elif name == "max_price" and item_cap and not same_amount(value, item_cap.max_price):
             # "shoes under $100 and a cap under $20": the $100 on the cap's search is
             # the shoes' limit.
-            notes.append(
-                f"step {step.step}: price cap {money(value)} is another item's: set to "
-                f"{money(item_cap.max_price)} ({item_cap.text}, for {' '.join(item_cap.words)})"
+            why = (
+                f"is another item's: set to {money(item_cap.max_price)} "
+                f"({item_cap.text}, for {' '.join(item_cap.words)})"
             )
-            value = None
-        one_cap = stated.max_price if item_cap is None else None
-        if (
-            value is not None
-            and name == "max_price"
-            and one_cap is not None
-            and value > one_cap + 0.005
-        ):
+        elif name == "max_price" and one_cap is not None and value > one_cap + 0.005:
             # "under $60, no, under $40": $60 is stated, but not the cap applied.
-            notes.append(
-                f"step {step.step}: price cap {money(value)} is above the request's cap: "
-                f"set to {money(one_cap)}"
-            )
-            value = None
-        if (
-            value is not None
-            and name == "min_price"
-            and stated.min_price is None
-            and cap is not None
-            and value >= cap
-        ):
+            why = f"is above the request's cap: set to {money(one_cap)}"
+        elif name == "min_price" and stated.min_price is None and cap is not None and value >= cap:
             # "under $80" written as min_price 80 excludes everything the shopper can afford.
-            notes.append(
-                f"step {step.step}: price floor {_shown(name, value)} is the request's cap, not a "
-                "floor: removed"
-            )
+            why = "is the request's cap, not a floor: removed"
+        if why is not None:
+            notes.append(f"step {step.step}: {LIMIT_LABELS[name]} {_shown(name, value)} {why}")
             value = None
         if value is None and wanted is not None:
             value = wanted
