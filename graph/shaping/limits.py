@@ -235,38 +235,37 @@ def limit_warnings(stated: StatedLimits, plan: Plan) -> list[str]:
     limit stated in another currency than the catalog's, which is never applied, an amount
     that is no number, and limits of one kind where only one can hold. Shown
     with the plan for approval (a person's edit is checked the same way, never changed)."""
-    warnings: list[str] = []
     searches = plan.search_steps
-    for foreign in stated.foreign:
-        warnings.append(
-            f"the request states {foreign.shown!r} in {foreign.currency}, but the catalog's "
-            f"prices are in {PRICE_CURRENCY}: it is not applied (no exchange rates offline); "
-            f"edit the plan to set a limit in {PRICE_CURRENCY}"
-        )
-    for unreadable in stated.unreadable:
-        warnings.append(
-            f"the request's amount {unreadable!r} cannot be read as a number: no limit is "
-            "taken from it; edit the plan to set the limit meant"
-        )
-    for several in stated.several:
-        warnings.append(
-            f"the request asks for {several!r}: the plan recommends one of each item, and its "
-            "total counts each once; edit the plan, or buy the number asked for"
-        )
-    for choice in stated.choices:
-        warnings.append(
-            f"the request states {len(choice.stated)} limits of one kind ({choice.kind}): "
-            f"{', '.join(repr(s) for s in choice.stated)}; {choice.applied!r} is applied, the "
-            "last stated; edit the plan if another is meant"
-        )
+    warnings = [
+        f"the request states {foreign.shown!r} in {foreign.currency}, but the catalog's "
+        f"prices are in {PRICE_CURRENCY}: it is not applied (no exchange rates offline); "
+        f"edit the plan to set a limit in {PRICE_CURRENCY}"
+        for foreign in stated.foreign
+    ]
+    warnings += [
+        f"the request's amount {unreadable!r} cannot be read as a number: no limit is "
+        "taken from it; edit the plan to set the limit meant"
+        for unreadable in stated.unreadable
+    ]
+    warnings += [
+        f"the request asks for {several!r}: the plan recommends one of each item, and its "
+        "total counts each once; edit the plan, or buy the number asked for"
+        for several in stated.several
+    ]
+    warnings += [
+        f"the request states {len(choice.stated)} limits of one kind ({choice.kind}): "
+        f"{', '.join(repr(s) for s in choice.stated)}; {choice.applied!r} is applied, the "
+        "last stated; edit the plan if another is meant"
+        for choice in stated.choices
+    ]
     for name, label in LIMIT_LABELS.items():
         missing = []
         for step in searches:
             value = step_cap(step, stated)[0] if name == "max_price" else getattr(stated, name)
             if value is not None and getattr(step, name) is None:
                 missing.append((step.step, value))
-        if name == "max_price":
-            missing = [(n, v) for n, v in missing if not _carried(plan.budget, v)]
+        if name == "max_price" and plan.budget is not None:
+            missing = [(n, v) for n, v in missing if not same_amount(plan.budget, v)]
         for value in dict.fromkeys(v for _, v in missing):
             steps = ", ".join(str(n) for n, v in missing if v == value)
             warnings.append(
@@ -288,7 +287,3 @@ def limit_warnings(stated: StatedLimits, plan: Plan) -> list[str]:
                 f"{money(plan.budget)}; the limit probably belongs in max_price"
             )
     return warnings
-
-
-def _carried(budget: float | None, value: float) -> bool:
-    return budget is not None and same_amount(budget, value)
