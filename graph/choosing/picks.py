@@ -436,12 +436,9 @@ def one_pick_per_search(
     seen_items: set[int] = set()
     for product_id in picked_ids:
         wanted = item_of.get(product_id)
-        if wanted is not None and wanted in seen_items:
-            dropped.append(product_id)
-            continue
+        (dropped if wanted in seen_items else kept).append(product_id)
         if wanted is not None:
             seen_items.add(wanted)
-        kept.append(product_id)
     if not dropped:
         return picked_ids, None
     return kept, (
