@@ -365,7 +365,7 @@ def _listed_item(
     of the same head). By its place in the list."""
     if not listed:
         return None
-    words = product_words((plan.steps[step - 1].query or "").replace("-", " "))
+    query = plan.steps[step - 1].query or ""
     # A title's first head is what it says the product is ("Oat Drink, Nut Free, Soy
     # Free" is a drink); later parts name its features.
     firsts = {title[0] for title in found if title}
@@ -378,11 +378,10 @@ def _listed_item(
     held = [
         (len(item_words), n)
         for n, item_words in kinds
-        if all(any(same_word(i, w) for w in words) for i in item_words)
+        if len(words_found(item_words, query)) == len(item_words)
     ]
     if held or len(kinds) < 2:
         return max(held)[1] if held else None
-    query = plan.steps[step - 1].query or ""
     nearness = _EMBEDDER.similarity(query, [listed[n] for n, _ in kinds])
     return kinds[max(range(len(kinds)), key=nearness.__getitem__)][0]
 
