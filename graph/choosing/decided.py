@@ -24,7 +24,7 @@ recorded like any other, and nothing goes back to the planner.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import reduce
+from functools import partial, reduce
 
 from catalog import money
 from graph.choosing.choice import (
@@ -70,10 +70,7 @@ def decided_in_code(plan: Plan, step: PlanStep, candidates: list[Candidate]) -> 
     if not items:
         return CodeDecision([], NOTHING_FOUND)
     pools = [tuple(c for c in item.options if c.within_limits) for item in items]
-
-    def checks(candidate: Candidate) -> Score:
-        return request_score(candidate, plan)
-
+    checks: Scorer = partial(request_score, plan=plan)
     best = best_combination(pools, checks, plan.budget)
     tied = contenders(pools, best, checks, plan.budget) if best is not None else []
     by_rating = any(len(item) > 1 for item in tied)
