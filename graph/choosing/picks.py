@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from rapidfuzz import fuzz, process
 from rapidfuzz.utils import default_process
 
-from catalog import CatalogBackend, Product, money
+from catalog import CatalogBackend, Product
 from catalog.kinds import ProductKinds, is_of_kind
 from catalog.text import (
     head_word,
@@ -32,15 +32,11 @@ _ABOVE_THRESHOLD = math.nextafter(FEATURE_MATCH_THRESHOLD, math.inf)
 _EMBEDDER = Embedder()  # the process's one model, loaded when first asked
 
 
-def missing_limit_warning(stated: StatedLimits, plan: Plan) -> str | None:
-    """Say when the request states a price cap (or total) that the plan does not carry."""
+def drops_stated_limit(stated: StatedLimits, plan: Plan) -> bool:
+    """Whether the request states a price cap (or total) that the plan does not carry."""
     limit = stated.budget
-    if limit is None:
-        return None
     carried = {plan.budget} | {step.max_price for step in plan.search_steps}
-    if any(value is not None and abs(value - limit) < 0.01 for value in carried):
-        return None
-    return f"the request states a limit of {money(limit)}, but the plan does not carry it"
+    return limit is not None and not any(v is not None and abs(v - limit) < 0.01 for v in carried)
 
 
 def request_words(words: Sequence[str], plan: Plan) -> set[str]:
