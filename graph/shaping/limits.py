@@ -155,11 +155,11 @@ def _without_limit_searches(plan: Plan, notes: list[str]) -> list[PlanStep]:
     kept = [s for s in plan.steps if not s.is_search or product_words(s.query or "")]
     if len(kept) == len(plan.steps) or not any(s.is_search for s in kept):
         return list(plan.steps)
-    for step in plan.steps:
-        if step not in kept:
-            notes.append(
-                f"step {step.step} searched for {step.query!r}, a limit and no product: removed"
-            )
+    notes += [
+        f"step {step.step} searched for {step.query!r}, a limit and no product: removed"
+        for step in plan.steps
+        if step not in kept
+    ]
     return [s.model_copy(update={"step": n}) for n, s in enumerate(kept, start=1)]
 
 
