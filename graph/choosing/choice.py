@@ -293,16 +293,12 @@ def _reason(
     model_pick = next((c for c in item.options if c.summary.id == model_id), None)
     if model_pick is pick:
         parts.append("the model's pick, among equals on the request's checks")
-    elif model_pick is not None and outdone_by is not None:
-        versus = _versus(model_pick, pick, plan, total)
-        parts.append(
-            f"chosen in code in place of the model's pick {model_id}, which "
-            # Said of the model's pick against this one: "(bk-004: $19.99 dearer)".
-            f"{outdone_by.summary.id} outdoes on every count ({model_id}: {versus})"
-        )
     elif model_pick is not None:
-        versus = _versus(model_pick, pick, plan, total)
-        parts.append(f"chosen in code in place of the model's pick {model_id}: {versus}")
+        versus = f": {_versus(model_pick, pick, plan, total)}"
+        if outdone_by is not None:
+            # Said of the model's pick against this one: "(bk-004: $19.99 dearer)".
+            versus = f", which {outdone_by.summary.id} outdoes on every count ({model_id}{versus})"
+        parts.append(f"chosen in code in place of the model's pick {model_id}{versus}")
     else:
         parts.append("chosen in code")
     others = [c for c in item.options if c.summary.id not in {pick.summary.id, model_id}]
