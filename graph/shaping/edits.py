@@ -549,8 +549,7 @@ def read_answer(decision: object) -> ApprovalAnswer:
             f'an answer is true, false, "yes", "no" or an object with "approved", '
             f"got {_quoted(decision)}"
         )
-    names = list(decision)
-    unknown = [name for name in names if name not in (*ANSWER_FIELDS, APPROVED_ALIAS)]
+    unknown = [name for name in decision if name not in (*ANSWER_FIELDS, APPROVED_ALIAS)]
     if unknown:
         shown = ", ".join(_quoted(name) for name in unknown[:MAX_PROBLEMS])
         more = f" and {len(unknown) - MAX_PROBLEMS:,} more" if len(unknown) > MAX_PROBLEMS else ""
