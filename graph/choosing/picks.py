@@ -202,9 +202,7 @@ def candidates_and_records(
                     shown=rank <= shown,
                 )
             )
-    heads = _heads_found(candidates)
-    of_listed = _listed_of_steps(plan, listed, heads)
-    item = _items_of_steps(candidates, plan, heads, of_listed)
+    item, of_listed = _items_of_steps(candidates, plan, listed)
     for candidate in candidates:
         candidate.item = item.get(candidate.source_step, candidate.source_step)
     queries = _kind_queries(plan, candidates)
@@ -302,36 +300,21 @@ def item_of_step(
     head word names, or no readable head, is a feature of an item, not a thing to buy: it
     joins the first item whose shown results share a product with its own, else it is an
     item of its own."""
-    heads = _heads_found(candidates)
-    return _items_of_steps(candidates, plan, heads, _listed_of_steps(plan, listed, heads))
-
-
-def _heads_found(candidates: list[Candidate]) -> dict[int, list[list[str]]]:
-    """What each product a step found says it is (words.title_heads), by step."""
-    heads: dict[int, list[list[str]]] = {}
-    for candidate in candidates:
-        heads.setdefault(candidate.source_step, []).append(title_heads(candidate.summary.title))
-    return heads
-
-
-def _listed_of_steps(
-    plan: Plan, listed: Sequence[str], heads: dict[int, list[list[str]]]
-) -> dict[int, int | None]:
-    """Each search step's listed item (_listed_item), by step, in order."""
-    return {s: _listed_item(plan, s, listed, heads[s]) for s in sorted(heads)}
+    return _items_of_steps(candidates, plan, listed)[0]
 
 
 def _items_of_steps(
-    candidates: list[Candidate],
-    plan: Plan,
-    heads: dict[int, list[list[str]]],
-    of_listed: dict[int, int | None],
-) -> dict[int, int]:
-    """item_of_step, from the heads each step found and each step's listed item."""
-    found: dict[int, set[str]] = {}
+    candidates: list[Candidate], plan: Plan, listed: Sequence[str]
+) -> tuple[dict[int, int], dict[int, int | None]]:
+    """item_of_step, and each search step's listed item (_listed_item), by step, in order:
+    both read what each product a step found says it is (words.title_heads)."""
+    heads: dict[int, list[list[str]]] = {}
+    found: dict[int, set[str]] = {}  # the ids each step shows
     for candidate in candidates:
+        heads.setdefault(candidate.source_step, []).append(title_heads(candidate.summary.title))
         if candidate.shown:
             found.setdefault(candidate.source_step, set()).add(candidate.summary.id)
+    of_listed = {s: _listed_item(plan, s, listed, heads[s]) for s in sorted(heads)}
     steps = sorted(heads)
     kindless = {s for s in steps if _kindless(s, plan, heads[s])}
     item: dict[int, int] = {}
@@ -347,7 +330,7 @@ def _items_of_steps(
     for step in (s for s in steps if s in kindless):  # wherever the plan lists them
         shared = [e for e in sorted(item) if found.get(step, set()) & found.get(e, set())]
         item[step] = item[shared[0]] if shared else step
-    return dict(sorted(item.items()))
+    return dict(sorted(item.items())), of_listed
 
 
 def _listed_item(
