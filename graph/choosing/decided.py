@@ -98,17 +98,15 @@ def contenders(
     those a model's pick could bring into the recommendation. A candidate is one when the
     best choice that holds it ties with `best`."""
     top = _summed(best, checks)
-    found: list[list[Candidate]] = []
-    for index, pool in enumerate(pools):
-        found.append([])
-        for candidate in pool:
-            holding = [(candidate,) if i == index else p for i, p in enumerate(pools)]
-            other = best_combination(holding, checks, budget)
-            if other is not None and all(
-                b >= t - TIE for b, t in zip(_summed(other, checks), top, strict=True)
-            ):
-                found[-1].append(candidate)
-    return found
+
+    def ties(index: int, candidate: Candidate) -> bool:
+        holding = [(candidate,) if i == index else p for i, p in enumerate(pools)]
+        other = best_combination(holding, checks, budget)
+        return other is not None and all(
+            b >= t - TIE for b, t in zip(_summed(other, checks), top, strict=True)
+        )
+
+    return [[c for c in pool if ties(index, c)] for index, pool in enumerate(pools)]
 
 
 def _summed(choice: tuple[Candidate, ...], checks: Scorer) -> Score:
