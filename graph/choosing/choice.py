@@ -110,8 +110,7 @@ def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Cho
         closest = [_best_typed(item.options, plan) for item in items]
         cheapest = best_combination(closest, _cheapness, None)
         assert cheapest is not None  # every item has an option, and no budget applies
-        choice = Choice(picks=list(cheapest), fits=False)
-        choice.notes = _over_notes(plan, items, list(cheapest))
+        choice = Choice(list(cheapest), fits=False, notes=_over_notes(plan, items, list(cheapest)))
     for index, (item, pick) in enumerate(zip(items, choice.picks, strict=True)):
         reason = _reason(plan, item, pick, choice, score, wanted.get(index), outdone.get(index))
         choice.reasons[pick.summary.id] = reason
