@@ -7,8 +7,7 @@ candidates the model is shown (`decide_pick_step`), the model's picks checked
 
 from __future__ import annotations
 
-from graph.choosing.decided import PickStep, checked_model_picks, decide_pick_step
+from graph.choosing.decided import checked_model_picks, decide_pick_step
 from graph.choosing.outcome import checked_outcome
-from graph.choosing.picks import Candidate
 from graph.choosing.pool import ChoicePool, choice_pool
 from graph.choosing.said import checked_answer

@@ -110,8 +110,7 @@ def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Cho
         closest = [_best_typed(item.options, plan) for item in items]
         cheapest = best_combination(closest, _cheapness, None)
         assert cheapest is not None  # every item has an option, and no budget applies
-        choice = Choice(picks=list(cheapest), fits=False)
-        choice.notes = _over_notes(plan, items, list(cheapest))
+        choice = Choice(list(cheapest), fits=False, notes=_over_notes(plan, items, list(cheapest)))
     for index, (item, pick) in enumerate(zip(items, choice.picks, strict=True)):
         reason = _reason(plan, item, pick, choice, score, wanted.get(index), outdone.get(index))
         choice.reasons[pick.summary.id] = reason
@@ -293,16 +292,12 @@ def _reason(
     model_pick = next((c for c in item.options if c.summary.id == model_id), None)
     if model_pick is pick:
         parts.append("the model's pick, among equals on the request's checks")
-    elif model_pick is not None and outdone_by is not None:
-        versus = _versus(model_pick, pick, plan, total)
-        parts.append(
-            f"chosen in code in place of the model's pick {model_id}, which "
-            # Said of the model's pick against this one: "(bk-004: $19.99 dearer)".
-            f"{outdone_by.summary.id} outdoes on every count ({model_id}: {versus})"
-        )
     elif model_pick is not None:
-        versus = _versus(model_pick, pick, plan, total)
-        parts.append(f"chosen in code in place of the model's pick {model_id}: {versus}")
+        versus = f": {_versus(model_pick, pick, plan, total)}"
+        if outdone_by is not None:
+            # Said of the model's pick against this one: "(bk-004: $19.99 dearer)".
+            versus = f", which {outdone_by.summary.id} outdoes on every count ({model_id}{versus})"
+        parts.append(f"chosen in code in place of the model's pick {model_id}{versus}")
     else:
         parts.append("chosen in code")
     others = [c for c in item.options if c.summary.id not in {pick.summary.id, model_id}]

@@ -24,7 +24,7 @@ recorded like any other, and nothing goes back to the planner.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import reduce
+from functools import partial, reduce
 
 from catalog import money
 from graph.choosing.choice import (
@@ -70,10 +70,7 @@ def decided_in_code(plan: Plan, step: PlanStep, candidates: list[Candidate]) -> 
     if not items:
         return CodeDecision([], NOTHING_FOUND)
     pools = [tuple(c for c in item.options if c.within_limits) for item in items]
-
-    def checks(candidate: Candidate) -> Score:
-        return request_score(candidate, plan)
-
+    checks: Scorer = partial(request_score, plan=plan)
     best = best_combination(pools, checks, plan.budget)
     tied = contenders(pools, best, checks, plan.budget) if best is not None else []
     by_rating = any(len(item) > 1 for item in tied)
@@ -101,17 +98,15 @@ def contenders(
     those a model's pick could bring into the recommendation. A candidate is one when the
     best choice that holds it ties with `best`."""
     top = _summed(best, checks)
-    found: list[list[Candidate]] = []
-    for index, pool in enumerate(pools):
-        found.append([])
-        for candidate in pool:
-            holding = [(candidate,) if i == index else p for i, p in enumerate(pools)]
-            other = best_combination(holding, checks, budget)
-            if other is not None and all(
-                b >= t - TIE for b, t in zip(_summed(other, checks), top, strict=True)
-            ):
-                found[-1].append(candidate)
-    return found
+
+    def ties(index: int, candidate: Candidate) -> bool:
+        holding = [(candidate,) if i == index else p for i, p in enumerate(pools)]
+        other = best_combination(holding, checks, budget)
+        return other is not None and all(
+            b >= t - TIE for b, t in zip(_summed(other, checks), top, strict=True)
+        )
+
+    return [[c for c in pool if ties(index, c)] for index, pool in enumerate(pools)]
 
 
 def _summed(choice: tuple[Candidate, ...], checks: Scorer) -> Score:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from catalog import CatalogBackend, money
 from graph.choosing.choice import choose
 from graph.choosing.kept import with_kept
-from graph.choosing.picks import missing_items, missing_limit_warning
+from graph.choosing.picks import drops_stated_limit, missing_items
 from graph.choosing.pool import ChoicePool
 from graph.schemas import FollowUp, Outcome, Plan, ProductSummary, StatedLimits, StepResult
 
@@ -79,7 +79,7 @@ def checked_outcome(
             f"({read}); the plan's notes say why"
         )
     outcome.unknown_ids = [i for i in dict.fromkeys(model_ids) if i not in found]
-    if missing_limit_warning(stated, plan):
+    if drops_stated_limit(stated, plan):
         # The plan's budget is not what the shopper asked for: say so, never "within budget".
         outcome.dropped_limit = stated.budget
     # A limit in another currency was never applied: the total is not compared with it.

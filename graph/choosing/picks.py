@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from rapidfuzz import fuzz, process
 from rapidfuzz.utils import default_process
 
-from catalog import CatalogBackend, Product, money
+from catalog import CatalogBackend, Product
 from catalog.kinds import ProductKinds, is_of_kind
 from catalog.text import (
     head_word,
@@ -32,15 +32,11 @@ _ABOVE_THRESHOLD = math.nextafter(FEATURE_MATCH_THRESHOLD, math.inf)
 _EMBEDDER = Embedder()  # the process's one model, loaded when first asked
 
 
-def missing_limit_warning(stated: StatedLimits, plan: Plan) -> str | None:
-    """Say when the request states a price cap (or total) that the plan does not carry."""
+def drops_stated_limit(stated: StatedLimits, plan: Plan) -> bool:
+    """Whether the request states a price cap (or total) that the plan does not carry."""
     limit = stated.budget
-    if limit is None:
-        return None
     carried = {plan.budget} | {step.max_price for step in plan.search_steps}
-    if any(value is not None and abs(value - limit) < 0.01 for value in carried):
-        return None
-    return f"the request states a limit of {money(limit)}, but the plan does not carry it"
+    return limit is not None and not any(v is not None and abs(v - limit) < 0.01 for v in carried)
 
 
 def request_words(words: Sequence[str], plan: Plan) -> set[str]:
@@ -206,9 +202,7 @@ def candidates_and_records(
                     shown=rank <= shown,
                 )
             )
-    heads = _heads_found(candidates)
-    of_listed = _listed_of_steps(plan, listed, heads)
-    item = _items_of_steps(candidates, plan, heads, of_listed)
+    item, of_listed = _items_of_steps(candidates, plan, listed)
     for candidate in candidates:
         candidate.item = item.get(candidate.source_step, candidate.source_step)
     queries = _kind_queries(plan, candidates)
@@ -306,36 +300,21 @@ def item_of_step(
     head word names, or no readable head, is a feature of an item, not a thing to buy: it
     joins the first item whose shown results share a product with its own, else it is an
     item of its own."""
-    heads = _heads_found(candidates)
-    return _items_of_steps(candidates, plan, heads, _listed_of_steps(plan, listed, heads))
-
-
-def _heads_found(candidates: list[Candidate]) -> dict[int, list[list[str]]]:
-    """What each product a step found says it is (words.title_heads), by step."""
-    heads: dict[int, list[list[str]]] = {}
-    for candidate in candidates:
-        heads.setdefault(candidate.source_step, []).append(title_heads(candidate.summary.title))
-    return heads
-
-
-def _listed_of_steps(
-    plan: Plan, listed: Sequence[str], heads: dict[int, list[list[str]]]
-) -> dict[int, int | None]:
-    """Each search step's listed item (_listed_item), by step, in order."""
-    return {s: _listed_item(plan, s, listed, heads[s]) for s in sorted(heads)}
+    return _items_of_steps(candidates, plan, listed)[0]
 
 
 def _items_of_steps(
-    candidates: list[Candidate],
-    plan: Plan,
-    heads: dict[int, list[list[str]]],
-    of_listed: dict[int, int | None],
-) -> dict[int, int]:
-    """item_of_step, from the heads each step found and each step's listed item."""
-    found: dict[int, set[str]] = {}
+    candidates: list[Candidate], plan: Plan, listed: Sequence[str]
+) -> tuple[dict[int, int], dict[int, int | None]]:
+    """item_of_step, and each search step's listed item (_listed_item), by step, in order:
+    both read what each product a step found says it is (words.title_heads)."""
+    heads: dict[int, list[list[str]]] = {}
+    found: dict[int, set[str]] = {}  # the ids each step shows
     for candidate in candidates:
+        heads.setdefault(candidate.source_step, []).append(title_heads(candidate.summary.title))
         if candidate.shown:
             found.setdefault(candidate.source_step, set()).add(candidate.summary.id)
+    of_listed = {s: _listed_item(plan, s, listed, heads[s]) for s in sorted(heads)}
     steps = sorted(heads)
     kindless = {s for s in steps if _kindless(s, plan, heads[s])}
     item: dict[int, int] = {}
@@ -351,7 +330,7 @@ def _items_of_steps(
     for step in (s for s in steps if s in kindless):  # wherever the plan lists them
         shared = [e for e in sorted(item) if found.get(step, set()) & found.get(e, set())]
         item[step] = item[shared[0]] if shared else step
-    return dict(sorted(item.items()))
+    return dict(sorted(item.items())), of_listed
 
 
 def _listed_item(
@@ -365,7 +344,7 @@ def _listed_item(
     of the same head). By its place in the list."""
     if not listed:
         return None
-    words = product_words((plan.steps[step - 1].query or "").replace("-", " "))
+    query = plan.steps[step - 1].query or ""
     # A title's first head is what it says the product is ("Oat Drink, Nut Free, Soy
     # Free" is a drink); later parts name its features.
     firsts = {title[0] for title in found if title}
@@ -378,11 +357,10 @@ def _listed_item(
     held = [
         (len(item_words), n)
         for n, item_words in kinds
-        if all(any(same_word(i, w) for w in words) for i in item_words)
+        if len(words_found(item_words, query)) == len(item_words)
     ]
     if held or len(kinds) < 2:
         return max(held)[1] if held else None
-    query = plan.steps[step - 1].query or ""
     nearness = _EMBEDDER.similarity(query, [listed[n] for n, _ in kinds])
     return kinds[max(range(len(kinds)), key=nearness.__getitem__)][0]
 
@@ -436,12 +414,9 @@ def one_pick_per_search(
     seen_items: set[int] = set()
     for product_id in picked_ids:
         wanted = item_of.get(product_id)
-        if wanted is not None and wanted in seen_items:
-            dropped.append(product_id)
-            continue
+        (dropped if wanted in seen_items else kept).append(product_id)
         if wanted is not None:
             seen_items.add(wanted)
-        kept.append(product_id)
     if not dropped:
         return picked_ids, None
     return kept, (

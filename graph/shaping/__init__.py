@@ -11,15 +11,12 @@ from graph.schemas import FollowUp, Plan, RequestReading, StatedLimits
 from graph.shaping.edits import (
     HOW_TO_ANSWER,
     AnswerError,
-    ApprovalAnswer,
     PlanEditError,
     checked_plan,
     describe_change,
     edit_of,
     plan_changes,
-    plan_text,
     read_answer,
-    read_plan_text,
 )
 from graph.shaping.fallback import fallback_plan
 from graph.shaping.follow_up import (

@@ -118,18 +118,15 @@ def _toml_value(value: PlanValue) -> str:
 def plan_text(plan: Plan) -> str:
     """The plan as the text a person edits: the header explaining the format, then the
     goal, budget, pick, features and each step's fields (unset ones left out)."""
-    lines = [EDIT_HEADER, f"goal = {_toml_value(plan.goal)}"]
-    if plan.budget is not None:
-        lines.append(f"budget = {_toml_value(plan.budget)}")
-    lines.append(f"pick = {_toml_value(plan.pick)}")
-    lines.append(f"features = {_toml_value(list(plan.features))}")
+    lines = [EDIT_HEADER, *_assigned(plan, PLAN_FIELDS)]
     for step in plan.steps:
-        lines += ["", f"[[step]]  # step {step.step}"]
-        for name in STEP_FIELDS:
-            value = getattr(step, name)
-            if value is not None:
-                lines.append(f"{name} = {_toml_value(value)}")
+        lines += ["", f"[[step]]  # step {step.step}", *_assigned(step, STEP_FIELDS)]
     return "\n".join(lines) + "\n"
+
+
+def _assigned(fields: Plan | PlanStep, names: tuple[str, ...]) -> list[str]:
+    """A TOML line for each of the `names` of `fields` that is set, in their order."""
+    return [f"{n} = {_toml_value(v)}" for n in names if (v := getattr(fields, n)) is not None]
 
 
 def _has_content(text: str) -> bool:
@@ -549,8 +546,7 @@ def read_answer(decision: object) -> ApprovalAnswer:
             f'an answer is true, false, "yes", "no" or an object with "approved", '
             f"got {_quoted(decision)}"
         )
-    names = list(decision)
-    unknown = [name for name in names if name not in (*ANSWER_FIELDS, APPROVED_ALIAS)]
+    unknown = [name for name in decision if name not in (*ANSWER_FIELDS, APPROVED_ALIAS)]
     if unknown:
         shown = ", ".join(_quoted(name) for name in unknown[:MAX_PROBLEMS])
         more = f" and {len(unknown) - MAX_PROBLEMS:,} more" if len(unknown) > MAX_PROBLEMS else ""

@@ -295,9 +295,7 @@ def _merged(
     ) or bool(stated.item_caps or stated.foreign)
     carried: list[str] = []
     budget = previous.budget if previous.budget is not None else earlier.budget
-    total = stated.total
-    max_price = stated.max_price
-    min_price = stated.min_price
+    total, max_price, min_price = stated.total, stated.max_price, stated.min_price
     if kept and budget is not None and total is None:
         # The earlier budget was for what is kept and the new item together: a new cap
         # for the new item alone does not restate it.
@@ -403,13 +401,9 @@ def _in_category_of_the_item(
     (category,) = categories
     if category is None:
         return steps
-    shelved = []
-    for step in steps:
-        if step.is_search and step.category != category:
-            notes.append(f"step {step.step}: searched in {category!r}, where the earlier pick is")
-            step = step.model_copy(update={"category": category})
-        shelved.append(step)
-    return shelved
+    moved = [s.step for s in steps if s.is_search and s.category != category]
+    notes += [f"step {n}: searched in {category!r}, where the earlier pick is" for n in moved]
+    return [s.model_copy(update={"category": category}) if s.step in moved else s for s in steps]
 
 
 def _searched_anew(steps: list[PlanStep], follow_up: FollowUp, notes: list[str]) -> list[PlanStep]:

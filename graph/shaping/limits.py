@@ -155,11 +155,11 @@ def _without_limit_searches(plan: Plan, notes: list[str]) -> list[PlanStep]:
     kept = [s for s in plan.steps if not s.is_search or product_words(s.query or "")]
     if len(kept) == len(plan.steps) or not any(s.is_search for s in kept):
         return list(plan.steps)
-    for step in plan.steps:
-        if step not in kept:
-            notes.append(
-                f"step {step.step} searched for {step.query!r}, a limit and no product: removed"
-            )
+    notes += [
+        f"step {step.step} searched for {step.query!r}, a limit and no product: removed"
+        for step in plan.steps
+        if step not in kept
+    ]
     return [s.model_copy(update={"step": n}) for n, s in enumerate(kept, start=1)]
 
 
@@ -189,61 +189,34 @@ def _reconcile_step(
     if not step.is_search:
         # A reasoning step runs no search: limits on it are never used, so none are kept.
         return step.model_copy(update={"max_price": None, "min_price": None, "min_rating": None})
-    values = {
-        "max_price": step.max_price,
-        "min_price": step.min_price,
-        "min_rating": step.min_rating,
-    }
+    values = {name: getattr(step, name) for name in LIMIT_LABELS}
     query = _query_of(step, request_words, notes)
     cap, item_cap = step_cap(step.model_copy(update={"query": query}), stated)
+    one_cap = stated.max_price if item_cap is None else None
     filled: list[str] = list(step.filled_from_request)
     wanted_of = {"max_price": cap, "min_price": stated.min_price, "min_rating": stated.min_rating}
     for name, wanted in wanted_of.items():
         value = values[name]
-        if value is not None and not _stated(value, _allowed(stated, name)):
-            notes.append(
-                f"step {step.step}: {LIMIT_LABELS[name]} {_shown(name, value)} is not stated "
-                "in the request: removed"
-            )
-            value = None
-        if (
-            value is not None
-            and name == "max_price"
-            and item_cap is not None
-            and not same_amount(value, item_cap.max_price)
-        ):
+        why: str | None = None  # why the step's own value goes, in its note
+        if value is None:
+            pass
+        elif not _stated(value, _allowed(stated, name)):
+            why = "is not stated in the request: removed"
+        elif name == "max_price" and item_cap and not same_amount(value, item_cap.max_price):
             # "shoes under $100 and a cap under $20": the $100 on the cap's search is
             # the shoes' limit.
-            notes.append(
-                f"step {step.step}: price cap {money(value)} is another item's: set to "
-                f"{money(item_cap.max_price)} ({item_cap.text}, for {' '.join(item_cap.words)})"
+            why = (
+                f"is another item's: set to {money(item_cap.max_price)} "
+                f"({item_cap.text}, for {' '.join(item_cap.words)})"
             )
-            value = None
-        one_cap = stated.max_price if item_cap is None else None
-        if (
-            value is not None
-            and name == "max_price"
-            and one_cap is not None
-            and value > one_cap + 0.005
-        ):
+        elif name == "max_price" and one_cap is not None and value > one_cap + 0.005:
             # "under $60, no, under $40": $60 is stated, but not the cap applied.
-            notes.append(
-                f"step {step.step}: price cap {money(value)} is above the request's cap: "
-                f"set to {money(one_cap)}"
-            )
-            value = None
-        if (
-            value is not None
-            and name == "min_price"
-            and stated.min_price is None
-            and cap is not None
-            and value >= cap
-        ):
+            why = f"is above the request's cap: set to {money(one_cap)}"
+        elif name == "min_price" and stated.min_price is None and cap is not None and value >= cap:
             # "under $80" written as min_price 80 excludes everything the shopper can afford.
-            notes.append(
-                f"step {step.step}: price floor {_shown(name, value)} is the request's cap, not a "
-                "floor: removed"
-            )
+            why = "is the request's cap, not a floor: removed"
+        if why is not None:
+            notes.append(f"step {step.step}: {LIMIT_LABELS[name]} {_shown(name, value)} {why}")
             value = None
         if value is None and wanted is not None:
             value = wanted
@@ -262,38 +235,37 @@ def limit_warnings(stated: StatedLimits, plan: Plan) -> list[str]:
     limit stated in another currency than the catalog's, which is never applied, an amount
     that is no number, and limits of one kind where only one can hold. Shown
     with the plan for approval (a person's edit is checked the same way, never changed)."""
-    warnings: list[str] = []
     searches = plan.search_steps
-    for foreign in stated.foreign:
-        warnings.append(
-            f"the request states {foreign.shown!r} in {foreign.currency}, but the catalog's "
-            f"prices are in {PRICE_CURRENCY}: it is not applied (no exchange rates offline); "
-            f"edit the plan to set a limit in {PRICE_CURRENCY}"
-        )
-    for unreadable in stated.unreadable:
-        warnings.append(
-            f"the request's amount {unreadable!r} cannot be read as a number: no limit is "
-            "taken from it; edit the plan to set the limit meant"
-        )
-    for several in stated.several:
-        warnings.append(
-            f"the request asks for {several!r}: the plan recommends one of each item, and its "
-            "total counts each once; edit the plan, or buy the number asked for"
-        )
-    for choice in stated.choices:
-        warnings.append(
-            f"the request states {len(choice.stated)} limits of one kind ({choice.kind}): "
-            f"{', '.join(repr(s) for s in choice.stated)}; {choice.applied!r} is applied, the "
-            "last stated; edit the plan if another is meant"
-        )
+    warnings = [
+        f"the request states {foreign.shown!r} in {foreign.currency}, but the catalog's "
+        f"prices are in {PRICE_CURRENCY}: it is not applied (no exchange rates offline); "
+        f"edit the plan to set a limit in {PRICE_CURRENCY}"
+        for foreign in stated.foreign
+    ]
+    warnings += [
+        f"the request's amount {unreadable!r} cannot be read as a number: no limit is "
+        "taken from it; edit the plan to set the limit meant"
+        for unreadable in stated.unreadable
+    ]
+    warnings += [
+        f"the request asks for {several!r}: the plan recommends one of each item, and its "
+        "total counts each once; edit the plan, or buy the number asked for"
+        for several in stated.several
+    ]
+    warnings += [
+        f"the request states {len(choice.stated)} limits of one kind ({choice.kind}): "
+        f"{', '.join(repr(s) for s in choice.stated)}; {choice.applied!r} is applied, the "
+        "last stated; edit the plan if another is meant"
+        for choice in stated.choices
+    ]
     for name, label in LIMIT_LABELS.items():
         missing = []
         for step in searches:
             value = step_cap(step, stated)[0] if name == "max_price" else getattr(stated, name)
             if value is not None and getattr(step, name) is None:
                 missing.append((step.step, value))
-        if name == "max_price":
-            missing = [(n, v) for n, v in missing if not _carried(plan.budget, v)]
+        if name == "max_price" and plan.budget is not None:
+            missing = [(n, v) for n, v in missing if not same_amount(plan.budget, v)]
         for value in dict.fromkeys(v for _, v in missing):
             steps = ", ".join(str(n) for n, v in missing if v == value)
             warnings.append(
@@ -315,7 +287,3 @@ def limit_warnings(stated: StatedLimits, plan: Plan) -> list[str]:
                 f"{money(plan.budget)}; the limit probably belongs in max_price"
             )
     return warnings
-
-
-def _carried(budget: float | None, value: float) -> bool:
-    return budget is not None and same_amount(budget, value)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from catalog.text import head_word, product_words, same_word, stem
+from catalog.text import head_word, product_words, same_word, stem, words_found
 from graph.schemas import Plan, RequestReading
 
 PickMode = Literal["each", "one"]
@@ -29,10 +29,8 @@ def pick_mode(reading: RequestReading, plan: Plan) -> PickMode:
         return "each"
     heads = {stem(h): h for step in searches if (h := head_word(step.query or ""))}
     named = [h for h in heads.values() if any(same_word(h, word) for word in reading.words)]
-    queries = [product_words(step.query or "") for step in searches]
-    searched = [
-        item
-        for item in reading.items
-        if any(all(any(same_word(i, w) for w in q) for i in product_words(item)) for q in queries)
-    ]
+    # An item is searched whole when a query holds its every word (as picks._listed_item).
+    queries = [step.query or "" for step in searches]
+    items = [product_words(item.replace("-", " ")) for item in reading.items]
+    searched = [i for i in items if any(len(words_found(i, q)) == len(i) for q in queries)]
     return "each" if len(named) >= 2 or len(searched) >= 2 else "one"

@@ -3,6 +3,8 @@ before the plan is shown for approval (the person sees the tidied plan and a not
 
 from __future__ import annotations
 
+from itertools import groupby, takewhile
+
 from graph.schemas import Plan, PlanStep
 
 
@@ -12,29 +14,17 @@ def merge_reasoning_runs(plan: Plan) -> tuple[Plan, list[str]]:
     planned "filter by reviews", "sort by rating", "pick the top" as three LLM calls."""
     steps: list[PlanStep] = []
     notes: list[str] = []
-    run: list[PlanStep] = []
-
-    def flush() -> None:
-        if not run:
-            return
-        if len(run) == 1:
-            steps.append(run[0])
-        else:
-            action = "; ".join(step.action.rstrip(".") for step in run)
-            notes.append(
-                f"steps {run[0].step}-{run[-1].step} read the same results: merged into one "
-                "reasoning step"
-            )
-            steps.append(run[-1].model_copy(update={"action": action[:1000]}))
-        run.clear()
-
-    for step in plan.steps:
-        if step.is_search:
-            flush()
-            steps.append(step)
-        else:
-            run.append(step)
-    flush()
+    for is_search, group in groupby(plan.steps, key=lambda step: step.is_search):
+        run = list(group)
+        if is_search or len(run) == 1:
+            steps += run
+            continue
+        action = "; ".join(step.action.rstrip(".") for step in run)
+        notes.append(
+            f"steps {run[0].step}-{run[-1].step} read the same results: merged into one "
+            "reasoning step"
+        )
+        steps.append(run[-1].model_copy(update={"action": action[:1000]}))
     if not notes:
         return plan, []
     numbered = [s.model_copy(update={"step": n}) for n, s in enumerate(steps, start=1)]
@@ -44,11 +34,7 @@ def merge_reasoning_runs(plan: Plan) -> tuple[Plan, list[str]]:
 def steps_before_any_search(plan: Plan) -> list[str]:
     """A reasoning step planned before any search has no results to read: named at
     approval (the plan still runs as written; nothing replans it)."""
-    early: list[int] = []
-    for step in plan.steps:
-        if step.is_search:
-            break
-        early.append(step.step)
+    early = [step.step for step in takewhile(lambda step: not step.is_search, plan.steps)]
     if not early:
         return []
     steps = ", ".join(map(str, early))

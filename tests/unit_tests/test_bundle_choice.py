@@ -183,6 +183,14 @@ def test_two_listed_items_of_one_head_word_are_each_picked() -> None:
     assert pick_mode(read_request(gift), plan) == "one"
 
 
+def test_a_listed_item_is_searched_whole_by_a_hyphenated_query() -> None:
+    # #40: pick_mode reads "the query holds every word of the item" as picks._listed_item
+    # does (catalog.text.words_found, hyphens split): "pour-over" holds "pour".
+    plan = two_searches_and_a_pick("pour-over coffee maker", "cold-brew coffee maker")
+    request = "a gift for my brother: a pour-over coffee maker and a cold-brew coffee maker"
+    assert pick_mode(read_request(request), plan) == "each"
+
+
 def test_the_choice_is_exact_against_brute_force_on_random_pools() -> None:
     rng = random.Random(22)
     for _ in range(200):
