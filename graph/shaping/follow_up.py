@@ -4,8 +4,8 @@ it asks for); code checks that against the previous run, then carries over:
 
 - the stated limits carry over unless the follow-up states new ones of that kind;
 - "cheaper" is a price cap below the pick it refers to (the single pick, or the pick of
-  the item it names), and wins over a looser cap the follow-up states; "dearer" is a
-  price floor above it;
+  the item it names), and wins over a looser cap the follow-up states below the earlier
+  one (a cap above it raises the budget: a refinement); "dearer" is a price floor above it;
 - "add" keeps every earlier pick in the recommendation: their total counts against the
   budget, and the new item's cap is what the budget leaves;
 - "replace" gives up the pick of the item it names, keeping the rest; "refine" searches
@@ -171,7 +171,16 @@ def checked_statement(
         why = "a feature" if another is None else "the same kind of product"
         notes.append(f"{wants or 'what it asks for'!r} is {why} here: read as a refinement")
         kind = "refine"
-    # "cheaper" and "dearer" are the planner's to say, whatever product it names.
+    # "cheaper" and "dearer" are the planner's to say, whatever product it names, unless
+    # the amounts say otherwise: a new cap above the earlier one raises the budget, which
+    # no one asking for cheaper does ("actually I can go up to $140" after "under $110").
+    earlier_cap, new_cap = previous.limits.budget, reading.limits.budget
+    if kind == "cheaper" and earlier_cap is not None and (new_cap or 0) > earlier_cap:
+        notes.append(
+            f"a cap of {money(new_cap or 0)}, above the earlier {money(earlier_cap)}, is no "
+            "cheaper: read as a refinement"
+        )
+        kind = "refine"
     swapped = _named(picks, reading.opening_words)
     if kind == "refine" and another and swapped:
         # "swap the bag for a strap", "a kettlebell rather than the mat": what it names

@@ -392,8 +392,12 @@ SHOP = catalog_for(Context())  # the shipped catalog: what the readings are chec
         (BAG, "a cheaper one", said("cheaper", BAG_ITEM), "cheaper", [], 43.98, None),
         (BAG, "anything cheaper?", said("cheaper"), "cheaper", [], 43.98, None),
         (BAG, "a cheaper one under $30", said("cheaper", BAG_ITEM), "cheaper", [], 30, None),
-        # Cheaper wins over a looser cap the follow-up states.
-        (BAG, "a cheaper one under $80", said("cheaper", BAG_ITEM), "cheaper", [], 43.98, None),
+        # Cheaper wins over a looser cap the follow-up states, below the earlier one ...
+        (BAG, "a cheaper one under $50", said("cheaper", BAG_ITEM), "cheaper", [], 43.98, None),
+        # ... and a cap above the earlier one raises the budget, however it was read.
+        (BAG, "a cheaper one under $80", said("cheaper", BAG_ITEM), "refine", [], 80, None),
+        (BAG, "actually I can go up to $140", said("cheaper"), "refine", [], 140, None),
+        (BAG, "je peux monter jusqu'à 200 dollars", said("cheaper"), "refine", [], 200, None),
         (BAG, "and a lens cleaning kit for it", said("add", None, "lens cleaning kit"), "add",
          ["cam-096"], 16.01, 60),
         (BAG, "add a wrist strap under $10", said("add", None, "wrist strap"), "add",
@@ -500,12 +504,28 @@ def test_what_carries_over(
 
 
 def test_a_cheaper_cap_beside_a_looser_stated_one_says_which_wins() -> None:
-    follow = "a cheaper one under $80"
+    follow = "a cheaper one under $50"
     follow_up, limits = carry_over(
         read_request(follow), BAG, FollowUpStatement(kind="cheaper", item=BAG_ITEM), SHOP
     )
     assert limits.max_price == pytest.approx(43.98)
-    assert "the stated $80.00 cap is looser: cheaper wins" in follow_up.notes
+    assert "the stated $50.00 cap is looser: cheaper wins" in follow_up.notes
+
+
+def test_a_cap_raised_above_the_earlier_one_is_no_cheaper() -> None:
+    # The small planner read each raise of the budget in the new dev set as "cheaper",
+    # and code then capped the item below the earlier pick: the shopper's own amount wins.
+    follow_up, limits = carry_over(
+        read_request("let's stretch the budget to $170"),
+        BAG,
+        FollowUpStatement(kind="cheaper"),
+        SHOP,
+    )
+    assert follow_up.kind == "refine" and follow_up.planner_kind == "cheaper"
+    assert limits.max_price == 170 and not limits.carried
+    assert "a cap of $170.00, above the earlier $60.00, is no cheaper: read as a refinement" in (
+        follow_up.notes
+    )
 
 
 def test_a_dearer_one_has_a_floor_above_the_earlier_pick_that_code_keeps() -> None:
