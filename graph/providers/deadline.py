@@ -76,9 +76,10 @@ def stopping_error(error: BaseException | None) -> LLMDeadlineExceeded | LLMCall
     return None
 
 
-class _Call:
+class _Call(httpx.SyncByteStream):
     """One request running in a daemon thread; its response and chunks come through a
-    queue that the caller reads with the deadline and the stop flag in mind."""
+    queue that the caller reads with the deadline and the stop flag in mind. Iterated,
+    it is the response's body; closed, the thread stops passing chunks on."""
 
     def __init__(self, inner: httpx.BaseTransport, request: httpx.Request, deadline_s: float):
         self.request = request
@@ -121,20 +122,15 @@ class _Call:
                 raise value
             return kind, value
 
-
-class _CallStream(httpx.SyncByteStream):
-    def __init__(self, call: _Call) -> None:
-        self.call = call
-
     def __iter__(self) -> Iterator[bytes]:
         while True:
-            kind, value = self.call.next_item()
+            kind, value = self.next_item()
             if kind == "end":
                 return
             yield value
 
     def close(self) -> None:
-        self.call.abandoned.set()
+        self.abandoned.set()
 
 
 class DeadlineTransport(httpx.BaseTransport):
@@ -151,7 +147,7 @@ class DeadlineTransport(httpx.BaseTransport):
         return httpx.Response(
             status_code=response.status_code,
             headers=response.headers,
-            stream=_CallStream(call),
+            stream=call,
             extensions=response.extensions,
         )
 
