@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from catalog.paths import env
+
 # langchain_openai is imported where a model is built, not here: it costs ~0.5 s of start-up
 # that `--help` and `--list` never need.
 from graph.providers.base import (
@@ -22,9 +24,7 @@ from graph.providers.base import (
     Price,
     Provider,
     ProviderConfigError,
-    env,
     is_token_count,
-    missing_env,
 )
 
 if TYPE_CHECKING:
@@ -185,7 +185,8 @@ def build_azure(
 ) -> BaseChatModel:
     from langchain_openai import AzureChatOpenAI
 
-    missing = missing_env("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY", "OPENAI_API_VERSION")
+    needed = ("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY", "OPENAI_API_VERSION")
+    missing = [name for name in needed if not env(name)]
     if missing:
         raise ProviderConfigError(f"provider azure needs {', '.join(missing)}")
     return usage_checked(AzureChatOpenAI)(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, cast, get_args
 
+from catalog.paths import env
 from graph.context import ProviderName
 from graph.providers import openai_api
 from graph.providers.base import (
@@ -25,7 +26,6 @@ from graph.providers.base import (
     Provider,
     ProviderConfigError,
     StructuredOutputMethod,
-    env,
 )
 from graph.providers.local import LOCAL
 
@@ -163,11 +163,8 @@ STRUCTURED_OUTPUT_METHODS: tuple[StructuredOutputMethod, ...] = ("json_schema", 
 def structured_output_override() -> StructuredOutputMethod | None:
     """$OPENAI_STRUCTURED_OUTPUT_METHOD, checked: a typo is refused, never ignored."""
     override = env(STRUCTURED_OUTPUT_ENV)
-    if override is None:
-        return None
-    for method in STRUCTURED_OUTPUT_METHODS:
-        if override == method:
-            return method
+    if override is None or override in STRUCTURED_OUTPUT_METHODS:
+        return override
     raise ProviderConfigError(
         f"{STRUCTURED_OUTPUT_ENV} must be one of {', '.join(STRUCTURED_OUTPUT_METHODS)}, "
         f"got {override!r}"
@@ -196,10 +193,6 @@ def price_per_mtok(provider: str | None, model: str) -> Price | None:
     return prices.get(model)
 
 
-def default_model_name(provider: str, model: str | None) -> str:
-    return model or provider_entry(provider).default_model()
-
-
 def run_model(provider: str | None, model: str | None) -> tuple[ProviderName, str]:
     """The provider and model a run with these settings uses: each as given, else what
     the environment configures (resolve_provider, then the provider's default model, e.g.
@@ -208,7 +201,7 @@ def run_model(provider: str | None, model: str | None) -> tuple[ProviderName, st
     the model that runs. ProviderConfigError when the settings name none."""
     # A name of PROVIDERS, which lists exactly the ProviderName choices (checked above).
     name = cast("ProviderName", resolve_provider(provider))
-    return name, default_model_name(name, model)
+    return name, model or PROVIDERS[name].default_model()
 
 
 def make_chat_model(
