@@ -129,11 +129,6 @@ def read_state(graph: ShoppingGraph, thread_id: str) -> StateSnapshot:
     return snapshot
 
 
-def _get(values: dict[str, Any], key: str, default: Any = None) -> Any:
-    value = values.get(key, default)
-    return default if value is None else value
-
-
 def status_of(snapshot: StateSnapshot) -> ThreadStatus:
     values = snapshot.values or {}
     if not values:
@@ -152,10 +147,7 @@ def status_of(snapshot: StateSnapshot) -> ThreadStatus:
 
 
 def error_of(snapshot: StateSnapshot) -> str | None:
-    for task in snapshot.tasks:
-        if task.error:
-            return str(task.error)
-    return None
+    return next((str(task.error) for task in snapshot.tasks if task.error), None)
 
 
 @dataclass
@@ -175,9 +167,9 @@ def summarize(snapshot: StateSnapshot, thread_id: str) -> ThreadSummary:
     plan = plan_that_runs(values)
     return ThreadSummary(
         thread_id=thread_id,
-        request=_get(values, "request", ""),
+        request=values.get("request") or "",
         status=status_of(snapshot),
-        steps_done=len(_get(values, "step_results", [])),
+        steps_done=len(values.get("step_results") or []),
         steps_total=len(plan.steps) if plan else 0,
         updated_at=snapshot.created_at,
         error=error_of(snapshot),
