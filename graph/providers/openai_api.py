@@ -117,12 +117,11 @@ def usage_checked(chat_class: type) -> type:
         def _create_chat_result(self, response: Any, generation_info: Any = None) -> ChatResult:
             if (problem := unusable_answer(response)) is not None:
                 raise UnusableAnswer(problem)
-            block = response.get("usage") if isinstance(response, dict) else None
-            if not isinstance(response, dict):
-                block = getattr(response, "usage", None)
+            is_dict = isinstance(response, dict)
+            block = response.get("usage") if is_dict else getattr(response, "usage", None)
             if block is None or usage_block_is_sane(block):
                 return super()._create_chat_result(response, generation_info)
-            if isinstance(response, dict):
+            if is_dict:
                 response = {**response, "usage": None}
             else:
                 response = response.model_copy(update={"usage": None})
