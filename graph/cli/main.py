@@ -114,10 +114,6 @@ def _collector_paused(freeze: bool) -> Iterator[None]:
 
 @stdout_refusals_in_one_line  # a run cut there resumes from its last checkpoint
 def main(argv: list[str] | None = None) -> int:
-    return _main(argv)
-
-
-def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if sys.stdout is None:  # started with stdout closed (`>&-`): nothing could be shown
         sys.stderr.write("error: stdout is closed; give the command one (>/dev/null drops it)\n")

@@ -67,12 +67,10 @@ def allow_calls() -> None:
 
 def stopping_error(error: BaseException | None) -> LLMDeadlineExceeded | LLMCallStopped | None:
     """The deadline or stop error behind `error` (the SDK wraps it), if any."""
-    seen = 0
-    while error is not None and seen < 20:
-        if isinstance(error, LLMDeadlineExceeded | LLMCallStopped):
+    for _ in range(20):
+        if error is None or isinstance(error, LLMDeadlineExceeded | LLMCallStopped):
             return error
         error = error.__cause__ or error.__context__
-        seen += 1
     return None
 
 

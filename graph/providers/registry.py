@@ -125,8 +125,8 @@ def _seconds_setting(name: str) -> float | None:
 def llm_timeout(provider: str) -> float:
     """Seconds an LLM call may wait for the server between bytes: $SHOPPING_LLM_TIMEOUT,
     else the provider's default."""
-    configured = _seconds_setting(LLM_TIMEOUT_ENV)
-    return configured if configured is not None else provider_entry(provider).timeout_s
+    # A setting is above 0 when given: `or` falls back only when it is not.
+    return _seconds_setting(LLM_TIMEOUT_ENV) or provider_entry(provider).timeout_s
 
 
 # Without SHOPPING_LLM_DEADLINE, a whole call may take this many times the wait allowed
@@ -138,8 +138,7 @@ def llm_deadline(provider: str) -> float:
     """Seconds a whole LLM call may take, from sending to the last byte:
     $SHOPPING_LLM_DEADLINE, else DEADLINE_PER_TIMEOUT times llm_timeout. Not retried
     when exceeded: a server that slow would only be waited for again."""
-    configured = _seconds_setting(LLM_DEADLINE_ENV)
-    return configured if configured is not None else DEADLINE_PER_TIMEOUT * llm_timeout(provider)
+    return _seconds_setting(LLM_DEADLINE_ENV) or DEADLINE_PER_TIMEOUT * llm_timeout(provider)
 
 
 def _http_client(provider: str) -> Any:

@@ -296,10 +296,7 @@ def _sqlite_file(saver: Any) -> Path | None:
     """The file of a SqliteSaver's main database; None for an in-memory one."""
     with saver.lock:
         rows = saver.conn.execute("PRAGMA database_list").fetchall()
-    for _seq, name, file in rows:
-        if name == "main" and file:
-            return Path(file)
-    return None
+    return next((Path(file) for _seq, name, file in rows if name == "main" and file), None)
 
 
 def _lease_byte(thread_id: str) -> int:

@@ -123,8 +123,7 @@ def read_state(graph: ShoppingGraph, thread_id: str) -> StateSnapshot:
         if is_store_failure(error):
             raise
         raise unreadable(thread_id, error) from error
-    newer = _newer_writer(graph, thread_id, snapshot)
-    if newer is not None:
+    if (newer := _newer_writer(graph, thread_id, snapshot)) is not None:
         raise newer
     return snapshot
 
@@ -203,10 +202,9 @@ def recent_thread_ids(saver: BaseCheckpointSaver, limit: int = 20) -> list[str]:
         return [row["thread_id"] if isinstance(row, dict) else row[0] for row in found]
     seen: dict[str, str] = {}
     for item in saver.list(None):
-        thread_id = item.config["configurable"]["thread_id"]
-        checkpoint_id = item.config["configurable"]["checkpoint_id"]
-        if checkpoint_id > seen.get(thread_id, ""):
-            seen[thread_id] = checkpoint_id
+        configurable = item.config["configurable"]
+        thread_id = configurable["thread_id"]
+        seen[thread_id] = max(seen.get(thread_id, ""), configurable["checkpoint_id"])
     return sorted(seen, key=seen.__getitem__, reverse=True)[:limit]
 
 
