@@ -275,16 +275,13 @@ class RunView:
         self.usage(totals, estimate)
 
     def usage(self, totals: UsageTotals, estimate: CostEstimate | None) -> None:
-        line = (
-            f"Usage (planner included): {totals.llm_calls} LLM calls, "
-            f"{totals.input_tokens:,} input + {totals.output_tokens:,} output"
-        )
+        tokens = f"{totals.input_tokens:,} input + {totals.output_tokens:,} output"
         if totals.unknown_usage_calls:  # said once, whatever the number of such calls
-            line = (
-                f"Usage (planner included): {totals.llm_calls} LLM calls, tokens unknown "
-                f"(the server reported no usable token counts for "
+            tokens = (
+                "tokens unknown (the server reported no usable token counts for "
                 f"{totals.unknown_usage_calls} of them)"
             )
+        line = f"Usage (planner included): {totals.llm_calls} LLM calls, {tokens}"
         if estimate is not None:
             line += (
                 f" (estimated {estimate.llm_calls} more after the plan, "
