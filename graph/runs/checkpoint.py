@@ -106,10 +106,9 @@ def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         _private_database_files(path)
         conn = sqlite3.connect(str(path), check_same_thread=False, timeout=busy_timeout)
-        conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         saver = SqliteSaver(conn, serde=serializer())
-        saver.setup()
+        saver.setup()  # which turns WAL on
     except (sqlite3.Error, OSError) as error:
         hint = sqlite_error_hint(error, path)
         # A path the system refuses (an OSError naming it) or that names a folder is the
