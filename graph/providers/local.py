@@ -27,10 +27,6 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
 
-def local_model_name() -> str:
-    return env("LOCAL_MODEL") or DEFAULT_LOCAL_MODEL
-
-
 def build_local(
     model: str, max_output_tokens: int, base_url: str | None, client: ClientSettings
 ) -> BaseChatModel:
@@ -109,7 +105,7 @@ LOCAL = Provider(
     name="local",
     env_vars=("LOCAL_MODEL", "OPENAI_API_KEY"),
     configured=local_extra_installed,
-    default_model=local_model_name,
+    default_model=lambda: env("LOCAL_MODEL") or DEFAULT_LOCAL_MODEL,
     structured_output="function_calling",
     structured_output_overridable=True,
     timeout_s=LOCAL_TIMEOUT_S,

@@ -149,10 +149,6 @@ def usage_checked(chat_class: type) -> type:
     return UsageChecked
 
 
-def openai_model() -> str:
-    return env("OPENAI_MODEL") or DEFAULT_OPENAI_MODEL
-
-
 def azure_deployment() -> str:
     deployment = env("AZURE_OPENAI_DEPLOYMENT")
     if not deployment:
@@ -289,7 +285,7 @@ OPENAI = Provider(
     name="openai",
     env_vars=("OPENAI_API_KEY", "OPENAI_MODEL", "OPENAI_PROXY"),
     configured=lambda: bool(env("OPENAI_API_KEY")),
-    default_model=openai_model,
+    default_model=lambda: env("OPENAI_MODEL") or DEFAULT_OPENAI_MODEL,
     structured_output="json_schema",
     timeout_s=REMOTE_TIMEOUT_S,
     factory=build_openai,
