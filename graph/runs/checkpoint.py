@@ -320,13 +320,10 @@ def _claim_sqlite(database: Path, thread_id: str) -> int | None:
         fcntl.fcntl(
             fd, fcntl.F_OFD_SETLK, _FLOCK.pack(kind, os.SEEK_SET, _lease_byte(thread_id), 1, 0)
         )
-    except OSError as error:
+    except BaseException as error:
         os.close(fd)
-        if error.errno in (errno.EAGAIN, errno.EACCES):  # another descriptor holds it
-            return None
-        raise
-    except BaseException:
-        os.close(fd)
+        if isinstance(error, OSError) and error.errno in (errno.EAGAIN, errno.EACCES):
+            return None  # another descriptor holds it
         raise
     return fd
 
@@ -356,11 +353,10 @@ def _claim_lock_file(database: Path, thread_id: str) -> int | None:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    except BaseException as error:
         os.close(fd)
-        return None
-    except BaseException:
-        os.close(fd)
+        if isinstance(error, BlockingIOError):
+            return None
         raise
     os.ftruncate(fd, 0)  # who holds it, for a person looking (the lock is what counts)
     os.write(fd, f"{os.getpid()} {socket.gethostname()} {thread_id!r}\n".encode())
