@@ -105,8 +105,7 @@ def print_threads(console: Console, threads: list[ThreadSummary]) -> None:
         for column in ("status", "steps", "when", "request"):
             table.add_column(column)
         for thread_id, item, depth in zip(ids, threads, depths, strict=True):
-            request = _request(item, depth)
-            table.add_row(thread_id, item.status, _steps(item), _when(item), request)
+            table.add_row(thread_id, item.status, _steps(item), _when(item), _request(item, depth))
         console.print(table)
     else:
         console.print("Recent runs", style="italic")
