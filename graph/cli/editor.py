@@ -137,11 +137,8 @@ def editor_command() -> list[str] | None:
                 return shlex.split(value)
             except ValueError as error:
                 raise EditorError(f"${name} cannot be read as a command: {error}") from None
-    for fallback in ("nano", "vi"):
-        path = shutil.which(fallback)
-        if path:
-            return [path]
-    return None
+    installed = next(filter(None, map(shutil.which, ("nano", "vi"))), None)
+    return [installed] if installed else None
 
 
 def edit_in_editor(text: str) -> str:

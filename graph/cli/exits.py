@@ -10,16 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-# The codes every CLI of the project shares (docs/scripting.md), and the one only runs have.
-from catalog.exits import (
-    EXIT_BAD_INPUT,
-    EXIT_BUG,
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    StdoutUnwritable,
-)
-
+# The codes every CLI of the project shares are catalog.exits' (docs/scripting.md); this one
+# only runs have.
 EXIT_AWAITING_APPROVAL = 3  # the plan waits for approval: no terminal to ask, no --yes
 
 EXIT_CODES_HELP = """exit codes:
@@ -44,17 +36,3 @@ def print_json(document: Any) -> None:
     from catalog.terminal import STDOUT  # a full device: StdoutUnwritable, one line
 
     print(json.dumps(document, indent=2, allow_nan=False), file=STDOUT, flush=True)
-
-
-__all__ = [
-    "EXIT_AWAITING_APPROVAL",
-    "EXIT_BAD_INPUT",
-    "EXIT_BUG",
-    "EXIT_CODES_HELP",
-    "EXIT_FAILED",
-    "EXIT_INTERRUPTED",
-    "EXIT_OK",
-    "JSON_SCHEMA_VERSION",
-    "StdoutUnwritable",
-    "print_json",
-]

@@ -17,18 +17,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
-from catalog.exits import stdout_refusals_in_one_line
-from catalog.version import add_version_option
-from graph.cli.arguments import conflict
-from graph.cli.exits import (
+from catalog.exits import (
     EXIT_BAD_INPUT,
     EXIT_BUG,
-    EXIT_CODES_HELP,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     StdoutUnwritable,
-    print_json,
+    stdout_refusals_in_one_line,
 )
+from catalog.version import add_version_option
+from graph.cli.arguments import conflict
+from graph.cli.exits import EXIT_CODES_HELP, print_json
 from graph.providers.registry import PROVIDERS
 
 
@@ -115,10 +114,6 @@ def _collector_paused(freeze: bool) -> Iterator[None]:
 
 @stdout_refusals_in_one_line  # a run cut there resumes from its last checkpoint
 def main(argv: list[str] | None = None) -> int:
-    return _main(argv)
-
-
-def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if sys.stdout is None:  # started with stdout closed (`>&-`): nothing could be shown
         sys.stderr.write("error: stdout is closed; give the command one (>/dev/null drops it)\n")

@@ -36,7 +36,10 @@ class RunView:
     It is the session's observer: the session calls it as nodes finish."""
 
     def __init__(self, console: Console, thread_id: str, *, quiet: bool) -> None:
-        self.console = console
+        # What the run shows: nothing for --json (a console that prints nothing); why an
+        # edit cannot run is shown on `errors` either way.
+        self.console = Console(quiet=True) if quiet else console
+        self.errors = console
         self.thread_id = thread_id
         self.quiet = quiet
         self.thread_shown = False
@@ -51,7 +54,7 @@ class RunView:
     # -- the session's observer hooks
 
     def stream_started(self, values: dict[str, Any]) -> None:
-        if not self.thread_shown and not self.quiet:
+        if not self.thread_shown:
             self.console.print(f"[dim]thread[/] [bold]{terminal_markup(self.thread_id)}[/]")
         self.thread_shown = True
         # A resumed run starts part way: read its saved progress once; updates do the rest.
@@ -108,10 +111,9 @@ class RunView:
         return Text("Checking the recommendation…")
 
     def resuming(self, status: str) -> None:
-        if not self.quiet:
-            self.console.print(
-                f"Resuming thread [bold]{terminal_markup(self.thread_id)}[/] ({status})."
-            )
+        self.console.print(
+            f"Resuming thread [bold]{terminal_markup(self.thread_id)}[/] ({status})."
+        )
 
     def plan(
         self,
@@ -123,8 +125,6 @@ class RunView:
     ) -> None:
         self.step_actions = [step.action for step in plan.steps]
         self.plan_shown = True
-        if self.quiet:
-            return
         if plan.not_shopping:
             self.console.print(
                 Text("Not a shopping request: ", style="bold") + terminal_text(plan.goal)
@@ -171,8 +171,6 @@ class RunView:
             )
 
     def show_estimate(self, estimate: CostEstimate) -> None:
-        if self.quiet:
-            return
         usd = f"${estimate.usd:.4f}" if estimate.price_known else "unknown price"
         self.console.print(
             f"Estimate: {estimate.llm_calls} more LLM calls, ~{estimate.input_tokens:,} input + "
@@ -182,8 +180,6 @@ class RunView:
 
     def plan_warnings(self, warnings: tuple[str, ...] | list[str]) -> None:
         """Checks of the plan against the request, shown before the plan is approved."""
-        if self.quiet:
-            return
         for warning in warnings:
             self.console.print(terminal_text(f"! plan: {warning}", style="bold yellow"))
 
@@ -192,8 +188,7 @@ class RunView:
         the model's plan, its estimate and its code checks."""
         if review.edit is None:
             self.plan(review.plan)
-            if not self.quiet:
-                self.console.print("Your edit matches the model's plan.")
+            self.console.print("Your edit matches the model's plan.")
         else:
             self.plan(review.plan, edited=True)
             self.plan_changes(review.edit.changes)
@@ -201,16 +196,12 @@ class RunView:
         self.plan_warnings(review.warnings)
 
     def plan_changes(self, changes: list[PlanChange]) -> None:
-        if self.quiet:
-            return
         self.console.print("Changes from the model's plan:")
         for change in changes:
             self.console.print(Text("  ") + terminal_text(describe_change(change)))
 
     def revision(self, revision: dict[str, Any]) -> None:
         """The plan changed in words: its version, the words, and what they changed."""
-        if self.quiet:
-            return
         self.console.print(
             Text(f"Plan {revision['version']}, changed as asked: ", style="bold")
             + terminal_text(repr(revision["words"]))
@@ -220,17 +211,15 @@ class RunView:
 
     def edit_problems(self, problems: list[str]) -> None:
         """Why an edited plan cannot run (it is never sent to the graph)."""
-        self.console.print("[bold red]The edited plan cannot run:[/]")
+        self.errors.print("[bold red]The edited plan cannot run:[/]")
         for problem in problems:
-            self.console.print(Text("  - ") + terminal_text(problem, ERROR_DISPLAY_CHARS))
+            self.errors.print(Text("  - ") + terminal_text(problem, ERROR_DISPLAY_CHARS))
 
     def edit_refused(self, error: str) -> None:
         """The approval node refused the edit sent last; the run paused here again."""
-        self.console.print(terminal_text(f"! {error}", ERROR_DISPLAY_CHARS, style="bold red"))
+        self.errors.print(terminal_text(f"! {error}", ERROR_DISPLAY_CHARS, style="bold red"))
 
     def step(self, result: StepResult) -> None:
-        if self.quiet:
-            return
         mark = "[red]✗[/]" if result.error else "[green]✓[/]"
         kind = "search" if result.kind == "search" else "reason"
         line = f"{mark} step {result.step} ({kind}) {terminal_markup(result.action)}"
@@ -251,8 +240,7 @@ class RunView:
             self.console.print(Text("    ") + terminal_text(f"! {text}", style="yellow"))
 
     def rejected(self) -> None:
-        if not self.quiet:
-            self.console.print("Plan rejected; nothing was run.")
+        self.console.print("Plan rejected; nothing was run.")
 
     def outcome(
         self,
@@ -260,7 +248,7 @@ class RunView:
         totals: UsageTotals,
         estimate: CostEstimate | None = None,
     ) -> None:
-        if self.quiet or outcome is None:
+        if outcome is None:
             return
         if outcome.not_shopping:
             for warning in outcome.warnings:
@@ -287,16 +275,13 @@ class RunView:
         self.usage(totals, estimate)
 
     def usage(self, totals: UsageTotals, estimate: CostEstimate | None) -> None:
-        line = (
-            f"Usage (planner included): {totals.llm_calls} LLM calls, "
-            f"{totals.input_tokens:,} input + {totals.output_tokens:,} output"
-        )
+        tokens = f"{totals.input_tokens:,} input + {totals.output_tokens:,} output"
         if totals.unknown_usage_calls:  # said once, whatever the number of such calls
-            line = (
-                f"Usage (planner included): {totals.llm_calls} LLM calls, tokens unknown "
-                f"(the server reported no usable token counts for "
+            tokens = (
+                "tokens unknown (the server reported no usable token counts for "
                 f"{totals.unknown_usage_calls} of them)"
             )
+        line = f"Usage (planner included): {totals.llm_calls} LLM calls, {tokens}"
         if estimate is not None:
             line += (
                 f" (estimated {estimate.llm_calls} more after the plan, "

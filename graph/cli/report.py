@@ -12,9 +12,10 @@ from rich.table import Table
 from rich.text import Text
 
 from catalog import money
+from catalog.exits import EXIT_OK
 from catalog.terminal import terminal_text
 from graph.cli.documents import ListedChange, ListedRevision, RunDocument, RunEnd, printed
-from graph.cli.exits import EXIT_AWAITING_APPROVAL, EXIT_OK, print_json
+from graph.cli.exits import EXIT_AWAITING_APPROVAL, print_json
 from graph.cli.render import RunView
 from graph.runs.follow_ups import ChainLink, in_chain_order
 from graph.runs.session import RunResult
@@ -26,17 +27,14 @@ from localmodel.warm import ServerRecord, StopReport
 
 
 def report(args: argparse.Namespace, view: RunView, result: RunResult) -> int:
-    if result.status == "paused":
-        if args.json:  # the plan that waits, so a script can show it before --resume --yes
-            print_json(json_report(result))
-        return EXIT_AWAITING_APPROVAL
-    values = result.values
-    if args.json:
+    if args.json:  # a paused run's too: a script can show its plan before --resume --yes
         print_json(json_report(result))
+    if result.status == "paused":
+        return EXIT_AWAITING_APPROVAL
     if result.status == "rejected":
         view.rejected()
         return EXIT_OK
-    view.outcome(values.get("outcome"), result.totals, result.estimate)
+    view.outcome(result.values.get("outcome"), result.totals, result.estimate)
     return EXIT_OK
 
 
@@ -107,8 +105,7 @@ def print_threads(console: Console, threads: list[ThreadSummary]) -> None:
         for column in ("status", "steps", "when", "request"):
             table.add_column(column)
         for thread_id, item, depth in zip(ids, threads, depths, strict=True):
-            request = _request(item, depth)
-            table.add_row(thread_id, item.status, _steps(item), _when(item), request)
+            table.add_row(thread_id, item.status, _steps(item), _when(item), _request(item, depth))
         console.print(table)
     else:
         console.print("Recent runs", style="italic")

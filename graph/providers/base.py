@@ -1,6 +1,5 @@
 """What every provider entry is made of: the `Provider` record, its errors, a family's reading
-of a failed call (`Fault`), and the environment reader that treats a blank variable as unset
-(catalog.paths.env).
+of a failed call (`Fault`).
 """
 
 from __future__ import annotations
@@ -10,7 +9,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from catalog.exits import EXIT_BAD_INPUT
-from catalog.paths import env
 from graph.errors import ShoppingError
 
 if TYPE_CHECKING:
@@ -56,10 +54,6 @@ class Fault:
     what: str  # what failed, and where, in words
     transient: bool = False  # a retry may help (a timeout, 429, 5xx, a body cut off)
     streaming_refused: bool = False  # the server cannot stream: ask it plainly
-
-
-def missing_env(*names: str) -> list[str]:
-    return [name for name in names if not env(name)]
 
 
 # What every provider's chat model shares (timeout, HTTP client, retries off, ...), as

@@ -67,18 +67,17 @@ def allow_calls() -> None:
 
 def stopping_error(error: BaseException | None) -> LLMDeadlineExceeded | LLMCallStopped | None:
     """The deadline or stop error behind `error` (the SDK wraps it), if any."""
-    seen = 0
-    while error is not None and seen < 20:
-        if isinstance(error, LLMDeadlineExceeded | LLMCallStopped):
+    for _ in range(20):
+        if error is None or isinstance(error, LLMDeadlineExceeded | LLMCallStopped):
             return error
         error = error.__cause__ or error.__context__
-        seen += 1
     return None
 
 
-class _Call:
+class _Call(httpx.SyncByteStream):
     """One request running in a daemon thread; its response and chunks come through a
-    queue that the caller reads with the deadline and the stop flag in mind."""
+    queue that the caller reads with the deadline and the stop flag in mind. Iterated,
+    it is the response's body; closed, the thread stops passing chunks on."""
 
     def __init__(self, inner: httpx.BaseTransport, request: httpx.Request, deadline_s: float):
         self.request = request
@@ -121,20 +120,15 @@ class _Call:
                 raise value
             return kind, value
 
-
-class _CallStream(httpx.SyncByteStream):
-    def __init__(self, call: _Call) -> None:
-        self.call = call
-
     def __iter__(self) -> Iterator[bytes]:
         while True:
-            kind, value = self.call.next_item()
+            kind, value = self.next_item()
             if kind == "end":
                 return
             yield value
 
     def close(self) -> None:
-        self.call.abandoned.set()
+        self.abandoned.set()
 
 
 class DeadlineTransport(httpx.BaseTransport):
@@ -151,7 +145,7 @@ class DeadlineTransport(httpx.BaseTransport):
         return httpx.Response(
             status_code=response.status_code,
             headers=response.headers,
-            stream=_CallStream(call),
+            stream=call,
             extensions=response.extensions,
         )
 

@@ -8,7 +8,7 @@ import atexit
 import threading
 from typing import TYPE_CHECKING
 
-from catalog.paths import data_dir
+from catalog.paths import data_dir, env
 from graph.providers import openai_api
 from graph.providers.base import (
     LOCAL_TIMEOUT_S,
@@ -17,7 +17,6 @@ from graph.providers.base import (
     Provider,
     ProviderConfigError,
     ProviderFailed,
-    env,
 )
 from localmodel.errors import LocalModelError, LocalModelSettingError
 from localmodel.server import LocalServer
@@ -26,10 +25,6 @@ from localmodel.weights import DEFAULT_LOCAL_MODEL, local_extra_installed
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
-
-
-def local_model_name() -> str:
-    return env("LOCAL_MODEL") or DEFAULT_LOCAL_MODEL
 
 
 def build_local(
@@ -69,21 +64,10 @@ def _local_server(model: str) -> LocalServer:
         return server
 
 
-def stopped_local_server() -> str | None:
-    """Why a local server this process uses is gone, if it stopped on its own (it crashed
-    or was killed): a call failing against it is then not worth retrying."""
-    with _local_lock:
-        servers = list(_local_servers.values())
-    for server in servers:
-        report = server.exit_report(grace_s=0.5)
-        if report:
-            return report
-    return None
-
-
 def lost_local_server(error: BaseException) -> str | None:
-    """The exit report of a local server that died, when `error` is a lost or refused
-    connection (what a call to a dead server fails with); None otherwise."""
+    """The exit report of a local server this process uses that stopped on its own (it
+    crashed or was killed), when `error` is a lost or refused connection (what a call to
+    a dead server fails with); None otherwise."""
     if not _local_servers:
         return None
     # Imported here: httpx and openai cost ~0.3 s of start-up, and the CLI's --help and
@@ -93,7 +77,9 @@ def lost_local_server(error: BaseException) -> str | None:
 
     if not isinstance(error, openai.APIConnectionError | httpx.TransportError):
         return None
-    return stopped_local_server()
+    with _local_lock:
+        servers = list(_local_servers.values())
+    return next(filter(None, (server.exit_report(grace_s=0.5) for server in servers)), None)
 
 
 def read_fault(error: BaseException) -> Fault | None:
@@ -119,7 +105,7 @@ LOCAL = Provider(
     name="local",
     env_vars=("LOCAL_MODEL", "OPENAI_API_KEY"),
     configured=local_extra_installed,
-    default_model=local_model_name,
+    default_model=lambda: env("LOCAL_MODEL") or DEFAULT_LOCAL_MODEL,
     structured_output="function_calling",
     structured_output_overridable=True,
     timeout_s=LOCAL_TIMEOUT_S,

@@ -10,8 +10,9 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from catalog.paths import env
 from graph.context import Context
-from graph.providers.base import ProviderFailed, env
+from graph.providers.base import ProviderFailed
 from graph.providers.deadline import allow_calls
 from graph.providers.registry import (
     LLM_DEADLINE_ENV,

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from catalog.paths import env
+
 # langchain_openai is imported where a model is built, not here: it costs ~0.5 s of start-up
 # that `--help` and `--list` never need.
 from graph.providers.base import (
@@ -22,9 +24,7 @@ from graph.providers.base import (
     Price,
     Provider,
     ProviderConfigError,
-    env,
     is_token_count,
-    missing_env,
 )
 
 if TYPE_CHECKING:
@@ -117,12 +117,11 @@ def usage_checked(chat_class: type) -> type:
         def _create_chat_result(self, response: Any, generation_info: Any = None) -> ChatResult:
             if (problem := unusable_answer(response)) is not None:
                 raise UnusableAnswer(problem)
-            block = response.get("usage") if isinstance(response, dict) else None
-            if not isinstance(response, dict):
-                block = getattr(response, "usage", None)
+            is_dict = isinstance(response, dict)
+            block = response.get("usage") if is_dict else getattr(response, "usage", None)
             if block is None or usage_block_is_sane(block):
                 return super()._create_chat_result(response, generation_info)
-            if isinstance(response, dict):
+            if is_dict:
                 response = {**response, "usage": None}
             else:
                 response = response.model_copy(update={"usage": None})
@@ -148,10 +147,6 @@ def usage_checked(chat_class: type) -> type:
 
     UsageChecked.__name__ = UsageChecked.__qualname__ = f"UsageChecked{chat_class.__name__}"
     return UsageChecked
-
-
-def openai_model() -> str:
-    return env("OPENAI_MODEL") or DEFAULT_OPENAI_MODEL
 
 
 def azure_deployment() -> str:
@@ -185,7 +180,8 @@ def build_azure(
 ) -> BaseChatModel:
     from langchain_openai import AzureChatOpenAI
 
-    missing = missing_env("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY", "OPENAI_API_VERSION")
+    needed = ("AZURE_OPENAI_ENDPOINT", "AZURE_OPENAI_API_KEY", "OPENAI_API_VERSION")
+    missing = [name for name in needed if not env(name)]
     if missing:
         raise ProviderConfigError(f"provider azure needs {', '.join(missing)}")
     return usage_checked(AzureChatOpenAI)(
@@ -289,7 +285,7 @@ OPENAI = Provider(
     name="openai",
     env_vars=("OPENAI_API_KEY", "OPENAI_MODEL", "OPENAI_PROXY"),
     configured=lambda: bool(env("OPENAI_API_KEY")),
-    default_model=openai_model,
+    default_model=lambda: env("OPENAI_MODEL") or DEFAULT_OPENAI_MODEL,
     structured_output="json_schema",
     timeout_s=REMOTE_TIMEOUT_S,
     factory=build_openai,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, cast, get_args
 
+from catalog.paths import env
 from graph.context import ProviderName
 from graph.providers import openai_api
 from graph.providers.base import (
@@ -25,7 +26,6 @@ from graph.providers.base import (
     Provider,
     ProviderConfigError,
     StructuredOutputMethod,
-    env,
 )
 from graph.providers.local import LOCAL
 
@@ -125,8 +125,8 @@ def _seconds_setting(name: str) -> float | None:
 def llm_timeout(provider: str) -> float:
     """Seconds an LLM call may wait for the server between bytes: $SHOPPING_LLM_TIMEOUT,
     else the provider's default."""
-    configured = _seconds_setting(LLM_TIMEOUT_ENV)
-    return configured if configured is not None else provider_entry(provider).timeout_s
+    # A setting is above 0 when given: `or` falls back only when it is not.
+    return _seconds_setting(LLM_TIMEOUT_ENV) or provider_entry(provider).timeout_s
 
 
 # Without SHOPPING_LLM_DEADLINE, a whole call may take this many times the wait allowed
@@ -138,8 +138,7 @@ def llm_deadline(provider: str) -> float:
     """Seconds a whole LLM call may take, from sending to the last byte:
     $SHOPPING_LLM_DEADLINE, else DEADLINE_PER_TIMEOUT times llm_timeout. Not retried
     when exceeded: a server that slow would only be waited for again."""
-    configured = _seconds_setting(LLM_DEADLINE_ENV)
-    return configured if configured is not None else DEADLINE_PER_TIMEOUT * llm_timeout(provider)
+    return _seconds_setting(LLM_DEADLINE_ENV) or DEADLINE_PER_TIMEOUT * llm_timeout(provider)
 
 
 def _http_client(provider: str) -> Any:
@@ -163,11 +162,8 @@ STRUCTURED_OUTPUT_METHODS: tuple[StructuredOutputMethod, ...] = ("json_schema", 
 def structured_output_override() -> StructuredOutputMethod | None:
     """$OPENAI_STRUCTURED_OUTPUT_METHOD, checked: a typo is refused, never ignored."""
     override = env(STRUCTURED_OUTPUT_ENV)
-    if override is None:
-        return None
-    for method in STRUCTURED_OUTPUT_METHODS:
-        if override == method:
-            return method
+    if override is None or override in STRUCTURED_OUTPUT_METHODS:
+        return override
     raise ProviderConfigError(
         f"{STRUCTURED_OUTPUT_ENV} must be one of {', '.join(STRUCTURED_OUTPUT_METHODS)}, "
         f"got {override!r}"
@@ -196,10 +192,6 @@ def price_per_mtok(provider: str | None, model: str) -> Price | None:
     return prices.get(model)
 
 
-def default_model_name(provider: str, model: str | None) -> str:
-    return model or provider_entry(provider).default_model()
-
-
 def run_model(provider: str | None, model: str | None) -> tuple[ProviderName, str]:
     """The provider and model a run with these settings uses: each as given, else what
     the environment configures (resolve_provider, then the provider's default model, e.g.
@@ -208,7 +200,7 @@ def run_model(provider: str | None, model: str | None) -> tuple[ProviderName, st
     the model that runs. ProviderConfigError when the settings name none."""
     # A name of PROVIDERS, which lists exactly the ProviderName choices (checked above).
     name = cast("ProviderName", resolve_provider(provider))
-    return name, default_model_name(name, model)
+    return name, model or PROVIDERS[name].default_model()
 
 
 def make_chat_model(

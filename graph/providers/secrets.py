@@ -8,8 +8,7 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
-from catalog.paths import NAMED_SECRET, redact_url
-from graph.providers.base import env
+from catalog.paths import NAMED_SECRET, env, redact_url
 
 # Environment variables whose values must never appear in a message (PGPASSWORD: libpq
 # reads the database password there).

@@ -106,10 +106,9 @@ def open_sqlite_checkpointer(path: Path | None = None) -> SqliteSaver:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         _private_database_files(path)
         conn = sqlite3.connect(str(path), check_same_thread=False, timeout=busy_timeout)
-        conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         saver = SqliteSaver(conn, serde=serializer())
-        saver.setup()
+        saver.setup()  # which turns WAL on
     except (sqlite3.Error, OSError) as error:
         hint = sqlite_error_hint(error, path)
         # A path the system refuses (an OSError naming it) or that names a folder is the
@@ -296,10 +295,7 @@ def _sqlite_file(saver: Any) -> Path | None:
     """The file of a SqliteSaver's main database; None for an in-memory one."""
     with saver.lock:
         rows = saver.conn.execute("PRAGMA database_list").fetchall()
-    for _seq, name, file in rows:
-        if name == "main" and file:
-            return Path(file)
-    return None
+    return next((Path(file) for _seq, name, file in rows if name == "main" and file), None)
 
 
 def _lease_byte(thread_id: str) -> int:
@@ -324,13 +320,10 @@ def _claim_sqlite(database: Path, thread_id: str) -> int | None:
         fcntl.fcntl(
             fd, fcntl.F_OFD_SETLK, _FLOCK.pack(kind, os.SEEK_SET, _lease_byte(thread_id), 1, 0)
         )
-    except OSError as error:
+    except BaseException as error:
         os.close(fd)
-        if error.errno in (errno.EAGAIN, errno.EACCES):  # another descriptor holds it
-            return None
-        raise
-    except BaseException:
-        os.close(fd)
+        if isinstance(error, OSError) and error.errno in (errno.EAGAIN, errno.EACCES):
+            return None  # another descriptor holds it
         raise
     return fd
 
@@ -360,11 +353,10 @@ def _claim_lock_file(database: Path, thread_id: str) -> int | None:
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    except BaseException as error:
         os.close(fd)
-        return None
-    except BaseException:
-        os.close(fd)
+        if isinstance(error, BlockingIOError):
+            return None
         raise
     os.ftruncate(fd, 0)  # who holds it, for a person looking (the lock is what counts)
     os.write(fd, f"{os.getpid()} {socket.gethostname()} {thread_id!r}\n".encode())

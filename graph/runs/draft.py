@@ -28,8 +28,7 @@ class PlanDraft:
         """Add one streamed message chunk; True when the goal or a step was completed."""
         if chunk.id != self._message_id:  # the planner's retry starts a fresh answer
             self._message_id, self._text, self.goal, self.steps = chunk.id, "", None, []
-        pieces = [c.get("args") or "" for c in getattr(chunk, "tool_call_chunks", None) or []]
-        piece = "".join(pieces)
+        piece = "".join(c.get("args") or "" for c in getattr(chunk, "tool_call_chunks", None) or [])
         if not piece:
             return False
         self._text += piece

@@ -116,15 +116,11 @@ class RunResult:
 
 def run_context(settings: Mapping[str, Any], saved: Mapping[str, Any] | None = None) -> Context:
     """A Context from saved run settings overridden by the explicit ones (None = unset)."""
-    merged = {k: v for k, v in (saved or {}).items() if k in RUN_SETTINGS}
-    merged.update({k: v for k, v in settings.items() if v is not None})
+    merged = {**(saved or {}), **{k: v for k, v in settings.items() if v is not None}}
     try:
-        context = Context(
-            **{k: v for k, v in merged.items() if k in RUN_SETTINGS and v is not None}
-        )
+        return Context(**{k: v for k, v in merged.items() if k in RUN_SETTINGS and v is not None})
     except SettingsError as error:  # a setting out of range: one line, before any call
         raise RunRefused(f"bad setting: {error}") from None
-    return context
 
 
 def saved_settings(graph: ShoppingGraph, thread_id: str) -> dict[str, Any]:

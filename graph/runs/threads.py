@@ -123,15 +123,9 @@ def read_state(graph: ShoppingGraph, thread_id: str) -> StateSnapshot:
         if is_store_failure(error):
             raise
         raise unreadable(thread_id, error) from error
-    newer = _newer_writer(graph, thread_id, snapshot)
-    if newer is not None:
+    if (newer := _newer_writer(graph, thread_id, snapshot)) is not None:
         raise newer
     return snapshot
-
-
-def _get(values: dict[str, Any], key: str, default: Any = None) -> Any:
-    value = values.get(key, default)
-    return default if value is None else value
 
 
 def status_of(snapshot: StateSnapshot) -> ThreadStatus:
@@ -152,10 +146,7 @@ def status_of(snapshot: StateSnapshot) -> ThreadStatus:
 
 
 def error_of(snapshot: StateSnapshot) -> str | None:
-    for task in snapshot.tasks:
-        if task.error:
-            return str(task.error)
-    return None
+    return next((str(task.error) for task in snapshot.tasks if task.error), None)
 
 
 @dataclass
@@ -175,9 +166,9 @@ def summarize(snapshot: StateSnapshot, thread_id: str) -> ThreadSummary:
     plan = plan_that_runs(values)
     return ThreadSummary(
         thread_id=thread_id,
-        request=_get(values, "request", ""),
+        request=values.get("request") or "",
         status=status_of(snapshot),
-        steps_done=len(_get(values, "step_results", [])),
+        steps_done=len(values.get("step_results") or []),
         steps_total=len(plan.steps) if plan else 0,
         updated_at=snapshot.created_at,
         error=error_of(snapshot),
@@ -211,10 +202,9 @@ def recent_thread_ids(saver: BaseCheckpointSaver, limit: int = 20) -> list[str]:
         return [row["thread_id"] if isinstance(row, dict) else row[0] for row in found]
     seen: dict[str, str] = {}
     for item in saver.list(None):
-        thread_id = item.config["configurable"]["thread_id"]
-        checkpoint_id = item.config["configurable"]["checkpoint_id"]
-        if checkpoint_id > seen.get(thread_id, ""):
-            seen[thread_id] = checkpoint_id
+        configurable = item.config["configurable"]
+        thread_id = configurable["thread_id"]
+        seen[thread_id] = max(seen.get(thread_id, ""), configurable["checkpoint_id"])
     return sorted(seen, key=seen.__getitem__, reverse=True)[:limit]
 
 

@@ -33,16 +33,11 @@ import catalog.postgres
 import graph.cli.main
 import graph.evals.main
 import localmodel.errors
+from catalog.exits import EXIT_BAD_INPUT, EXIT_BUG, EXIT_FAILED
 from catalog.version import package_version
 from graph.cli import documents
 from graph.cli.documents import DOCUMENT
-from graph.cli.exits import (
-    EXIT_AWAITING_APPROVAL,
-    EXIT_BAD_INPUT,
-    EXIT_BUG,
-    EXIT_FAILED,
-    JSON_SCHEMA_VERSION,
-)
+from graph.cli.exits import EXIT_AWAITING_APPROVAL, JSON_SCHEMA_VERSION
 
 # Every argparse CLI a user runs, with what builds its parser.
 CLIS = {

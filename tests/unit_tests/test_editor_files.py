@@ -87,3 +87,19 @@ def test_after_a_removed_plan_file_the_run_stays_paused_and_resumes(
     )
     assert code == 0, out
     assert [r.step for r in saved(data, "t")["step_results"]] == [1, 2]
+
+
+def test_without_visual_or_editor_the_first_installed_of_nano_and_vi_opens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from graph.cli import editor as cli_editor
+
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    installed: dict[str, str] = {}
+    monkeypatch.setattr(cli_editor.shutil, "which", installed.get)
+    assert cli_editor.editor_command() is None
+    installed["vi"] = "/bin/vi"
+    assert cli_editor.editor_command() == ["/bin/vi"]
+    installed["nano"] = "/bin/nano"
+    assert cli_editor.editor_command() == ["/bin/nano"]
