@@ -11,7 +11,6 @@ import json
 from collections.abc import Callable
 from functools import lru_cache
 
-from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from graph.context import Context
@@ -62,7 +61,10 @@ def token_counter(model: str) -> tuple[Callable[[str], int], str]:
         return (lambda text: max(1, len(text) // 4)), "approximation: 1 token per 4 characters"
 
 
-def _schema_text(schema: type[BaseModel]) -> str:
+def _schema_text(schema: object) -> str:
+    """A JSON schema as the model is shown it: a structured answer's, or a tool's
+    arguments (a pydantic model, which @tool builds from the function's signature)."""
+    assert isinstance(schema, type) and issubclass(schema, BaseModel)
     return json.dumps(schema.model_json_schema())
 
 
@@ -85,16 +87,6 @@ def estimated_model(context: Context) -> tuple[str | None, str]:
     return context.provider, context.model or "unknown"
 
 
-def _arguments_schema_text(tool: BaseTool) -> str:
-    """The JSON schema of `tool`'s arguments, as the model is shown it."""
-    schema = tool.tool_call_schema
-    if isinstance(schema, dict):
-        return json.dumps(schema)
-    if issubclass(schema, BaseModel):  # what @tool builds from a function's signature
-        return json.dumps(schema.model_json_schema())
-    return json.dumps(schema.schema())  # a pydantic.v1 model
-
-
 def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
     """Estimate the LLM calls the executor will make for this plan, before any step runs."""
     provider, model = estimated_model(context)
@@ -112,7 +104,7 @@ def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
     for step in plan.steps:
         if step.is_search:
             if context.tool_mode == "llm":
-                tool_schema = _arguments_schema_text(search_products)
+                tool_schema = _schema_text(search_products.tool_call_schema)
                 calls.append(
                     CallEstimate(
                         step=step.step,
