@@ -159,14 +159,8 @@ _LOWER_AFTER = "|".join(_LOWER_AFTER_OF_LANGUAGE.values())
 # ("1.500": $1.50 beside an English limit word, 1500 beside a Spanish one). Arabic writes
 # both, so its words leave the digit groups to decide.
 _DECIMAL_MARK = {
-    "en": ".",
-    "ja": ".",
-    "zh": ".",
-    "es": ",",
-    "pt": ",",
-    "fr": ",",
-    "de": ",",
-    "it": ",",
+    **dict.fromkeys(("en", "ja", "zh"), "."),
+    **dict.fromkeys(("es", "pt", "fr", "de", "it"), ","),
 }
 _LIMIT_WORDS = (
     _UPPER_OF_LANGUAGE,
