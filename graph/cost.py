@@ -92,13 +92,6 @@ def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
     provider, model = estimated_model(context)
     count, tokenizer = token_counter(model)
 
-    def placeholder(step: int) -> list[ProductSummary]:
-        # Distinct ids per step: the reasoning prompt lists a product found twice only once.
-        return [
-            ProductSummary(id=f"s{step}-p{i}", title=TYPICAL_TITLE, price=99.99, rating=4.5)
-            for i in range(context.search_limit)
-        ]
-
     calls: list[CallEstimate] = []
     simulated: list[StepResult] = []
     for step in plan.steps:
@@ -125,14 +118,21 @@ def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
                     output_tokens=REASONING_OUTPUT_TOKENS,
                 )
             )
-        # What the later prompts read of this step: a search's matches, or one pick.
+        # What the later prompts read of this step: a search's matches, or one pick. Distinct
+        # ids per step: the reasoning prompt lists a product found twice only once.
+        shown = context.search_limit if step.is_search else 1
         simulated.append(
             StepResult(
                 step=step.step,
                 kind="search" if step.is_search else "reasoning",
                 action=step.action,
                 answer="" if step.is_search else "x" * 120,
-                products=placeholder(step.step)[: None if step.is_search else 1],
+                products=[
+                    ProductSummary(
+                        id=f"s{step.step}-p{i}", title=TYPICAL_TITLE, price=99.99, rating=4.5
+                    )
+                    for i in range(shown)
+                ],
             )
         )
     input_tokens = sum(c.input_tokens for c in calls)
