@@ -182,11 +182,7 @@ def _follow_up_first(schema: dict[str, Any], model: type[BaseModel]) -> None:
     `shopping`: read first, it shapes the goal and the queries."""
     plan_facing_schema(schema, model)
     properties = schema["properties"]
-    order = [
-        "shopping",
-        "follow_up",
-        *(n for n in properties if n not in ("shopping", "follow_up")),
-    ]
+    order = list(dict.fromkeys(["shopping", "follow_up", *properties]))
     schema["properties"] = {name: properties[name] for name in order}
     schema["required"] = [name for name in order if name in schema["required"]]
 
