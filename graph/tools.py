@@ -58,8 +58,7 @@ def get_catalog(path: str | None = None, url: str | None = None) -> CatalogBacke
     with _catalogs_lock:
         opened = _catalogs.get(key)
         if opened is None or opened[0] != version:
-            opened = (version, open_catalog(path or None, url=url or None))
-            _catalogs[key] = opened
+            opened = _catalogs[key] = (version, open_catalog(path or None, url=url or None))
         return opened[1]
 
 

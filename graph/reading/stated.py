@@ -266,8 +266,7 @@ def read_limits(request: str) -> StatedLimits:
         # Several caps, or a total and a cap: each cap belongs to the item it follows.
         previous_end = 0
         for span in spans:
-            if span in caps or any(c.start == span.start for c in caps):
-                cap = next(c for c in caps if c.start == span.start)
+            if (cap := next((c for c in caps if c.start == span.start), None)) is not None:
                 words = _item_words(text, cap, previous_end)
                 applied = ItemCap(words=words, max_price=cap.values[-1], text=_quoted(cap.text))
                 if not words and item_caps:
