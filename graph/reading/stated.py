@@ -148,11 +148,8 @@ def _item_words(request: str, span: _PriceSpan, previous_end: int) -> tuple[str,
     if after and set(after) & set(elsewhere):
         return tuple(after)
     clauses = _ITEM_SEPARATORS.split(request[previous_end : span.start])
-    for clause in reversed(clauses):
-        words = product_words(clause)
-        if words:
-            return tuple(words)
-    return tuple(after)
+    named_before = (words for clause in reversed(clauses) if (words := product_words(clause)))
+    return tuple(next(named_before, after))
 
 
 _LIMIT_MARK = "\x00"  # where a limit phrase stood: in no cleaned request (validate_request)
