@@ -11,7 +11,6 @@ import json
 from collections.abc import Callable
 from functools import lru_cache
 
-from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from graph.context import Context
@@ -62,7 +61,10 @@ def token_counter(model: str) -> tuple[Callable[[str], int], str]:
         return (lambda text: max(1, len(text) // 4)), "approximation: 1 token per 4 characters"
 
 
-def _schema_text(schema: type[BaseModel]) -> str:
+def _schema_text(schema: object) -> str:
+    """A JSON schema as the model is shown it: a structured answer's, or a tool's
+    arguments (a pydantic model, which @tool builds from the function's signature)."""
+    assert isinstance(schema, type) and issubclass(schema, BaseModel)
     return json.dumps(schema.model_json_schema())
 
 
@@ -85,34 +87,17 @@ def estimated_model(context: Context) -> tuple[str | None, str]:
     return context.provider, context.model or "unknown"
 
 
-def _arguments_schema_text(tool: BaseTool) -> str:
-    """The JSON schema of `tool`'s arguments, as the model is shown it."""
-    schema = tool.tool_call_schema
-    if isinstance(schema, dict):
-        return json.dumps(schema)
-    if issubclass(schema, BaseModel):  # what @tool builds from a function's signature
-        return json.dumps(schema.model_json_schema())
-    return json.dumps(schema.schema())  # a pydantic.v1 model
-
-
 def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
     """Estimate the LLM calls the executor will make for this plan, before any step runs."""
     provider, model = estimated_model(context)
     count, tokenizer = token_counter(model)
-
-    def placeholder(step: int) -> list[ProductSummary]:
-        # Distinct ids per step: the reasoning prompt lists a product found twice only once.
-        return [
-            ProductSummary(id=f"s{step}-p{i}", title=TYPICAL_TITLE, price=99.99, rating=4.5)
-            for i in range(context.search_limit)
-        ]
 
     calls: list[CallEstimate] = []
     simulated: list[StepResult] = []
     for step in plan.steps:
         if step.is_search:
             if context.tool_mode == "llm":
-                tool_schema = _arguments_schema_text(search_products)
+                tool_schema = _schema_text(search_products.tool_call_schema)
                 calls.append(
                     CallEstimate(
                         step=step.step,
@@ -133,14 +118,21 @@ def estimate_plan_cost(plan: Plan, context: Context) -> CostEstimate:
                     output_tokens=REASONING_OUTPUT_TOKENS,
                 )
             )
-        # What the later prompts read of this step: a search's matches, or one pick.
+        # What the later prompts read of this step: a search's matches, or one pick. Distinct
+        # ids per step: the reasoning prompt lists a product found twice only once.
+        shown = context.search_limit if step.is_search else 1
         simulated.append(
             StepResult(
                 step=step.step,
                 kind="search" if step.is_search else "reasoning",
                 action=step.action,
                 answer="" if step.is_search else "x" * 120,
-                products=placeholder(step.step)[: None if step.is_search else 1],
+                products=[
+                    ProductSummary(
+                        id=f"s{step.step}-p{i}", title=TYPICAL_TITLE, price=99.99, rating=4.5
+                    )
+                    for i in range(shown)
+                ],
             )
         )
     input_tokens = sum(c.input_tokens for c in calls)

@@ -44,14 +44,13 @@ def previous_run_of(thread_id: str, values: Mapping[str, Any]) -> PreviousRun:
     # Planned: in this version's shape it holds these, however old it is.
     assert state.reading is not None and stated is not None
     picks, items = (outcome.picks, outcome.items) if outcome else ([], {})
+    searches = plan.search_steps if plan else []
     return PreviousRun(
         thread_id=thread_id,
         request=state.reading.text,
         goal=plan.goal if plan else "",
-        queries=tuple(s.query for s in plan.search_steps if s.query) if plan else (),
-        categories=tuple(dict.fromkeys(s.category for s in plan.search_steps if s.category))
-        if plan
-        else (),
+        queries=tuple(s.query for s in searches if s.query),
+        categories=tuple(dict.fromkeys(s.category for s in searches if s.category)),
         picks=tuple(
             PreviousPick(
                 id=p.id, title=p.title, price=p.price, item=items[p.id], category=p.category

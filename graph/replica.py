@@ -33,10 +33,6 @@ from graph.errors import ShoppingError
 GRAPHS = {"shopping_planner": "graph.builder:graph"}
 AUTO_MIGRATE = "LG_RUNTIME_PG_AUTO_MIGRATE"
 HEARTBEAT = "LG_BG_JOB_HEARTBEAT"  # the runtime's run heartbeat, in seconds
-# Quiet and offline unless the environment or .env says otherwise: no call to PyPI for the
-# server's version check. Tracing and the usage beacon are off unless LANGSMITH_TRACING or
-# a licence key is set, so nothing else is needed for them.
-OFFLINE_DEFAULTS = {"LANGGRAPH_NO_VERSION_CHECK": "true"}
 
 
 class ReplicaRefused(ShoppingError):
@@ -132,8 +128,10 @@ def serve(args: argparse.Namespace) -> None:
     from graph.context import load_env_file
 
     load_env_file()  # real variables win, as for the CLI
-    for name, value in OFFLINE_DEFAULTS.items():
-        os.environ.setdefault(name, value)
+    # Quiet and offline unless the environment or .env says otherwise: no call to PyPI for
+    # the server's version check. Tracing and the usage beacon are off unless
+    # LANGSMITH_TRACING or a licence key is set, so nothing else is needed for them.
+    os.environ.setdefault("LANGGRAPH_NO_VERSION_CHECK", "true")
     if args.heartbeat is not None:
         os.environ[HEARTBEAT] = str(args.heartbeat)
     missing = [name for name in ("DATABASE_URI", "REDIS_URI") if not os.environ.get(name)]

@@ -34,16 +34,14 @@ _catalogs: dict[tuple[str | None, str | None], tuple[object, CatalogBackend]] = 
 _catalogs_lock = threading.Lock()
 
 
-def _file_version(path: str | None) -> tuple[int, int, int] | None:
+def _file_version(path: str) -> tuple[int, int, int] | None:
     """A catalog file's size, change time and inode: a file edited since it was opened (a
     product appended while a run waits at approval) is opened, and indexed, again."""
     try:
-        info = os.stat(path) if path else None
+        info = os.stat(path)
     except (OSError, ValueError):
         return None
-    if info is None or not stat.S_ISREG(info.st_mode):
-        return None
-    return (info.st_size, info.st_mtime_ns, info.st_ino)
+    return (info.st_size, info.st_mtime_ns, info.st_ino) if stat.S_ISREG(info.st_mode) else None
 
 
 def get_catalog(path: str | None = None, url: str | None = None) -> CatalogBackend:
@@ -60,8 +58,7 @@ def get_catalog(path: str | None = None, url: str | None = None) -> CatalogBacke
     with _catalogs_lock:
         opened = _catalogs.get(key)
         if opened is None or opened[0] != version:
-            opened = (version, open_catalog(path or None, url=url or None))
-            _catalogs[key] = opened
+            opened = _catalogs[key] = (version, open_catalog(path or None, url=url or None))
         return opened[1]
 
 

@@ -7,6 +7,6 @@
 """
 
 from meaning.index import SemanticIndex
-from meaning.model import USER_ERRORS, Embedder, MeaningUnavailable, model_version
+from meaning.model import USER_ERRORS, Embedder, MeaningUnavailable
 
-__all__ = ["USER_ERRORS", "Embedder", "MeaningUnavailable", "SemanticIndex", "model_version"]
+__all__ = ["USER_ERRORS", "Embedder", "MeaningUnavailable", "SemanticIndex"]

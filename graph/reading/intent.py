@@ -24,18 +24,23 @@ _PURCHASE = re.compile(
 _PRODUCTS_LOOKED_AT = 20
 
 
+def _found(catalog: CatalogBackend, words: list[str]) -> list[Product]:
+    """The products a search for `words` finds; none when the catalog cannot answer."""
+    try:
+        hits = catalog.search(SearchArgs(" ".join(words), limit=_PRODUCTS_LOOKED_AT))
+    except CatalogError:
+        return []
+    return [hit.product for hit in hits]
+
+
 def _kind_words(catalog: CatalogBackend, words: list[str]) -> set[str]:
     """The request's words that name a kind of product in the catalog: a word of a found
     product's category or tags ("lens", "camera"), never of its description alone (the
     cameras are "weather-sealed", yet "weather" is no product)."""
-    try:
-        hits = catalog.search(SearchArgs(" ".join(words), limit=_PRODUCTS_LOOKED_AT))
-    except CatalogError:
-        return set()
     kinds = {
         stem(word)
-        for hit in hits
-        for text in (hit.product.category.replace("-", " "), *hit.product.tags)
+        for product in _found(catalog, words)
+        for text in (product.category.replace("-", " "), *product.tags)
         for word in product_words(text)
     }
     return {word for word in words if stem(word) in kinds}
@@ -66,12 +71,8 @@ def products_naming(catalog: CatalogBackend, wants: str) -> list[Product]:
     head = head_word(wants)
     if head is None:
         return []
-    try:
-        hits = catalog.search(SearchArgs(" ".join(product_words(wants)), limit=_PRODUCTS_LOOKED_AT))
-    except CatalogError:
-        return []
     return [
-        hit.product
-        for hit in hits
-        if any(same_word(head, word) for word in product_words(hit.product.title))
+        product
+        for product in _found(catalog, product_words(wants))
+        if any(same_word(head, word) for word in product_words(product.title))
     ]

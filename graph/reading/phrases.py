@@ -151,29 +151,21 @@ def _negated(words: dict[str, str], reach: int = 0) -> str:
     )
 
 
-_UPPER = "|".join(_UPPER_OF_LANGUAGE.values())
-_UPPER_AFTER = "|".join(_UPPER_AFTER_OF_LANGUAGE.values())
-_LOWER = "|".join(_LOWER_OF_LANGUAGE.values())
-_LOWER_AFTER = "|".join(_LOWER_AFTER_OF_LANGUAGE.values())
-# The decimal mark of each language: it decides an amount its digit groups leave open
-# ("1.500": $1.50 beside an English limit word, 1500 beside a Spanish one). Arabic writes
-# both, so its words leave the digit groups to decide.
-_DECIMAL_MARK = {
-    "en": ".",
-    "ja": ".",
-    "zh": ".",
-    "es": ",",
-    "pt": ",",
-    "fr": ",",
-    "de": ",",
-    "it": ",",
-}
 _LIMIT_WORDS = (
     _UPPER_OF_LANGUAGE,
     _UPPER_AFTER_OF_LANGUAGE,
     _LOWER_OF_LANGUAGE,
     _LOWER_AFTER_OF_LANGUAGE,
 )
+# Each kind of limit word, in every language.
+_UPPER, _UPPER_AFTER, _LOWER, _LOWER_AFTER = ("|".join(words.values()) for words in _LIMIT_WORDS)
+# The decimal mark of each language: it decides an amount its digit groups leave open
+# ("1.500": $1.50 beside an English limit word, 1500 beside a Spanish one). Arabic writes
+# both, so its words leave the digit groups to decide.
+_DECIMAL_MARK = {
+    **dict.fromkeys(("en", "ja", "zh"), "."),
+    **dict.fromkeys(("es", "pt", "fr", "de", "it"), ","),
+}
 _LIMIT_WORDS_OF_LANGUAGE = {
     language: re.compile(
         r"(?<!\w)(?:" + "|".join(w[language] for w in _LIMIT_WORDS if language in w) + r")(?!\w)",

@@ -99,6 +99,5 @@ def _named_product(opening_text: str) -> tuple[str, str] | None:
 def speaks_of_an_occasion(request: str) -> bool:
     """Whether the request speaks of a gift, an occasion or a person's hobby, or of a
     person it is for without naming what to buy."""
-    if _OPEN_ENDED.search(request):
-        return True
-    return bool(_A_PERSON.search(request) and _LEFT_OPEN.search(request))
+    left_open = _A_PERSON.search(request) and _LEFT_OPEN.search(request)
+    return bool(_OPEN_ENDED.search(request) or left_open)

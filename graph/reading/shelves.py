@@ -216,11 +216,9 @@ def in_shop_words(
     steps, notes = [], []
     for step in plan.steps:
         query = step.query or ""
-        shelf = None
         # At any price: one the shop has only above the cap is the same kind, in its words.
-        if step.is_search and carried(catalog, query, None, known) is False:
-            shelf = shelf_named_by(catalog, query)
-        if shelf is not None:
+        unstocked = step.is_search and carried(catalog, query, None, known) is False
+        if unstocked and (shelf := shelf_named_by(catalog, query)) is not None:
             notes.append(
                 f"step {step.step}: {query!r} is searched as the shop names it: {shelf.name!r}"
             )

@@ -148,11 +148,8 @@ def _item_words(request: str, span: _PriceSpan, previous_end: int) -> tuple[str,
     if after and set(after) & set(elsewhere):
         return tuple(after)
     clauses = _ITEM_SEPARATORS.split(request[previous_end : span.start])
-    for clause in reversed(clauses):
-        words = product_words(clause)
-        if words:
-            return tuple(words)
-    return tuple(after)
+    named_before = (words for clause in reversed(clauses) if (words := product_words(clause)))
+    return tuple(next(named_before, after))
 
 
 _LIMIT_MARK = "\x00"  # where a limit phrase stood: in no cleaned request (validate_request)
@@ -266,8 +263,7 @@ def read_limits(request: str) -> StatedLimits:
         # Several caps, or a total and a cap: each cap belongs to the item it follows.
         previous_end = 0
         for span in spans:
-            if span in caps or any(c.start == span.start for c in caps):
-                cap = next(c for c in caps if c.start == span.start)
+            if (cap := next((c for c in caps if c.start == span.start), None)) is not None:
                 words = _item_words(text, cap, previous_end)
                 applied = ItemCap(words=words, max_price=cap.values[-1], text=_quoted(cap.text))
                 if not words and item_caps:

@@ -22,12 +22,6 @@ from graph.schemas.model_text import (
     MAX_PICKED_IDS,
     MAX_REQUEST_CHARS,
     MODEL_TEXT_CAPS,
-    OPTIONAL_FOR_MODEL,
-    WRITTEN_BY_CODE,
-    model_facing_schema,
-    plan_facing_schema,
-    within_cap,
-    within_count,
 )
 from graph.schemas.plan import (
     MAX_PLAN_STEPS,

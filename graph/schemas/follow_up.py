@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from graph.schemas.limits import StatedLimits
-from graph.schemas.model_text import capped, model_facing_schema
+from graph.schemas.model_text import blank_is_none, capped, model_facing_schema
 
 # Checkpoint metadata key (and input field): the thread a follow-up follows.
 FOLLOW_UP_OF = "follow_up_of"
@@ -35,14 +35,9 @@ class FollowUpStatement(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra=model_facing_schema)
 
     # Written in this order: what it is about and what it asks for, then its kind.
-    item: Annotated[str | None, capped("query")] = None
-    wants: Annotated[str | None, capped("query")] = None
+    item: Annotated[str | None, capped("query"), AfterValidator(blank_is_none)] = None
+    wants: Annotated[str | None, capped("query"), AfterValidator(blank_is_none)] = None
     kind: FollowUpKind
-
-    @field_validator("item", "wants")
-    @classmethod
-    def _blank_is_none(cls, value: str | None) -> str | None:
-        return value.strip() or None if value is not None else None
 
 
 class PreviousPick(BaseModel):

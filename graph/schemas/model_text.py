@@ -62,6 +62,12 @@ def capped(name: str, most: int | None = None, each: str = "") -> AfterValidator
     return AfterValidator(lambda values: within_count(name, values, most, each))
 
 
+def blank_is_none(value: str | None) -> str | None:
+    """Text of only spaces is none: models write "" for null (for a step's query, "no
+    search": that is a reasoning step, not a search for everything)."""
+    return value.strip() or None if value is not None else None
+
+
 # Fields the model may leave out. Each one written as null costs a local model about 5
 # output tokens per step (~0.3 s on 2 cores). The step filters are among them because
 # code reads the request's price and rating limits and fills every search step with them

@@ -6,12 +6,13 @@ import math
 from dataclasses import fields
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from catalog import SearchArgs
 from graph.schemas.follow_up import FollowUpStatement
 from graph.schemas.model_text import (
     MAX_FEATURES,
+    blank_is_none,
     capped,
     model_facing_schema,
     plan_facing_schema,
@@ -35,7 +36,7 @@ class PlanStep(BaseModel):
     step: int = Field(default=0, description="1-based position of this step in the plan.")
     # "Search <query>" when left out: the model writes a reasoning step's only.
     action: str = Field(default="", description="Short human description of what this step does.")
-    query: str | None = Field(
+    query: Annotated[str | None, AfterValidator(blank_is_none)] = Field(
         description=(
             "Catalog search keywords for a search step (product words only, never prices "
             "or ratings), or null for a reasoning-only step that works over earlier results."
@@ -68,13 +69,6 @@ class PlanStep(BaseModel):
     @classmethod
     def _text_within_cap(cls, value: Any, info: Any) -> Any:
         return within_cap(info.field_name, value) if isinstance(value, str) else value
-
-    @field_validator("query")
-    @classmethod
-    def _blank_query_is_reasoning(cls, value: str | None) -> str | None:
-        # Models often write "" for "no search"; that is a reasoning step, not a search
-        # for everything.
-        return value.strip() or None if value is not None else None
 
     @field_validator("filled_from_request")
     @classmethod
@@ -188,11 +182,7 @@ def _follow_up_first(schema: dict[str, Any], model: type[BaseModel]) -> None:
     `shopping`: read first, it shapes the goal and the queries."""
     plan_facing_schema(schema, model)
     properties = schema["properties"]
-    order = [
-        "shopping",
-        "follow_up",
-        *(n for n in properties if n not in ("shopping", "follow_up")),
-    ]
+    order = list(dict.fromkeys(["shopping", "follow_up", *properties]))
     schema["properties"] = {name: properties[name] for name in order}
     schema["required"] = [name for name in order if name in schema["required"]]
 

@@ -35,9 +35,7 @@ class Usage(BaseModel):
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            unknown_calls=self.unknown_calls + other.unknown_calls,
+            **{name: getattr(self, name) + getattr(other, name) for name in Usage.model_fields}
         )
 
     @property
