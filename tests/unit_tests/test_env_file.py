@@ -61,7 +61,11 @@ def test_an_env_above_the_working_directory_is_never_read(
         f"OPENAI_BASE_URL={photo_gift_server.url}\nOPENAI_API_KEY={KEY}\n"
     )
     (tmp_path / "checkout" / ".env").write_text(f"OPENAI_BASE_URL={photo_gift_server.url}\n")
-    run = run_in(below, isolated_data_dir, "a strap gift", "--yes", "--debug")
+    # The OpenAI provider named, so a machine with the local extra does not fall back to
+    # the embedded model (and succeed): with no key anywhere but above, the run must fail.
+    run = run_in(
+        below, isolated_data_dir, "a strap gift", "--yes", "--debug", SHOPPING_PROVIDER="openai"
+    )
     assert run.returncode != 0
     assert not photo_gift_server.script.requests, (
         "a .env above the working directory redirected the run"

@@ -88,11 +88,16 @@ def test_the_dev_follow_ups_pass_with_a_careful_fake_planner() -> None:
     data = report.to_json()
     failed = {r.id: (r.checks, r.error) for r in report.results if not r.passed}
     summary = data["summary"]
-    assert (summary["passed"], summary["total"]) == (len(cases), len(cases)), failed
-    assert f"{len(cases)}/{len(cases)} follow-ups pass" in markdown_table(data)
+    # One case is traded, knowingly: "a cheaper one under $80" after "under $60" is read
+    # as a refinement under $80, as every raised cap is (the 1.5B planner reads raises as
+    # "cheaper"; docs/evaluation.md measures the trade on the recorded sets).
+    assert set(failed) == {"bag-cheaper-looser-cap"}, failed
+    passed = len(cases) - 1
+    assert (summary["passed"], summary["total"]) == (passed, len(cases))
+    assert f"{passed}/{len(cases)} follow-ups pass" in markdown_table(data)
     # The careful planner states each case's kind: where code overrules it, code is wrong.
     kind = summary["overrides"]["follow-up kind"]
-    assert kind["planner_right"] == kind["overruled"] and kind["code_right"] == 0
+    assert kind == {"overruled": 1, "code_right": 0, "planner_right": 1}
 
 
 def test_the_eval_counts_how_often_overruling_the_planners_kind_was_right() -> None:
