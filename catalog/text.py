@@ -152,6 +152,11 @@ def words_found(words: list[str], text: str) -> list[str]:
     return [w for w in words if any(abs(len(w) - n) <= 2 for n in lengths.get(stem(w), ()))]
 
 
+def mentions_every(words: list[str], text: str) -> bool:
+    """Whether `text` mentions every one of `words` (words_found finds them all)."""
+    return len(words_found(words, text)) == len(words)
+
+
 @functools.lru_cache(maxsize=8192)
 def _word_lengths(text: str) -> dict[str, frozenset[int]]:
     """The stems of `text`'s product words, its hyphenated words split, each with the

@@ -16,6 +16,7 @@ from catalog.kinds import ProductKinds, is_of_kind
 from catalog.text import (
     head_word,
     kind_words,
+    mentions_every,
     opening,
     product_words,
     same_word,
@@ -354,11 +355,7 @@ def _listed_item(
         if (item_words := product_words(item.replace("-", " ")))
         and any(same_word(item_words[-1], h) for h in firsts)
     ]
-    held = [
-        (len(item_words), n)
-        for n, item_words in kinds
-        if len(words_found(item_words, query)) == len(item_words)
-    ]
+    held = [(len(item_words), n) for n, item_words in kinds if mentions_every(item_words, query)]
     if held or len(kinds) < 2:
         return max(held)[1] if held else None
     nearness = _EMBEDDER.similarity(query, [listed[n] for n, _ in kinds])

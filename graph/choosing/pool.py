@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from catalog import CatalogBackend, Product
-from catalog.text import product_words, words_found
+from catalog.text import mentions_every, product_words
 from graph.choosing.kept import budget_left, words_about
 from graph.choosing.picks import (
     Candidate,
@@ -62,9 +62,7 @@ def choice_pool(
         for p in changed
         if p.id in found
         and (
-            len(words_found(wants, record_text(found[p.id]))) < len(wants)
-            if wants
-            else not reading.limits.any
+            not mentions_every(wants, record_text(found[p.id])) if wants else not reading.limits.any
         )
     }
     # "Cheaper" is its cap: a product over it is no answer, however near ("the cheapest

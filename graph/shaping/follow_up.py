@@ -175,9 +175,14 @@ def checked_statement(
     # the amounts say otherwise: a new cap above the earlier one raises the budget, which
     # no one asking for cheaper does ("actually I can go up to $140" after "under $110").
     earlier_cap, new_cap = previous.limits.budget, reading.limits.budget
-    if kind == "cheaper" and earlier_cap is not None and (new_cap or 0) > earlier_cap:
+    if (
+        kind == "cheaper"
+        and earlier_cap is not None
+        and new_cap is not None
+        and new_cap > earlier_cap
+    ):
         notes.append(
-            f"a cap of {money(new_cap or 0)}, above the earlier {money(earlier_cap)}, is no "
+            f"a cap of {money(new_cap)}, above the earlier {money(earlier_cap)}, is no "
             "cheaper: read as a refinement"
         )
         kind = "refine"

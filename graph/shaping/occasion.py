@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from catalog.text import head_word, product_words, same_word, stem, words_found
+from catalog.text import head_word, mentions_every, product_words, same_word, stem
 from graph.schemas import Plan, RequestReading
 
 PickMode = Literal["each", "one"]
@@ -32,5 +32,5 @@ def pick_mode(reading: RequestReading, plan: Plan) -> PickMode:
     # An item is searched whole when a query holds its every word (as picks._listed_item).
     queries = [step.query or "" for step in searches]
     items = [product_words(item.replace("-", " ")) for item in reading.items]
-    searched = [i for i in items if any(len(words_found(i, q)) == len(i) for q in queries)]
+    searched = [i for i in items if any(mentions_every(i, q) for q in queries)]
     return "each" if len(named) >= 2 or len(searched) >= 2 else "one"
