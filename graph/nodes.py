@@ -5,7 +5,13 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
@@ -23,12 +29,13 @@ from graph.cost import estimate_plan_cost
 from graph.messages import masked_reply, raw_text_of, short_error, usage_of
 from graph.parent_run import parent_in_graph, previous_run_of
 from graph.prompts import (
+    NAMES_A_PRODUCT,
     PLANNING_RETRY,
     executor_tool_messages,
     planner_messages,
     reasoning_messages,
 )
-from graph.providers.models import structured_model, tool_model
+from graph.providers.models import plain_chat_model, structured_model, tool_model
 from graph.providers.retry import is_streaming_refused
 from graph.providers.secrets import redact_secrets, redact_tree
 from graph.reading import (
@@ -37,6 +44,7 @@ from graph.reading import (
     in_shop_words,
     nearest_shelves,
     read_request,
+    shelf_named_by,
     shopping_reason,
     unstocked_searches,
 )
@@ -97,7 +105,35 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # A follow-up: its finished parent read back, and what carries over (in code).
     # The planner states what the follow-up does to it; code checks that and carries over.
     previous = parent_in_graph(state.follow_up_of) if state.follow_up_of else None
-    return _plan(reading, previous, runtime.context)
+    if previous is not None or reading.open_ended:
+        return _plan(reading, previous, runtime.context)
+    started = time.perf_counter()
+    reading, asked = _read_as_open(reading, runtime.context)
+    planned = _plan(reading, previous, runtime.context)
+    # The question is one of the planner's calls, and its time part of the planner's.
+    return {
+        **planned,
+        "planner_usage": asked + planned["planner_usage"],
+        "planner_calls": 1 + planned["planner_calls"],
+        "planner_latency_s": round(time.perf_counter() - started, 3),
+    }
+
+
+def _read_as_open(reading: RequestReading, context: Context) -> tuple[RequestReading, Usage]:
+    """The reading with what to buy left open when the model reads it so: a request that
+    speaks of no gift or occasion may still describe only a person or a problem ("my
+    sister works night shifts as a nurse", "mi padre se jubila"), in any wording or
+    language, which the model reads and word lists do not. Code keeps it a named request
+    when it names one of the shop's shelves in other words (shelf_named_by): a "128GB
+    memory card" is no open question, whatever a small model answers. With the usage
+    of the call; an answer that is neither yes nor no leaves the request named."""
+    model = plain_chat_model(context).bind(max_tokens=4)
+    reply = model.invoke([SystemMessage(NAMES_A_PRODUCT), HumanMessage(reading.text)])
+    answer = str(reply.content).strip().lower()
+    read_open = answer.startswith("no")
+    named = read_open and shelf_named_by(catalog_for(context), reading.product_text) is not None
+    update = {"model_read_open": read_open, "open_ended": read_open and not named}
+    return reading.model_copy(update=update), usage_of(reply)
 
 
 def revise(state: State, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -42,6 +42,13 @@ Example. Request: "cushioned running shoes and wool socks, $150 total, 4+ stars"
 
 PLANNER_USER = "Shopping request:\n{request}"
 
+# Asked before planning a first request that speaks of no gift or occasion, one word back:
+# "no" is a request that leaves what to buy open (graph/nodes.py: _read_as_open).
+NAMES_A_PRODUCT = """You read one shopping request. Does it name the kind of product the \
+shopper wants (a tent, running shoes, a coffee grinder, a Dell laptop: any product, in any \
+language)? Answer no when it only describes a person, an occasion, a hobby or a problem and \
+leaves what to buy open. Answer with one word: yes or no."""
+
 # Added to the user message of a request that names no kind of product the shop sells
 # (graph/reading/shelves.py), so every other request's prompt is as before.
 PLANNER_SHELVES = """

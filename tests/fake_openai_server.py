@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from graph.prompts import NAMES_A_PRODUCT
+
 # "ok" is a no-fault slot, so a fault can be aimed at the Nth request; "401" answers
 # like a leaky proxy that echoes the bearer key back in its error body; "text" answers
 # in prose, without the tool call the request forces. "429:<value>" is a 429 whose
@@ -65,6 +67,11 @@ class FakeScript:
     # A server that cannot stream: "400" refuses a streamed request with HTTP 400, "plain"
     # answers it with the plain JSON body, as some proxies do; None streams as asked.
     refuse_streaming: str | None = None
+    # The answer to the question asked before a first plan (prompts.NAMES_A_PRODUCT):
+    # "yes" keeps a request named. Those questions are kept apart (`questions`), and no
+    # fault or reply of the script is spent on them: those aim at the calls they name.
+    names_a_product: str = "yes"
+    questions: list[dict[str, Any]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     arrivals: list[float] = field(default_factory=list)  # time.monotonic() per request
     in_flight: int = 0  # requests being answered now
@@ -83,6 +90,11 @@ def _forced_tool(body: dict[str, Any]) -> str:
         return choice.get("function", {}).get("name", "")
     tools = body.get("tools") or []
     return tools[0]["function"]["name"] if tools else "text"
+
+
+def _is_the_question(body: dict[str, Any]) -> bool:
+    messages = body.get("messages") or [{}]
+    return messages[0].get("content") == NAMES_A_PRODUCT
 
 
 def _completion(tool: str, arguments: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
@@ -216,6 +228,15 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
         def _post(self) -> None:
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"{}")
+            if _is_the_question(body):
+                with script.lock:
+                    script.questions.append(body)
+                completion = _completion("text", {}, body)
+                message = completion["choices"][0]["message"]
+                message["content"], message["tool_calls"] = script.names_a_product, None
+                completion["choices"][0]["finish_reason"] = "stop"
+                self._send(200, json.dumps(completion).encode())
+                return
             with script.lock:
                 script.requests.append(body)
                 script.arrivals.append(time.monotonic())

@@ -23,6 +23,7 @@ from pydantic import Field
 
 from graph.builder import build_graph
 from graph.context import Context
+from graph.prompts import NAMES_A_PRODUCT
 from graph.schemas import Plan
 
 # A reply is either the arguments for the forced tool (a dict), raw text (a str), or a
@@ -34,6 +35,11 @@ class FakeShoppingChatModel(BaseChatModel):
     """Fake model: replies for each forced tool name are taken in order from `replies`."""
 
     replies: dict[str, list[Reply]] = Field(default_factory=dict)
+    # The answer to the question asked before a first plan (prompts.NAMES_A_PRODUCT),
+    # unless `replies["names_a_product"]` scripts them: "yes" keeps a request named. The
+    # questions are kept apart from `prompts`, which holds the planner's and steps' calls.
+    names_a_product: str = "yes"
+    questions: list[list[BaseMessage]] = Field(default_factory=list)
     prompts: list[list[BaseMessage]] = Field(default_factory=list)
     tools_seen: list[list[str]] = Field(default_factory=list)
 
@@ -52,6 +58,11 @@ class FakeShoppingChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        if messages and messages[0].content == NAMES_A_PRODUCT:
+            self.questions.append(list(messages))
+            scripted = self.replies.get("names_a_product")
+            answer = scripted.pop(0) if scripted else self.names_a_product
+            return ChatResult(generations=[ChatGeneration(message=AIMessage(content=answer))])
         self.prompts.append(list(messages))
         names = [spec["function"]["name"] for spec in kwargs.get("tools", [])]
         self.tools_seen.append(names)

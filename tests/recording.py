@@ -8,6 +8,13 @@ REPORT=1 (with no RECORD) replays and rewrites each eval's report from the repla
 the recorded wall-clock figures: for a new figure computed from the same recorded runs. A
 replay that changes anything else than the new figure fails as before.
 
+RECORD=new extends each cassette instead (vcrpy's "new_episodes" mode with
+drop_unused_requests): a request recorded before is played from the cassette, a new one
+is sent to the model and recorded, and a recorded interaction the run no longer makes is
+dropped when the cassette is saved. Every interaction kept is real traffic, each
+recorded when first made; the report is rewritten from the run, with the latencies of
+the recording it extends (most of its calls were not made again).
+
 RECORD_BASE_URL=http://127.0.0.1:PORT/v1 records from an already running llama.cpp server
 (started with --model_alias qwen2.5-coder-1.5b) instead of starting one per cassette.
 
@@ -52,7 +59,12 @@ REPLAY_BASE_URL = "http://127.0.0.1:9/v1"
 
 
 def recording() -> bool:
-    return os.environ.get("RECORD", "") == "1"
+    """Whether calls reach the model: RECORD=1 (afresh) or RECORD=new (extending)."""
+    return os.environ.get("RECORD", "") in ("1", "new")
+
+
+def extending() -> bool:
+    return os.environ.get("RECORD", "") == "new"
 
 
 def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
@@ -66,7 +78,8 @@ def _scrub_response(response: dict[str, Any]) -> dict[str, Any]:
 def shopping_vcr() -> vcr.VCR:
     recorder = vcr.VCR(
         cassette_library_dir=str(CASSETTES),
-        record_mode="all" if recording() else "none",
+        record_mode="new_episodes" if extending() else "all" if recording() else "none",
+        drop_unused_requests=extending(),
         match_on=("method", "path", "body"),
         filter_headers=SECRET_HEADERS,
         before_record_response=_scrub_response,
@@ -82,7 +95,7 @@ def recorded_context(
 ) -> Iterator[Context]:
     """A run context whose LLM traffic goes to (or comes from) `cassettes/<cassette>.yaml`."""
     path = CASSETTES / f"{cassette}.yaml"
-    if recording():
+    if recording() and not extending():
         # vcrpy's "all" mode appends to an existing cassette; start afresh so a cassette
         # holds exactly the traffic of the current prompts and schemas.
         path.unlink(missing_ok=True)
@@ -109,19 +122,24 @@ def recorded_report(
     """The report an eval wrote when `cassette` was recorded (`cassettes/<cassette>.report.json`),
     written from `report` first when recording: the replay must reproduce it."""
     path = CASSETTES / f"{cassette}.report.json"
-    if recording():
+    if extending():
+        _rewrite_report(path, report, files, changed=True)
+    elif recording():
         path.write_text(json.dumps(report, indent=2) + "\n")
     elif os.environ.get("REPORT", "") == "1":
         _rewrite_report(path, report, files)
     return json.loads(path.read_text())
 
 
-def _rewrite_report(path: Path, report: dict[str, Any], files: tuple[str, ...]) -> None:
+def _rewrite_report(
+    path: Path, report: dict[str, Any], files: tuple[str, ...], *, changed: bool = False
+) -> None:
     """`report` (a replay's) written over the recorded one, with the recorded latencies:
-    a replay reproduces every figure but the wall clock, which only recording measures."""
+    a replay reproduces every figure but the wall clock, which only recording measures.
+    Unless the cassette was extended (`changed`), no recorded figure may change."""
     recorded = json.loads(path.read_text())
     unchanged = _comparable(recorded, files), _comparable(report, files)
-    assert _holds(*unchanged), f"{path.name}: the replay changes a recorded figure"
+    assert changed or _holds(*unchanged), f"{path.name}: the replay changes a recorded figure"
     report = copy.deepcopy(report)
     report["summary"]["latency_s"] = recorded["summary"].get("latency_s")
     for mine, theirs in zip(report["results"], recorded["results"], strict=True):

@@ -5,7 +5,11 @@ plan that ran; a search code kept as written is no change, the others are paired
 (code shapes a plan in place and adds searches after the model's):
 
 - "kinds left open": code read the request as open-ended though it speaks of no gift or
-  occasion (graph/shaping/stocked.py, leaves_the_kinds_open);
+  occasion and the model did not read it so (graph/shaping/stocked.py,
+  leaves_the_kinds_open);
+- "kept named by a shelf": the model read what to buy as left open, and code kept the
+  request named, as it names a shelf of the shop in other words (graph/nodes.py,
+  _read_as_open);
 - "search replaced by a shelf": a search for a kind the shop lacks became one of its
   shelves (stocked_plan: the step is put in the shelf's department);
 - "search reworded": a search's words changed (the product the request names put back,
@@ -33,6 +37,7 @@ from graph.schemas import Plan, PlanStep, RequestReading
 
 OVERRIDES = (
     "kinds left open",
+    "kept named by a shelf",
     "search replaced by a shelf",
     "search reworded",
     "kind added",
@@ -73,8 +78,11 @@ def overrides_of(values: Mapping[str, Any]) -> list[Override]:
         return []
     found: list[Override] = []
     first_plan = values.get("follow_up") is None
-    if first_plan and reading and reading.open_ended and not speaks_of_an_occasion(reading.text):
-        found.append(Override("kinds left open"))
+    if first_plan and reading and reading.open_ended:
+        if not speaks_of_an_occasion(reading.text) and not reading.model_read_open:
+            found.append(Override("kinds left open"))
+    elif first_plan and reading and reading.model_read_open:
+        found.append(Override("kept named by a shelf"))
     # A search code kept as the model wrote it is no change, wherever it stands (a
     # revision puts the plan shown first); the others are paired in order.
     mine = [m for m in model_plan.search_steps if m.query not in _queries(plan)]
@@ -121,6 +129,8 @@ def judged(
         model_right: bool | None
         if override.name == "kinds left open":
             code_right, model_right = open_ended, not open_ended
+        elif override.name == "kept named by a shelf":
+            code_right, model_right = not open_ended, open_ended
         elif override.name == "pick decided in code":
             code_right, model_right = met, None
         elif override.code is None and override.model is not None:

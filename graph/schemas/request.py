@@ -27,5 +27,9 @@ class RequestReading(BaseModel):
     named_product: tuple[str, str] | None = None
     items: tuple[str, ...] = ()  # the items it lists, two or more ("a tent, a stove and a map")
     open_ended: bool = False  # a gift, an occasion or a hobby: the planner sees shelves
+    # The model's answer to "does it name what to buy?" where code asked it (a first
+    # request that speaks of no gift or occasion): True when it read what to buy as left
+    # open. None: not asked.
+    model_read_open: bool | None = None
     asks_for_a_set: bool = False  # "a set", "put together", "a few things": one pick each
     adds: bool = False  # says it adds to something ("and a case for it", "plus", "also")

@@ -150,11 +150,7 @@ def test_a_product_of_another_kind_is_no_choice_even_if_it_fits() -> None:
         ("help me put together a birthday gift for a photographer, under $200", "each"),
         ("a gift for my dad: running shoes and a water bottle", "each"),
         ("running shoes and a water bottle, $150 total", "each"),
-        # A person, with no gift word; and a kind named as what they like, not as a list.
-        ("what can I buy a friend who is getting into yoga", "one"),
-        ("a treat for someone into running", "one"),
         ("running shoes for my son and a water bottle", "each"),
-        # A person word that names a product's kind is no person: not open-ended.
         ("kids running shoes and a water bottle", "each"),
     ],
 )
@@ -163,6 +159,19 @@ def test_an_open_ended_request_naming_no_kind_searched_picks_one(
 ) -> None:
     plan = two_searches_and_a_pick("running shoes", "insulated water bottle for hikers")
     assert pick_mode(read_request(request_text), plan) == mode
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    ["what can I buy a friend who is getting into yoga", "a treat for someone into running"],
+)
+def test_a_request_the_model_reads_as_open_picks_one(request_text: str) -> None:
+    # A person, with no gift word: open-ended only as the model reads it (nodes._read_as_open).
+    plan = two_searches_and_a_pick("running shoes", "insulated water bottle for hikers")
+    reading = read_request(request_text)
+    assert pick_mode(reading, plan) == "each"
+    read_open = reading.model_copy(update={"open_ended": True, "model_read_open": True})
+    assert pick_mode(read_open, plan) == "one"
 
 
 def two_searches_and_a_pick(first: str, second: str) -> Plan:

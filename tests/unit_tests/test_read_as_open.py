@@ -1,0 +1,63 @@
+"""Whether a first request leaves what to buy open, as the model reads it (#40): a request
+that speaks of no gift or occasion is asked about before planning (graph/nodes.py,
+_read_as_open), and code keeps it named where it names a shelf of the shop in other
+words. The model here is the fake (tests/fakes.py), scripted with each answer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakes import STRAP_PICK, STRAP_PLAN, FakeShoppingChatModel, run_graph
+
+from graph.evals.overrides import overrides_of
+
+PERSON = "my sister works night shifts as a nurse and needs to unwind, $50"
+STRAP = "a leather camera strap, $40"
+
+
+def run_answered(answer: str, request: str, catalog: Path) -> tuple[FakeShoppingChatModel, Any]:
+    model = FakeShoppingChatModel(
+        replies={"Plan": [dict(STRAP_PLAN)], "ReasoningAnswer": [dict(STRAP_PICK)] * 3},
+        names_a_product=answer,
+    )
+    return model, run_graph(model, catalog, request=request)
+
+
+def test_a_request_the_model_reads_as_open_is_shown_the_shelves(small_catalog_file: Path) -> None:
+    model, state = run_answered("no", PERSON, small_catalog_file)
+    (question,) = model.questions
+    assert question[-1].content == PERSON  # the request, cleaned, and nothing else
+    reading = state["reading"]
+    assert reading.model_read_open and reading.open_ended
+    assert "<shelves>" in str(model.prompts[0][-1].content)
+    assert state["planner_calls"] == 2  # the question, then the plan
+    assert "kinds left open" not in [o.name for o in overrides_of(state)]
+
+
+@pytest.mark.parametrize("answer", ["yes", "Yes.", "maybe", ""])
+def test_a_request_the_model_does_not_read_as_open_stays_named(
+    answer: str, small_catalog_file: Path
+) -> None:
+    model, state = run_answered(answer, PERSON, small_catalog_file)
+    assert state["reading"].model_read_open is False
+    # The planner sees no shelves (code may still read its plan as leaving the kinds open).
+    assert "<shelves>" not in str(model.prompts[0][-1].content)
+
+
+def test_a_request_naming_a_shelf_in_other_words_stays_named(small_catalog_file: Path) -> None:
+    # The small model answers "no" for a request that names a kind the shop carries.
+    model, state = run_answered("no", STRAP, small_catalog_file)
+    reading = state["reading"]
+    assert reading.model_read_open and not reading.open_ended
+    assert "<shelves>" not in str(model.prompts[0][-1].content)
+    assert [o.name for o in overrides_of(state)][:1] == ["kept named by a shelf"]
+
+
+def test_a_gift_is_open_without_asking(small_catalog_file: Path) -> None:
+    model, state = run_answered(
+        "yes", "a birthday gift for a photographer, $200", small_catalog_file
+    )
+    assert model.questions == [] and state["reading"].open_ended
+    assert state["reading"].model_read_open is None
