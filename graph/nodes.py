@@ -124,13 +124,12 @@ def _read_as_open(reading: RequestReading, context: Context) -> tuple[RequestRea
     speaks of no gift or occasion may still describe only a person or a problem ("my
     sister works night shifts as a nurse", "mi padre se jubila"), in any wording or
     language, which the model reads and word lists do not. Code keeps it a named request
-    when it names one of the shop's shelves in other words (shelf_named_by): a "128GB
-    memory card" is no open question, whatever a small model answers. With the usage
-    of the call; an answer that is neither yes nor no leaves the request named."""
+    when it names one of the shop's shelves in other words (shelf_named_by): "a camera
+    strap and a camera bag" is no open question, whatever a small model answers. With
+    the usage of the call; an answer that is not "no" leaves the request named."""
     model = plain_chat_model(context).bind(max_tokens=4)
     reply = model.invoke([SystemMessage(NAMES_A_PRODUCT), HumanMessage(reading.text)])
-    answer = str(reply.content).strip().lower()
-    read_open = answer.startswith("no")
+    read_open = str(reply.content).lower().split()[:1] in (["no"], ["no."], ["no,"])
     named = read_open and shelf_named_by(catalog_for(context), reading.product_text) is not None
     update = {"model_read_open": read_open, "open_ended": read_open and not named}
     return reading.model_copy(update=update), usage_of(reply)

@@ -25,8 +25,11 @@ def run_answered(answer: str, request: str, catalog: Path) -> tuple[FakeShopping
     return model, run_graph(model, catalog, request=request)
 
 
-def test_a_request_the_model_reads_as_open_is_shown_the_shelves(small_catalog_file: Path) -> None:
-    model, state = run_answered("no", PERSON, small_catalog_file)
+@pytest.mark.parametrize("answer", ["no", "No.", " no, it does not"])
+def test_a_request_the_model_reads_as_open_is_shown_the_shelves(
+    answer: str, small_catalog_file: Path
+) -> None:
+    model, state = run_answered(answer, PERSON, small_catalog_file)
     (question,) = model.questions
     assert question[-1].content == PERSON  # the request, cleaned, and nothing else
     reading = state["reading"]
@@ -36,7 +39,7 @@ def test_a_request_the_model_reads_as_open_is_shown_the_shelves(small_catalog_fi
     assert "kinds left open" not in [o.name for o in overrides_of(state)]
 
 
-@pytest.mark.parametrize("answer", ["yes", "Yes.", "maybe", ""])
+@pytest.mark.parametrize("answer", ["yes", "Yes.", "maybe", "", "nothing named"])
 def test_a_request_the_model_does_not_read_as_open_stays_named(
     answer: str, small_catalog_file: Path
 ) -> None:
