@@ -10,6 +10,7 @@ from graph.reading.intent import products_naming, shopping_reason
 from graph.reading.request import read_request
 from graph.reading.shelves import (
     Shelf,
+    ShopShelves,
     StockAnswers,
     carried,
     in_shop_words,

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from catalog import CatalogBackend, money
 from catalog.kinds import kind_term
 from catalog.text import head_word, kind_words
-from graph.reading import Shelf, StockAnswers, carried, shop_shelves
+from graph.reading import Shelf, ShopShelves, StockAnswers, carried, shop_shelves
 from graph.schemas import Plan, PlanStep, RequestReading
 from meaning import Embedder
 
@@ -67,7 +67,9 @@ def stocked_plan(
         s.step: carried(catalog, s.query or "", s.price_cap(budget), known) is not False
         for s in plan.search_steps
     }
-    kinds = [kind_term(s.query or "") for s in plan.search_steps if stands[s.step]]
+    # A search copied from a shelf's line ("Carbon Trekking Poles (outdoor)") is of that
+    # shelf's kind, though its last word is the department's: no second search of it.
+    kinds = [_kind_searched(shop, s.query or "") for s in plan.search_steps if stands[s.step]]
     steps: list[PlanStep] = []
     notes: list[str] = []
     for step in plan.steps:
@@ -105,6 +107,11 @@ def stocked_plan(
     steps[last_search + 1 : last_search + 1] = added
     numbered = [s.model_copy(update={"step": n}) for n, s in enumerate(steps, start=1)]
     return plan.model_copy(update={"steps": numbered}), notes
+
+
+def _kind_searched(shop: ShopShelves, query: str) -> str:
+    shelf = shop.named_by(query)
+    return shelf.kind if shelf is not None else kind_term(query)
 
 
 def _searching(step: PlanStep, shelf: Shelf) -> PlanStep:

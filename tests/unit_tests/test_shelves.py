@@ -112,6 +112,20 @@ def test_a_search_nothing_ties_to_the_shop_gets_the_shelf_nearest_the_request() 
     assert notes[0].startswith("step 1 searched 'hiking gloves'")
 
 
+def test_a_search_copied_from_a_shelf_line_is_not_searched_twice() -> None:
+    # The planner copies a shelf's line with its department ("... (outdoor)"), whose
+    # last word names no kind: the shelf it names is the kind it searches.
+    plan = plan_of(
+        {"action": "Search poles", "query": "Carbon Trekking Poles (outdoor)"},
+        {"action": "Pick one", "query": None},
+    )
+    request = "my dad spends his weekends fixing up old bikes in the garage"
+    stocked, notes = stocked_plan(SHOP, plan, request, 60, read_request(request).words)
+    queries = [s.query or "" for s in stocked.search_steps]
+    assert len(queries) == 2 and "Carbon Trekking Poles" not in queries[1], queries
+    assert notes == [f"too few kinds the shop has were planned: it also searches {queries[1]!r}"]
+
+
 def test_shelves_come_from_any_catalog_the_user_loads() -> None:
     dummy = catalog_for(Context(catalog=str(shared_file("dummyjson", "products.json"))))
     shelves = nearest_shelves(dummy, "a birthday present for my sister who loves fragrances", 100)
