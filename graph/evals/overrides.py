@@ -78,11 +78,12 @@ def overrides_of(values: Mapping[str, Any]) -> list[Override]:
         return []
     found: list[Override] = []
     first_plan = values.get("follow_up") is None
-    if first_plan and reading and reading.open_ended:
-        if not speaks_of_an_occasion(reading.text) and not reading.model_read_open:
+    if first_plan and reading:
+        opened_by_code = not (speaks_of_an_occasion(reading.text) or reading.model_read_open)
+        if reading.open_ended and opened_by_code:
             found.append(Override("kinds left open"))
-    elif first_plan and reading and reading.model_read_open:
-        found.append(Override("kept named by a shelf"))
+        elif reading.model_read_open and not reading.open_ended:
+            found.append(Override("kept named by a shelf"))
     # A search code kept as the model wrote it is no change, wherever it stands (a
     # revision puts the plan shown first); the others are paired in order.
     mine = [m for m in model_plan.search_steps if m.query not in _queries(plan)]
