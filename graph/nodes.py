@@ -30,6 +30,7 @@ from graph.messages import masked_reply, raw_text_of, short_error, usage_of
 from graph.parent_run import parent_in_graph, previous_run_of
 from graph.prompts import (
     NAMES_A_PRODUCT,
+    NAMES_A_PRODUCT_EXAMPLES,
     PLANNING_RETRY,
     executor_tool_messages,
     planner_messages,
@@ -124,13 +125,22 @@ def _read_as_open(reading: RequestReading, context: Context) -> tuple[RequestRea
     speaks of no gift or occasion may still describe only a person or a problem ("my
     sister works night shifts as a nurse", "mi padre se jubila"), in any wording or
     language, which the model reads and word lists do not. Code keeps it a named request
-    when it names one of the shop's shelves in other words (shelf_named_by): "a camera
-    strap and a camera bag" is no open question, whatever a small model answers. With
-    the usage of the call; an answer that is not "no" leaves the request named."""
+    when it, or an item it lists, names one of the shop's shelves in other words
+    (shelf_named_by): "a camera strap and a camera bag" is no open question, whatever a
+    small model answers. With the usage of the call; an answer that is not "no" leaves
+    the request named."""
     model = plain_chat_model(context).bind(max_tokens=4)
-    reply = model.invoke([SystemMessage(NAMES_A_PRODUCT), HumanMessage(reading.text)])
+    examples = [
+        message
+        for request, answer in NAMES_A_PRODUCT_EXAMPLES
+        for message in (HumanMessage(request), AIMessage(answer))
+    ]
+    reply = model.invoke([SystemMessage(NAMES_A_PRODUCT), *examples, HumanMessage(reading.text)])
     read_open = str(reply.content).lower().split()[:1] in (["no"], ["no."], ["no,"])
-    named = read_open and shelf_named_by(catalog_for(context), reading.product_text) is not None
+    catalog = catalog_for(context)
+    named = read_open and any(
+        shelf_named_by(catalog, text) is not None for text in (reading.product_text, *reading.items)
+    )
     update = {"model_read_open": read_open, "open_ended": read_open and not named}
     return reading.model_copy(update=update), usage_of(reply)
 

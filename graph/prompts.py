@@ -48,6 +48,29 @@ NAMES_A_PRODUCT = """You read one shopping request. Does it name the kind of pro
 shopper wants (a tent, running shoes, a coffee grinder, a Dell laptop: any product, in any \
 language)? Answer no when it only describes a person, an occasion, a hobby or a problem and \
 leaves what to buy open. Answer with one word: yes or no."""
+# Worked answers shown before the request, as earlier turns: a 1.5B model reads a person
+# or a problem as "names a product" far less often with them, in every language. Written
+# apart from the dev sets (docs/evaluation.md); they show a reading, not words to match.
+NAMES_A_PRODUCT_EXAMPLES = (
+    ("my neighbour just took up gardening and I want to thank her for feeding our cat, $30", "no"),
+    ("my colleague is leaving for a new job and loves her morning tea, we have $45", "no"),
+    ("a hiking backpack for my son, under $120", "yes"),
+    ("noise-cancelling earbuds for the gym under $90", "yes"),
+    ("mi hermano siempre llega tarde al trabajo, algo que le ayude, unos 25 dólares", "no"),
+    ("para mi abuela que empieza a pintar acuarelas, algo bonito por 30 dólares", "no"),
+    ("eine Thermoskanne für lange Wanderungen, höchstens 40 Euro", "yes"),
+    ("un sac de couchage léger pour le camping, moins de 100 euros", "yes"),
+    ("something cosy for a student who just moved into a cold flat", "no"),
+    ("my flat gets so dry in winter and I keep waking up with a sore throat, ideas?", "no"),
+    ("a pair of wool socks and a beanie, $50 for both", "yes"),
+    ("a desk chair with lumbar support and a footrest", "yes"),
+    ("mon oncle vient de prendre sa retraite et adore cuisiner, moins de 60 dollars", "no"),
+    ("mein Neffe wird zehn und baut gern mit Lego, etwas bis 35 Euro", "no"),
+    ("my wrists hurt when I type all day, what could help?", "no"),
+    ("something small to say sorry to a friend, under $20", "no"),
+    ("Show me the reviews of the Acme 2-slice toaster in white", "yes"),
+    ("Find the price of the Contoso stainless steel water bottle, 750 ml", "yes"),
+)
 
 # Added to the user message of a request that names no kind of product the shop sells
 # (graph/reading/shelves.py), so every other request's prompt is as before.

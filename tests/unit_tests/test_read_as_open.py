@@ -12,6 +12,7 @@ import pytest
 from fakes import STRAP_PICK, STRAP_PLAN, FakeShoppingChatModel, run_graph
 
 from graph.evals.overrides import overrides_of
+from graph.prompts import NAMES_A_PRODUCT_EXAMPLES
 
 PERSON = "my sister works night shifts as a nurse and needs to unwind, $50"
 STRAP = "a leather camera strap, $40"
@@ -32,6 +33,13 @@ def test_a_request_the_model_reads_as_open_is_shown_the_shelves(
     model, state = run_answered(answer, PERSON, small_catalog_file)
     (question,) = model.questions
     assert question[-1].content == PERSON  # the request, cleaned, and nothing else
+    # The worked answers come before it, each a request and its answer in turn.
+    shown = [(q.type, q.content) for q in question[1:-1]]
+    assert shown == [
+        turn
+        for request, said in NAMES_A_PRODUCT_EXAMPLES
+        for turn in (("human", request), ("ai", said))
+    ]
     reading = state["reading"]
     assert reading.model_read_open and reading.open_ended
     assert "<shelves>" in str(model.prompts[0][-1].content)
@@ -64,3 +72,14 @@ def test_a_gift_is_open_without_asking(small_catalog_file: Path) -> None:
     )
     assert model.questions == [] and state["reading"].open_ended
     assert state["reading"].model_read_open is None
+
+
+def test_a_request_listing_an_item_of_a_shelf_stays_named(small_catalog_file: Path) -> None:
+    # The request as a whole is near no one shelf; its listed items are each near one.
+    model, state = run_answered(
+        "no", "a camera strap and trail running shoes, $150 for both", small_catalog_file
+    )
+    reading = state["reading"]
+    assert len(reading.items) == 2 and len(model.questions) == 1
+    assert reading.model_read_open and not reading.open_ended
+    assert "<shelves>" not in str(model.prompts[0][-1].content)
