@@ -23,7 +23,7 @@ from graph.tools import get_catalog
 RECORDED_REQUESTS = {
     "photo-gift": "a birthday gift for someone who likes photography, under $200",
     "multi-item-budget": "running shoes and a water bottle, $150 total",
-    "nothing-found": "a theremin for my nephew",
+    "nothing-found": "a theremin, under $300",
     "coffee-pair": "a burr grinder and a pour-over kettle under $120",
     "home-office": "an ergonomic chair and a monitor arm for my home office, budget $500",
     "tent-rating": "a tent for two people rated 4 stars or better under $250",
