@@ -75,7 +75,6 @@ from graph.shaping import (
     describe_change,
     edit_of,
     fallback_plan,
-    leaves_the_kinds_open,
     model_read_limits,
     plan_changes,
     read_answer,
@@ -318,9 +317,6 @@ def _planned(
         # The model's cap where code read none, checked against the amounts written.
         reading, read_by_model = model_read_limits(reading, plan)
         stated = reading.limits
-        if shelves is None and leaves_the_kinds_open(catalog, reading, plan):
-            # Open-ended in what it asks, though no word of it speaks of an occasion.
-            reading, shelves = reading.model_copy(update={"open_ended": True}), []
     known: StockAnswers = {}  # what the shop carries, asked once per search and cap
     if shelves is not None:
         # Open-ended: a search for a kind the shop lacks becomes one it has, before approval.

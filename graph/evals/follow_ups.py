@@ -373,7 +373,7 @@ def judged_searches(
     plan = values.get("plan")
     if not wanted or plan is None:
         return []
-    not_searches = ("kinds left open", "kept named by a shelf", "pick decided in code")
+    not_searches = ("kept named by a shelf", "pick decided in code")
     searches = [o for o in overrides_of(values) if o.name not in not_searches]
 
     def shows_what_it_wants(step: PlanStep) -> bool:

@@ -4,9 +4,6 @@ measured"). The run keeps the plan as the model wrote it (State.model_plan) besi
 plan that ran; a search code kept as written is no change, the others are paired in order
 (code shapes a plan in place and adds searches after the model's):
 
-- "kinds left open": code read the request as open-ended though it speaks of no gift or
-  occasion and the model did not read it so (graph/shaping/stocked.py,
-  leaves_the_kinds_open);
 - "kept named by a shelf": the model read what to buy as left open, and code kept the
   request named, as it names a shelf of the shop in other words (graph/nodes.py,
   _read_as_open);
@@ -32,11 +29,9 @@ from typing import Any
 
 from catalog import CatalogBackend, Product, SearchArgs
 from graph.evals.driver import Figure
-from graph.reading.request import speaks_of_an_occasion
 from graph.schemas import Plan, PlanStep, RequestReading
 
 OVERRIDES = (
-    "kinds left open",
     "kept named by a shelf",
     "search replaced by a shelf",
     "search reworded",
@@ -78,12 +73,8 @@ def overrides_of(values: Mapping[str, Any]) -> list[Override]:
         return []
     found: list[Override] = []
     first_plan = values.get("follow_up") is None
-    if first_plan and reading:
-        opened_by_code = not (speaks_of_an_occasion(reading.text) or reading.model_read_open)
-        if reading.open_ended and opened_by_code:
-            found.append(Override("kinds left open"))
-        elif reading.model_read_open and not reading.open_ended:
-            found.append(Override("kept named by a shelf"))
+    if first_plan and reading and reading.model_read_open and not reading.open_ended:
+        found.append(Override("kept named by a shelf"))
     # A search code kept as the model wrote it is no change, wherever it stands (a
     # revision puts the plan shown first); the others are paired in order.
     mine = [m for m in model_plan.search_steps if m.query not in _queries(plan)]
@@ -128,9 +119,7 @@ def judged(
     found = []
     for override in overrides:
         model_right: bool | None
-        if override.name == "kinds left open":
-            code_right, model_right = open_ended, not open_ended
-        elif override.name == "kept named by a shelf":
+        if override.name == "kept named by a shelf":
             code_right, model_right = not open_ended, open_ended
         elif override.name == "pick decided in code":
             code_right, model_right = met, None

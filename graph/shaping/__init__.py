@@ -27,7 +27,7 @@ from graph.shaping.follow_up import (
 from graph.shaping.limits import limit_warnings, model_read_limits, reconcile_limits
 from graph.shaping.named import with_named_product
 from graph.shaping.occasion import pick_mode
-from graph.shaping.stocked import leaves_the_kinds_open, stocked_plan
+from graph.shaping.stocked import stocked_plan
 from graph.shaping.tidy import merge_reasoning_runs, steps_before_any_search
 
 

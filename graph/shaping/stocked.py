@@ -15,37 +15,12 @@ from collections.abc import Sequence
 
 from catalog import CatalogBackend, money
 from catalog.kinds import kind_term
-from catalog.text import head_word, kind_words
+from catalog.text import head_word
 from graph.reading import Shelf, ShopShelves, StockAnswers, carried, shop_shelves
-from graph.schemas import Plan, PlanStep, RequestReading
-from meaning import Embedder
+from graph.schemas import Plan, PlanStep
 
 # "After searching at least 2 kinds that exist": fewer is one guess, more costs searches.
 KINDS_LOOKED_AT = 2
-# The cosine above which a search is what the request names: a request naming its product
-# in another language is 0.34-0.49 from its search; one describing a person or a need
-# ("a friend who records a podcast", "usb microphone") 0.08-0.29 (docs/meaning.md).
-NAMES_IT = 0.32
-_EMBEDDER = Embedder()  # the process's one model, loaded when first asked
-
-
-def leaves_the_kinds_open(catalog: CatalogBackend, reading: RequestReading, plan: Plan) -> bool:
-    """Whether the request left what to buy to the planner, though it speaks of no gift or
-    occasion ("my sister works night shifts as a nurse, $50"): it states a limit (as
-    shopping_reason reads one), none of its words is a kind the shop's titles are headed
-    by, and the plan searches kinds none of its words name, and none near it in meaning.
-    A request naming what it wants, stocked or not, in any language ("a theremin", "eine
-    Stirnlampe"), is never open."""
-    if not reading.limits.any:
-        return False  # no price or rating to hold to: nothing says it is shopping at all
-    named = {kind_term(word) for word in kind_words(reading.product_text)}
-    queries = [step.query for step in plan.search_steps if step.query]
-    searched = {kind_term(query) for query in queries} - {""}
-    if not searched or searched & named or named & shop_shelves(catalog).kinds:
-        return False
-    # In another language ("una tienda de campaña", "tent") the words differ, the meaning
-    # not: a search this near the request is what it names.
-    return bool(max(_EMBEDDER.similarity(reading.product_text, queries)) < NAMES_IT)
 
 
 def stocked_plan(

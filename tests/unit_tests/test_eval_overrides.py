@@ -66,23 +66,26 @@ def test_no_override_where_code_kept_the_plan_or_built_it() -> None:
     assert overrides_of(values("running shoes under $90", None, same)) == []  # code's plan
 
 
-def test_a_request_read_open_though_it_speaks_of_no_occasion_is_an_override() -> None:
+def test_a_request_the_model_read_open_and_code_kept_named_is_an_override() -> None:
     request = "my sister works night shifts as a nurse, $50"
-    reading = read_request(request).model_copy(update={"open_ended": True})
+    kept = read_request(request).model_copy(update={"model_read_open": True})
     same = plan("night cream", None)
-    found = overrides_of({"reading": reading, "model_plan": same, "plan": same})
-    assert [o.name for o in found] == ["kinds left open"]
-    # Read open by its words (a gift): the reading is no override; nor in a follow-up.
+    found = overrides_of({"reading": kept, "model_plan": same, "plan": same})
+    assert [o.name for o in found] == ["kept named by a shelf"]
+    # Read open as the model read it, or by its words (a gift): no override; nor in a
+    # follow-up.
+    opened = kept.model_copy(update={"open_ended": True})
     gift = read_request("a gift for a nurse, $50")
-    assert overrides_of({"reading": gift, "model_plan": same, "plan": same}) == []
-    follow = {"reading": reading, "model_plan": same, "plan": same, "follow_up": object()}
+    for reading in (opened, gift):
+        assert overrides_of({"reading": reading, "model_plan": same, "plan": same}) == []
+    follow = {"reading": kept, "model_plan": same, "plan": same, "follow_up": object()}
     assert overrides_of(follow) == []
 
 
 def test_each_override_is_judged_for_code_and_for_the_model_alone() -> None:
     model = plan("hiking gloves", None)
     ran = plan("Hiking Day Backpack", "Merino Running Socks", None, categories={1: "outdoor"})
-    reading = read_request("my brother hikes, $80").model_copy(update={"open_ended": True})
+    reading = read_request("my brother hikes, $80").model_copy(update={"model_read_open": True})
     found = overrides_of({"reading": reading, "model_plan": model, "plan": ran})
 
     def right(step: PlanStep) -> bool:
@@ -90,12 +93,12 @@ def test_each_override_is_judged_for_code_and_for_the_model_alone() -> None:
 
     listed = judged(found, right, open_ended=True)
     assert [(j.override, j.code_right, j.model_right) for j in listed] == [
-        ("kinds left open", True, False),
+        ("kept named by a shelf", False, True),
         ("search replaced by a shelf", True, False),
         ("kind added", False, None),  # the model had no step: nothing to judge
     ]
-    # In a set whose requests name their items, reading one open is code's mistake.
-    assert judged(found[:1], right, open_ended=False)[0].code_right is False
+    # In a set whose requests name their items, keeping one named is code's right call.
+    assert judged(found[:1], right, open_ended=False)[0].code_right is True
 
 
 def test_a_pick_code_decided_is_judged_by_the_case() -> None:
