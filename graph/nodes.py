@@ -33,6 +33,7 @@ from graph.prompts import (
     NAMES_A_PRODUCT_EXAMPLES,
     PLANNING_RETRY,
     executor_tool_messages,
+    follow_up_kind_messages,
     planner_messages,
     reasoning_messages,
 )
@@ -50,8 +51,10 @@ from graph.reading import (
     unstocked_searches,
 )
 from graph.schemas import (
+    FOLLOW_UP_KINDS,
     MAX_PLAN_STEPS,
     FollowUp,
+    FollowUpKind,
     FollowUpPlan,
     FollowUpStatement,
     Plan,
@@ -144,6 +147,21 @@ def _read_as_open(reading: RequestReading, context: Context) -> tuple[RequestRea
     return reading.model_copy(update=update), usage_of(reply)
 
 
+def _read_kind(
+    previous: PreviousRun, reading: RequestReading, context: Context
+) -> tuple[FollowUpKind | None, Usage]:
+    """The kind of follow-up (or revision) the model reads the words as, asked in one word
+    with worked answers before them, and the usage of the call. A small model names the
+    expected kind far more often asked so than as one field of its plan (prompts.py);
+    code still checks it against the previous run (checked_statement). None: the answer
+    is no kind, and the planner chooses among them."""
+    model = plain_chat_model(context).bind(max_tokens=4)
+    reply = model.invoke(follow_up_kind_messages(previous.request, reading.text))
+    words = str(reply.content).lower().split()[:1]
+    answer = words[0].strip(".,:;!") if words else ""
+    return (answer if answer in FOLLOW_UP_KINDS else None), usage_of(reply)
+
+
 def revise(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     """The plan shown, changed as a person's words at approval ask. The planner reads the
     plan and the words as it reads a follow-up's previous run and request, and code
@@ -228,9 +246,14 @@ def _plan(
         if previous is None and reading.open_ended
         else None
     )
-    messages = planner_messages(reading.text, previous, shelves or [], revising=revising)
     started = time.perf_counter()
-    usage = Usage()
+    usage, asked = Usage(), 0
+    kind = None
+    if previous is not None:
+        # The follow-up's kind is read once, by a question of its own, before planning.
+        kind, usage = _read_kind(previous, reading, context)
+        asked = 1
+    messages = planner_messages(reading.text, previous, shelves or [], revising=revising, kind=kind)
     for attempt in (1, 2):
         try:
             result = model.invoke(messages)
@@ -249,7 +272,7 @@ def _plan(
             # words that revise a plan into none are refused.
             if revising:
                 why = "the words ask for no change of a shopping plan"
-                return {"refused": why, "planner_usage": usage, "planner_calls": attempt}
+                return {"refused": why, "planner_usage": usage, "planner_calls": asked + attempt}
             reason = shopping_reason(reading, plan.goal, catalog_for(context))
             if reason is not None:
                 plan, error = None, reason
@@ -258,15 +281,18 @@ def _plan(
             # stored in the checkpoint or shown.
             plan = schema.model_validate(redact_tree(plan.model_dump()))
             statement = plan.follow_up if isinstance(plan, FollowUpPlan) else None
+            if statement is not None and kind is not None:
+                statement = statement.model_copy(update={"kind": kind})
             plan = plan.plan() if isinstance(plan, FollowUpPlan) else plan
+            calls = asked + attempt
             planned = _planned(
-                reading, plan, usage, attempt, started, previous, statement, shelves, context, shown
+                reading, plan, usage, calls, started, previous, statement, shelves, context, shown
             )
             return {**planned, "model_plan": plan}
         if attempt == 2:
             if revising:
                 why = f"the planner could not revise the plan ({short_error(error)})"
-                return {"refused": why, "planner_usage": usage, "planner_calls": attempt}
+                return {"refused": why, "planner_usage": usage, "planner_calls": asked + attempt}
             if f"at most {MAX_PLAN_STEPS} steps" in str(error):
                 raise PlanningError(
                     f"the request needs more than {MAX_PLAN_STEPS} plan steps (the limit); "
@@ -278,7 +304,7 @@ def _plan(
             earlier = previous.queries if previous else ()
             plan = fallback_plan(reading, why, raw_text_of(raw), earlier)
             return _planned(
-                reading, plan, usage, attempt, started, previous, None, shelves, context
+                reading, plan, usage, asked + attempt, started, previous, None, shelves, context
             )
         # One retry with the validation error shown: it fixes most numbering slips of
         # small models. This is not replanning: no step has run yet.

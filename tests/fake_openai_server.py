@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from graph.prompts import NAMES_A_PRODUCT
+from graph.prompts import NAMES_A_PRODUCT, follow_up_kind_messages
 
 # "ok" is a no-fault slot, so a fault can be aimed at the Nth request; "401" answers
 # like a leaky proxy that echoes the bearer key back in its error body; "text" answers
@@ -70,7 +70,9 @@ class FakeScript:
     # The answer to the question asked before a first plan (prompts.NAMES_A_PRODUCT):
     # "yes" keeps a request named. Those questions are kept apart (`questions`), and no
     # fault or reply of the script is spent on them: those aim at the calls they name.
+    # The question of a follow-up's kind likewise: "" is no kind (the planner's stands).
     names_a_product: str = "yes"
+    follow_up_kind: str = ""
     questions: list[dict[str, Any]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     arrivals: list[float] = field(default_factory=list)  # time.monotonic() per request
@@ -92,9 +94,17 @@ def _forced_tool(body: dict[str, Any]) -> str:
     return tools[0]["function"]["name"] if tools else "text"
 
 
-def _is_the_question(body: dict[str, Any]) -> bool:
+# The questions asked before planning, by their system prompt, and the script's field
+# that answers each.
+_QUESTIONS = {
+    NAMES_A_PRODUCT: "names_a_product",
+    str(follow_up_kind_messages("", "")[0].content): "follow_up_kind",
+}
+
+
+def _question(body: dict[str, Any]) -> str | None:
     messages = body.get("messages") or [{}]
-    return messages[0].get("content") == NAMES_A_PRODUCT
+    return _QUESTIONS.get(str(messages[0].get("content")))
 
 
 def _completion(tool: str, arguments: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
@@ -228,12 +238,12 @@ def _handler(script: FakeScript) -> type[BaseHTTPRequestHandler]:
         def _post(self) -> None:
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"{}")
-            if _is_the_question(body):
+            if question := _question(body):
                 with script.lock:
                     script.questions.append(body)
                 completion = _completion("text", {}, body)
                 message = completion["choices"][0]["message"]
-                message["content"], message["tool_calls"] = script.names_a_product, None
+                message["content"], message["tool_calls"] = getattr(script, question), None
                 completion["choices"][0]["finish_reason"] = "stop"
                 self._send(200, json.dumps(completion).encode())
                 return

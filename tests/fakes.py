@@ -23,12 +23,20 @@ from pydantic import Field
 
 from graph.builder import build_graph
 from graph.context import Context
-from graph.prompts import NAMES_A_PRODUCT
+from graph.prompts import NAMES_A_PRODUCT, follow_up_kind_messages
 from graph.schemas import Plan
 
 # A reply is either the arguments for the forced tool (a dict), raw text (a str), or a
 # function of the prompt messages that returns one of those.
 Reply = dict[str, Any] | str | Callable[[list[BaseMessage]], dict[str, Any] | str]
+
+
+# The questions asked before planning, by their system prompt: whether a first request
+# names what to buy, and what kind of follow-up one is; each answered by the field named.
+QUESTIONS = {
+    NAMES_A_PRODUCT: "names_a_product",
+    str(follow_up_kind_messages("", "")[0].content): "follow_up_kind",
+}
 
 
 class FakeShoppingChatModel(BaseChatModel):
@@ -39,6 +47,9 @@ class FakeShoppingChatModel(BaseChatModel):
     # unless `replies["names_a_product"]` scripts them: "yes" keeps a request named. The
     # questions are kept apart from `prompts`, which holds the planner's and steps' calls.
     names_a_product: str = "yes"
+    # The answer to the question of a follow-up's kind, unless `replies["follow_up_kind"]`
+    # scripts them: "" is no kind, so the planner's own reading stands.
+    follow_up_kind: str = ""
     questions: list[list[BaseMessage]] = Field(default_factory=list)
     prompts: list[list[BaseMessage]] = Field(default_factory=list)
     tools_seen: list[list[str]] = Field(default_factory=list)
@@ -58,10 +69,11 @@ class FakeShoppingChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
-        if messages and messages[0].content == NAMES_A_PRODUCT:
+        question = QUESTIONS.get(str(messages[0].content)) if messages else None
+        if question is not None:
             self.questions.append(list(messages))
-            scripted = self.replies.get("names_a_product")
-            answer = scripted.pop(0) if scripted else self.names_a_product
+            scripted = self.replies.get(question)
+            answer = scripted.pop(0) if scripted else getattr(self, question)
             return ChatResult(generations=[ChatGeneration(message=AIMessage(content=answer))])
         self.prompts.append(list(messages))
         names = [spec["function"]["name"] for spec in kwargs.get("tools", [])]

@@ -171,6 +171,10 @@ def checked_statement(
         why = "a feature" if another is None else "the same kind of product"
         notes.append(f"{wants or 'what it asks for'!r} is {why} here: read as a refinement")
         kind = "refine"
+    # A rating and no price asks for the same item rated so, at no other price.
+    if kind in ("cheaper", "dearer") and reading.limits.ratings and not reading.limits.prices:
+        notes.append(f"it states a rating and no price, not {kind}: read as a refinement")
+        kind = "refine"
     # "cheaper" and "dearer" are the planner's to say, whatever product it names, unless
     # the amounts say otherwise: a new cap above the earlier one raises the budget, which
     # no one asking for cheaper does ("actually I can go up to $140" after "under $110").

