@@ -9,7 +9,6 @@ from langchain_core.messages import (
     AIMessage,
     BaseMessage,
     HumanMessage,
-    SystemMessage,
     ToolMessage,
 )
 from langgraph.runtime import Runtime
@@ -29,11 +28,10 @@ from graph.cost import estimate_plan_cost
 from graph.messages import masked_reply, raw_text_of, short_error, usage_of
 from graph.parent_run import parent_in_graph, previous_run_of
 from graph.prompts import (
-    NAMES_A_PRODUCT,
-    NAMES_A_PRODUCT_EXAMPLES,
     PLANNING_RETRY,
     executor_tool_messages,
     follow_up_kind_messages,
+    names_a_product_messages,
     planner_messages,
     reasoning_messages,
 )
@@ -108,18 +106,14 @@ def planner(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
     # A follow-up: its finished parent read back, and what carries over (in code).
     # The planner states what the follow-up does to it; code checks that and carries over.
     previous = parent_in_graph(state.follow_up_of) if state.follow_up_of else None
-    if previous is not None or reading.open_ended:
-        return _plan(reading, previous, runtime.context)
-    started = time.perf_counter()
-    reading, asked = _read_as_open(reading, runtime.context)
-    planned = _plan(reading, previous, runtime.context)
-    # The question is one of the planner's calls, and its time part of the planner's.
-    return {
-        **planned,
-        "planner_usage": asked + planned["planner_usage"],
-        "planner_calls": 1 + planned["planner_calls"],
-        "planner_latency_s": round(time.perf_counter() - started, 3),
-    }
+    return _plan(reading, previous, runtime.context)
+
+
+def _one_word(context: Context, messages: list[BaseMessage]) -> tuple[str, Usage]:
+    """The first word, lower-cased, of the model's answer to a one-word question ("" for
+    none), and the usage of the call."""
+    reply = plain_chat_model(context).bind(max_tokens=4).invoke(messages)
+    return next(iter(str(reply.content).lower().split()), ""), usage_of(reply)
 
 
 def _read_as_open(reading: RequestReading, context: Context) -> tuple[RequestReading, Usage]:
@@ -131,20 +125,14 @@ def _read_as_open(reading: RequestReading, context: Context) -> tuple[RequestRea
     (shelf_named_by): "a camera strap and a camera bag" is no open question, whatever a
     small model answers. With the usage of the call; an answer that is not "no" leaves
     the request named."""
-    model = plain_chat_model(context).bind(max_tokens=4)
-    examples = [
-        message
-        for request, answer in NAMES_A_PRODUCT_EXAMPLES
-        for message in (HumanMessage(request), AIMessage(answer))
-    ]
-    reply = model.invoke([SystemMessage(NAMES_A_PRODUCT), *examples, HumanMessage(reading.text)])
-    read_open = str(reply.content).lower().split()[:1] in (["no"], ["no."], ["no,"])
+    word, usage = _one_word(context, names_a_product_messages(reading.text))
+    read_open = word in ("no", "no.", "no,")
     catalog = catalog_for(context)
     named = read_open and any(
         shelf_named_by(catalog, text) is not None for text in (reading.product_text, *reading.items)
     )
     update = {"model_read_open": read_open, "open_ended": read_open and not named}
-    return reading.model_copy(update=update), usage_of(reply)
+    return reading.model_copy(update=update), usage
 
 
 def _read_kind(
@@ -155,11 +143,9 @@ def _read_kind(
     expected kind far more often asked so than as one field of its plan (prompts.py);
     code still checks it against the previous run (checked_statement). None: the answer
     is no kind, and the planner chooses among them."""
-    model = plain_chat_model(context).bind(max_tokens=4)
-    reply = model.invoke(follow_up_kind_messages(previous.request, reading.text))
-    words = str(reply.content).lower().split()[:1]
-    answer = words[0].strip(".,:;!") if words else ""
-    return (answer if answer in FOLLOW_UP_KINDS else None), usage_of(reply)
+    word, usage = _one_word(context, follow_up_kind_messages(previous.request, reading.text))
+    answer = word.strip(".,:;!")
+    return (answer if answer in FOLLOW_UP_KINDS else None), usage
 
 
 def revise(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -238,6 +224,18 @@ def _plan(
     revising = shown is not None
     schema = FollowUpPlan if previous else Plan
     model = structured_model(context, schema)
+    # A question before planning is one of the planner's calls, and its time the planner's:
+    # a first request that speaks of no occasion is asked whether it names what to buy; a
+    # follow-up's kind is read once, by a question of its own.
+    started = time.perf_counter()
+    kind: FollowUpKind | None = None
+    usage, asked = Usage(), 0
+    if previous is None and not reading.open_ended:
+        reading, usage = _read_as_open(reading, context)
+        asked = 1
+    elif previous is not None:
+        kind, usage = _read_kind(previous, reading, context)
+        asked = 1
     # A gift or a hobby that names nothing the shop sells sees the shop's nearest shelves
     # (code, not a tool: the planner stays tool-free); a follow-up sees its previous run.
     # None: not open-ended (its plan's kinds are the shopper's, never replaced).
@@ -246,13 +244,6 @@ def _plan(
         if previous is None and reading.open_ended
         else None
     )
-    started = time.perf_counter()
-    usage, asked = Usage(), 0
-    kind = None
-    if previous is not None:
-        # The follow-up's kind is read once, by a question of its own, before planning.
-        kind, usage = _read_kind(previous, reading, context)
-        asked = 1
     messages = planner_messages(reading.text, previous, shelves or [], revising=revising, kind=kind)
     for attempt in (1, 2):
         try:

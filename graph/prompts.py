@@ -3,14 +3,14 @@ Kept short: every token here is paid on every call."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from catalog import money
 from graph.choosing.picks import Candidate
 from graph.reading.shelves import Shelf
-from graph.schemas import MAX_PLAN_STEPS, Plan, PlanStep, PreviousRun, StepResult
+from graph.schemas import MAX_PLAN_STEPS, FollowUpKind, Plan, PlanStep, PreviousRun, StepResult
 
 PLANNER_SYSTEM = """You plan shopping tasks for a product catalog. You have no tools and \
 see no products; another agent runs your plan one step at a time.
@@ -180,20 +180,38 @@ FOLLOW_UP_KIND_EXAMPLES = (
 )
 
 
+_FOLLOW_UP_QUESTION = "Earlier request: {earlier}\nNew message: {words}"
+
+
+def _one_word_question(
+    system: str, worked: Iterable[tuple[str, str]], asked: str
+) -> list[BaseMessage]:
+    """A question answered in one word: its instructions, the worked answers as earlier
+    turns, then what is asked."""
+    turns: list[BaseMessage] = [SystemMessage(system)]
+    for text, answer in worked:
+        turns += [HumanMessage(text), AIMessage(answer)]
+    return [*turns, HumanMessage(asked)]
+
+
+def names_a_product_messages(request: str) -> list[BaseMessage]:
+    """The question whether a first request names what to buy."""
+    return _one_word_question(NAMES_A_PRODUCT, NAMES_A_PRODUCT_EXAMPLES, request)
+
+
 def follow_up_kind_messages(earlier: str, words: str) -> list[BaseMessage]:
-    """The question of a follow-up's kind: the kinds, the worked answers as earlier turns,
-    then the earlier request and the new words."""
+    """The question of a follow-up's kind, after the earlier request it follows."""
     kinds = "\n".join(
         f"{k}: {m.format(item='earlier item')}" for k, m in FOLLOW_UP_KIND_MEANINGS.items()
     )
-    turns: list[BaseMessage] = [SystemMessage(FOLLOW_UP_KIND.format(kinds=kinds))]
-    for earlier_request, message, answer in FOLLOW_UP_KIND_EXAMPLES:
-        turns += [HumanMessage(_FOLLOW_UP_QUESTION.format(earlier=earlier_request, words=message))]
-        turns += [AIMessage(answer)]
-    return [*turns, HumanMessage(_FOLLOW_UP_QUESTION.format(earlier=earlier, words=words))]
+    worked = (
+        (_FOLLOW_UP_QUESTION.format(earlier=earlier_request, words=message), answer)
+        for earlier_request, message, answer in FOLLOW_UP_KIND_EXAMPLES
+    )
+    asked = _FOLLOW_UP_QUESTION.format(earlier=earlier, words=words)
+    return _one_word_question(FOLLOW_UP_KIND.format(kinds=kinds), worked, asked)
 
 
-_FOLLOW_UP_QUESTION = "Earlier request: {earlier}\nNew message: {words}"
 # How a follow-up and a revision (a change of the plan shown, asked in words at approval)
 # differ in that prompt: the one follows a finished run, the other a plan not yet run.
 FOLLOWS = {
@@ -245,7 +263,7 @@ def planner_messages(
     shelves: Sequence[Shelf] = (),
     *,
     revising: bool = False,
-    kind: str | None = None,
+    kind: FollowUpKind | None = None,
 ) -> list[BaseMessage]:
     """The planner's messages; a follow-up's with its previous run and, where the model
     was asked it first (`kind`), the one kind it is, else the six to choose from."""
