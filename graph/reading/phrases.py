@@ -406,8 +406,11 @@ def numbers_of(
 # starts with.
 _AMOUNT_TEXT = r"(\d[\w.,'٬٫]*(?:[ \u2009\u202f]\d[\w.,'٬٫]*(?![\w-]))*)"
 _NO_NUMBER_AFTER_SIGN = r"([^\W\d_]+|[^\w\s\-−+<>=≤≥.,;:!?()'\"$€£¥₹])"
+# A currency word after Latin letters starts a word of its own: "déclencheur" and
+# "ordinateur" end in no euro; "二百ドル" is written without spaces.
 _WORDS_BESIDE_CURRENCY = (
-    r"(?<![\w'])(?<!\d\s)(?P<words>(?:[^\W\d_]+\s+){0,2}[^\W\d_]+)[\s-]*(?=[^\W\d_])"
+    r"(?<![\w'])(?<!\d\s)(?P<words>(?:[^\W\d_]+\s+){0,2}[^\W\d_]+)[\s-]*"
+    r"(?<![A-Za-z\u00c0-\u024f])(?=[^\W\d_])"
 )
 AMOUNT_BESIDE_CURRENCY = re.compile(
     rf"{_CURRENCY_BEFORE}\s*(?:{_AMOUNT_TEXT}|{_NO_NUMBER_AFTER_SIGN})"

@@ -21,7 +21,7 @@ from graph.choosing.pool import choice_pool
 from graph.cli.render import budget_line
 from graph.context import Context
 from graph.reading import read_request
-from graph.reading.stated import checked_request, read_limits
+from graph.reading.stated import checked_request, read_limits, without_limit_phrases
 from graph.schemas import Plan, ProductSummary, RequestError, StepResult
 from graph.shaping.limits import limit_warnings, model_read_limits, reconcile_limits
 
@@ -149,6 +149,22 @@ def test_three_capitals_that_name_no_currency_are_no_price() -> None:
 
 def test_words_beside_a_currency_that_name_nothing_are_no_amount() -> None:
     assert read_limits("a wallet for US bills, prices in dollars").unreadable == ()
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    ["une télécommande sans fil pour le déclencheur", "un sac pour mon ordinateur, 50 dollars"],
+)
+def test_a_word_ending_in_a_currency_s_letters_is_no_amount(request_text: str) -> None:
+    # "déclench-eur", "ordinat-eur": no euro amount in words, nothing cut from the words.
+    assert read_limits(request_text).unreadable == ()
+    assert "eur" in without_limit_phrases(request_text)
+
+
+def test_words_before_a_currency_still_name_an_unreadable_amount() -> None:
+    assert read_limits("a lamp for a couple hundred euros").unreadable == (
+        "a couple hundred euros",
+    )
 
 
 # Two limits: a correction (the later) applies, two caps that both hold the lower, and

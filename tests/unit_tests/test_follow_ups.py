@@ -405,6 +405,12 @@ SHOP = catalog_for(Context())  # the shipped catalog: what the readings are chec
         (BAG, "swap the bag for a backpack", said("replace", "bag", "backpack"), "replace",
          [], 60, None),
         (BAG, "a sling bag instead", said("replace", None, "sling bag"), "replace", [], 60, None),
+        # An add or a swap of the earlier item said again, by meaning, is that item anew:
+        # the new budget is a refinement's, and the bag is not kept beside itself (#40).
+        (BAG, "actually I can go up to $80", said("replace", None, "a hiking camera bag under $80"),
+         "refine", [], 80, None),
+        (BAG, "let's stretch the budget to $80",
+         said("add", None, "hiking camera bags and sling camera bags"), "refine", [], 80, None),
         (BAG, "under $45 instead", said("refine", BAG_ITEM), "refine", [], 45, None),
         (BAG, "something lighter", said("refine", BAG_ITEM, "lightweight"), "refine",
          [], 60, None),
@@ -564,6 +570,18 @@ def test_a_refinement_searches_the_item_with_what_it_wants() -> None:
     shaped = shape_plan(read_request(follow), limits, plan_of({"query": "camera bag"}), follow_up)
     assert [s.query for s in shaped.plan.search_steps] == ["waterproof camera bag"]
     assert "waterproof" in shaped.plan.features
+
+
+def test_what_a_refinement_wants_is_searched_without_its_limits() -> None:
+    # The rating is the stated limits' to hold: "four stars or higher" searched as words
+    # ("four higher camera bag") finds no product (#40).
+    follow = "only ones rated four stars or higher please"
+    statement = FollowUpStatement(kind="refine", item=BAG_ITEM, wants="four stars or higher")
+    follow_up, limits = carry_over(read_request(follow), BAG, statement, SHOP)
+    shaped = shape_plan(read_request(follow), limits, plan_of({"query": "camera bag"}), follow_up)
+    assert follow_up.wants == ""
+    assert [s.query for s in shaped.plan.search_steps] == ["camera bag"]
+    assert limits.min_rating == 4
 
 
 def test_a_cheaper_one_in_another_currency_keeps_the_cap_and_names_the_foreign_limit() -> None:
