@@ -7,8 +7,9 @@ step's limits hold, and the total stays within the plan's budget whenever some c
 one product per item does: a combinatorial choice, made exactly here over each search's
 whole pool (tools.POOL_DEPTH matches), not only the few rows a model was shown.
 
-Among the choices that fit, the one a shopper would take: the kind searched for, then the
-wanted features matched (Candidate.coverage), then whether it names the compound the
+Among the choices that fit, the one a shopper would take: the kind searched for, then (a
+gift's pick across kinds) a kind as near the request by meaning as any, then the wanted
+features matched (Candidate.coverage), then whether it names the compound the
 query ends with (Candidate.names_compound), then the model's own pick, then rating, then
 search rank. So the model's pick stands unless another candidate covers the request
 better, and it breaks ties. When nothing fits, the cheapest choice is shown, with how
@@ -122,6 +123,10 @@ def _kind(candidate: Candidate, plan: Plan) -> float:
     return coverage_of(candidate, plan)[0]
 
 
+def _near_request(candidate: Candidate, plan: Plan) -> float:
+    return float(candidate.near_request)
+
+
 def _features(candidate: Candidate, plan: Plan) -> float:
     return coverage_of(candidate, plan)[1]
 
@@ -130,12 +135,14 @@ def _names_compound(candidate: Candidate, plan: Plan) -> float:
     return float(candidate.names_compound)
 
 
-# What the request asks of a pick, weightiest first: the kind searched for, the wanted
-# features matched, the compound its query ends with. The one definition: code decides a
-# pick step on these alone (decided.py), and the model's pick, rating and rank only break
-# their ties (pick_score), so a check added here changes both.
+# What the request asks of a pick, weightiest first: the kind searched for, a kind as near
+# the request by meaning as any (a gift's), the wanted features matched, the compound its
+# query ends with. The one definition: code decides a pick step on these alone
+# (decided.py), and the model's pick, rating and rank only break their ties (pick_score),
+# so a check added here changes both.
 REQUEST_CHECKS: tuple[Callable[[Candidate, Plan], float], ...] = (
     _kind,
+    _near_request,
     _features,
     _names_compound,
 )
@@ -310,7 +317,9 @@ def _reason(
 def _versus(other: Candidate, pick: Candidate, plan: Plan, total: float) -> str:
     """How `other` compares with the pick, in the terms a shopper weighs."""
     said = []
-    if request_score(other, plan) != request_score(pick, plan):
+    if other.near_request != pick.near_request:
+        said.append(f"of a kind {'nearer' if other.near_request else 'further from'} the request")
+    elif request_score(other, plan) != request_score(pick, plan):
         more = request_score(other, plan) > request_score(pick, plan)
         said.append(f"matches {'more' if more else 'less'} of the request")
     if (other.summary.rating or 0) > (pick.summary.rating or 0):

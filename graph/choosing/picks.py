@@ -134,6 +134,9 @@ class Candidate:
     # Its item, named by the item's first search step (item_of_step); candidates_of sets
     # it once for every later check. 0 until then: its own step.
     item: int = 0
+    # Of a kind as near the request by meaning as any other that fits (a gift's pick across
+    # kinds: near_the_request); always, where one kind is searched per item.
+    near_request: bool = True
 
     def __post_init__(self) -> None:
         self.item = self.item or self.source_step
@@ -154,6 +157,30 @@ class Candidate:
             if self.features_matched and kind == "features":
                 parts[-1] += f" ({', '.join(self.features_matched)})"
         return "; ".join(parts)
+
+
+# Kinds this near the request's words by meaning, or nearer, are equally near: below it,
+# cosines differ by noise, and the model's pick decides. On the 61 recorded gift plans that
+# pick one, the kind nearest the request was in an expected department for 6 the model's
+# pick was not, and 1 the other way round (docs/evaluation.md).
+EQUALLY_NEAR = 0.02
+
+
+def near_the_request(plan: Plan, candidates: list[Candidate], text: str) -> None:
+    """Mark each candidate of a plan that picks one product across kinds (a gift) whose
+    kind, as its item's query names it, is as near `text` (the request's words) by
+    meaning as the nearest kind with a product within the limits: which kind suits the
+    person ("a dad who loves camping": a camp chair before a kettle)."""
+    queries = {s.step: s.query for s in plan.search_steps if s.query}
+    fitting = {c.item for c in candidates if c.within_limits and c.item in queries}
+    if plan.pick != "one" or len(fitting) < 2 or not text.strip():
+        return
+    items = sorted(fitting)
+    cosines = _EMBEDDER.similarity(text, [queries[i] for i in items])
+    nearness = dict(zip(items, cosines, strict=True))
+    nearest = max(nearness.values())
+    for candidate in candidates:
+        candidate.near_request = bool(nearness.get(candidate.item, -1.0) >= nearest - EQUALLY_NEAR)
 
 
 def within_step_limits(product: ProductSummary, plan: Plan, step: PlanStep) -> bool:

@@ -13,6 +13,7 @@ from graph.choosing.picks import (
     Candidate,
     candidates_and_records,
     is_relevant,
+    near_the_request,
     record_text,
     request_words,
 )
@@ -74,6 +75,7 @@ def choice_pool(
         for c in all_candidates
         if c.summary.id in found and c.summary.id not in unrelated | earlier | over
     ]
+    near_the_request(plan, candidates, reading.product_text)
     # A follow-up's kept picks count against the budget: the new items get what is left.
     plan = budget_left(plan, follow_up)
     return ChoicePool(plan, candidates, all_candidates, found, unrelated, earlier, tuple(listed))

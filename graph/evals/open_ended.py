@@ -25,11 +25,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from catalog import CatalogError, CatalogQueryError, Product, load_products, money
+from catalog import (
+    CatalogBackend,
+    CatalogError,
+    CatalogQueryError,
+    Product,
+    load_products,
+    money,
+)
 from catalog.models import category_slug
 from catalog.terminal import terminal_markup
 from graph.choosing.choice import outdoes
-from graph.choosing.picks import Candidate, candidates_of
+from graph.choosing.picks import Candidate, candidates_of, near_the_request
 from graph.context import Context
 from graph.evals.bundle_sets import BundleFileError, _amount, _keys, _text, read_cases, within
 from graph.evals.driver import (
@@ -42,7 +49,13 @@ from graph.evals.driver import (
     take_usage,
     usage_figures,
 )
-from graph.evals.overrides import OVERRIDES_FIGURE, as_listed, judged, overrides_of
+from graph.evals.overrides import (
+    OVERRIDES_FIGURE,
+    JudgedOverride,
+    as_listed,
+    judged,
+    overrides_of,
+)
 from graph.evals.reruns import run_on_goal_thread
 from graph.runs.session import approve_all
 from graph.runs.threads import ShoppingGraph
@@ -190,6 +203,8 @@ def score_open_ended(
     result.pick_mode = plan.pick
     result.kinds_planned = [s.query or "" for s in plan.search_steps]
     candidates = candidates_of(plan, results, catalog)
+    if (reading := values.get("reading")) is not None:
+        near_the_request(plan, candidates, reading.product_text)  # as the choice saw them
     result.kinds_found = _kinds_found(plan, candidates)
     result.kinds_found_share = round(len(result.kinds_found) / (len(result.kinds_planned) or 1), 4)
     picks = [records[i] for i in result.picked if i in records]
@@ -226,7 +241,36 @@ def score_open_ended(
     found_none = not result.picked and not result.kinds_found
     picked_well = found_none or (result.within_budget and not result.dominated_by)
     overrides = judged(overrides_of(values), finds_expected, open_ended=True, met=picked_well)
+    overrides += _kind_by_meaning(results, candidates, result.picked, catalog, request)
     result.overrides = as_listed(overrides)
+
+
+def _kind_by_meaning(
+    results: list[StepResult],
+    candidates: list[Candidate],
+    picked: list[str],
+    catalog: CatalogBackend,
+    request: OpenEndedRequest,
+) -> list[JudgedOverride]:
+    """The model's pick of a kind further from the request than another (Candidate.
+    near_request) that code did not take, each side judged by its department."""
+    said = next((r for r in reversed(results) if r.kind == "reasoning"), None)
+    if said is None or said.decided_in_code or not said.products:
+        return []
+    model_id = said.products[0].id
+    if (
+        not picked
+        or model_id in picked
+        or not any(c.summary.id == model_id and not c.near_request for c in candidates)
+    ):
+        return []
+    records = catalog.get([model_id, picked[0]])
+    if model_id not in records or picked[0] not in records:
+        return []
+    model_right, code_right = (
+        records[i].category in request.categories for i in (model_id, picked[0])
+    )
+    return [JudgedOverride("pick's kind by meaning", model_id, picked[0], code_right, model_right)]
 
 
 FIGURES = [

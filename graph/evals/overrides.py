@@ -16,7 +16,11 @@ plan that ran; a search code kept as written is no change, the others are paired
 - "search dropped": a search of the model's that code left out (a revision's "drop");
 - "pick decided in code": a pick step code answered with no model call
   (graph/choosing/decided.py), judged by what each eval says a pick decides; the model
-  was not asked, so what it would have picked is not known.
+  was not asked, so what it would have picked is not known;
+- "pick's kind by meaning": the model picked a product of a kind further from a gift
+  request by meaning than another that fits, and code chose from the nearer kind
+  (graph/choosing/picks.py, near_the_request); judged by the open-ended eval, each pick
+  by its department.
 
 A follow-up's kind is judged by the follow-up eval on its own (FollowUp.planner_kind).
 """
@@ -38,6 +42,7 @@ OVERRIDES = (
     "kind added",
     "search dropped",
     "pick decided in code",
+    "pick's kind by meaning",
 )
 
 

@@ -10,7 +10,7 @@ import random
 import pytest
 
 from graph.choosing.choice import best_combination, choose
-from graph.choosing.picks import Candidate, _check_kind
+from graph.choosing.picks import Candidate, _check_kind, near_the_request
 from graph.reading import read_request
 from graph.schemas import Plan, ProductSummary
 from graph.shaping.occasion import pick_mode
@@ -249,3 +249,38 @@ def test_the_compound_the_query_ends_with_breaks_a_tie_on_type_and_features() ->
     assert camera.names_compound and not dry.names_compound
     choice = choose(plan, [dry, camera], ["dry-bag"])
     assert [c.summary.id for c in choice.picks] == ["camera-bag"]  # not the model's pick
+
+
+def gift_plan(*queries: str) -> Plan:
+    searches = [{"step": n, "action": f"Find {q}", "query": q} for n, q in enumerate(queries, 1)]
+    pick = {"step": len(queries) + 1, "action": "Pick the gift", "query": None}
+    return Plan.model_validate({"goal": "A gift.", "steps": [*searches, pick], "pick": "one"})
+
+
+def test_a_gift_is_picked_from_the_kind_nearest_the_person_by_meaning() -> None:
+    # The model picked the kettle for a dad who loves camping; a camp chair is nearer the
+    # request by meaning (#40), so code picks it, and says why.
+    plan = gift_plan("camp chair", "gooseneck electric kettle")
+    chair, kettle = candidate("chair", 79.0, 1, 1), candidate("kettle", 49.0, 2, 1, rating=4.8)
+    near_the_request(plan, [chair, kettle], "what should I get my dad who loves camping")
+    assert chair.near_request and not kettle.near_request
+    choice = choose(plan, [chair, kettle], ["kettle"])
+    assert [c.summary.id for c in choice.picks] == ["chair"]
+    assert "of a kind further from the request" in choice.reasons["chair"]
+
+
+def test_kinds_about_as_near_the_request_leave_the_gift_to_the_model() -> None:
+    # Two kinds about as near a coffee lover by meaning (0.66, 0.67): the model's pick
+    # stands; a cosine a hundredth apart is noise, no reason to overrule it.
+    plan = gift_plan("coffee beans", "coffee mug")
+    beans, mug = candidate("beans", 18.0, 1, 1), candidate("mug", 25.0, 2, 1)
+    near_the_request(plan, [beans, mug], "something for a coffee lover")
+    assert beans.near_request and mug.near_request
+    assert [c.summary.id for c in choose(plan, [beans, mug], ["beans"]).picks] == ["beans"]
+
+
+def test_a_plan_that_picks_one_per_item_is_no_choice_across_kinds() -> None:
+    plan = two_item_plan(None)
+    shoes, bottle = candidate("shoes", 90.0, 1, 1), candidate("bottle", 20.0, 2, 1)
+    near_the_request(plan, [shoes, bottle], "running shoes")
+    assert shoes.near_request and bottle.near_request

@@ -25,13 +25,14 @@ from graph.evals.open_ended import (
     OpenEndedReport,
     OpenEndedRequest,
     _dominated,
+    _kind_by_meaning,
     check_categories,
     load_open_ended,
     markdown_table,
     run_open_ended_eval,
 )
-from graph.schemas import ProductSummary
-from graph.tools import POOL_DEPTH
+from graph.schemas import ProductSummary, StepResult
+from graph.tools import POOL_DEPTH, get_catalog
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
 SHIPPED_DEV = FIXTURES / "open_ended_dev.json"
@@ -218,3 +219,29 @@ def test_the_cli_takes_an_open_ended_file(
     # Refused before any model starts.
     assert main([str(bad), "--open-ended", "--db", str(tmp_path / "e.sqlite")]) == 2
     assert "no product of category 'moon'" in capsys.readouterr().err
+
+
+def test_a_pick_code_took_from_a_kind_nearer_the_request_is_judged_by_its_department() -> None:
+    # The model picked the kettle (coffee-kitchen) for a dad who loves camping; code took
+    # the camp chair (outdoor), of the kind nearer the request by meaning (#40).
+    dad = OpenEndedRequest("o04", "my dad loves camping, max 120 dollars", 120, ("outdoor",))
+    chair, kettle = candidate("out-031", 101.99, 4.6), candidate("kit-021", 49.0, 4.8, item=2)
+    kettle.near_request = False
+    said = StepResult(
+        step=3,
+        kind="reasoning",
+        action="Pick",
+        products=[ProductSummary(id="kit-021", title="k", price=49.0)],
+    )
+    shop = get_catalog(str(DEFAULT_CATALOG_FILE))
+    [judged] = _kind_by_meaning([said], [chair, kettle], ["out-031"], shop, dad)
+    assert (judged.override, judged.model, judged.code) == (
+        "pick's kind by meaning",
+        "kit-021",
+        "out-031",
+    )
+    assert judged.code_right and judged.model_right is False
+    # The model's own pick taken, or a pick code made with no model: nothing overruled.
+    assert _kind_by_meaning([said], [chair, kettle], ["kit-021"], shop, dad) == []
+    decided = said.model_copy(update={"decided_in_code": True})
+    assert _kind_by_meaning([decided], [chair, kettle], ["out-031"], shop, dad) == []
