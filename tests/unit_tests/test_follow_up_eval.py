@@ -88,16 +88,13 @@ def test_the_dev_follow_ups_pass_with_a_careful_fake_planner() -> None:
     data = report.to_json()
     failed = {r.id: (r.checks, r.error) for r in report.results if not r.passed}
     summary = data["summary"]
-    # One case is traded, knowingly: "a cheaper one under $80" after "under $60" is read
-    # as a refinement under $80, as every raised cap is (the 1.5B planner reads raises as
-    # "cheaper"; docs/evaluation.md measures the trade on the recorded sets).
-    assert set(failed) == {"bag-cheaper-looser-cap"}, failed
-    passed = len(cases) - 1
+    assert not failed, failed
+    passed = len(cases)
     assert (summary["passed"], summary["total"]) == (passed, len(cases))
     assert f"{passed}/{len(cases)} follow-ups pass" in markdown_table(data)
-    # The careful planner states each case's kind: where code overrules it, code is wrong.
+    # The careful planner states each case's kind, and code overrules none of them.
     kind = summary["overrides"]["follow-up kind"]
-    assert kind == {"overruled": 1, "code_right": 0, "planner_right": 1}
+    assert kind == {"overruled": 0, "code_right": 0, "planner_right": 0}
 
 
 def test_the_eval_counts_how_often_overruling_the_planners_kind_was_right() -> None:
