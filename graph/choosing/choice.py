@@ -137,9 +137,11 @@ def _names_compound(candidate: Candidate, plan: Plan) -> float:
 
 # What the request asks of a pick, weightiest first: the kind searched for, a kind as near
 # the request by meaning as any (a gift's), the wanted features matched, the compound its
-# query ends with. The one definition: code decides a pick step on these alone
-# (decided.py), and the model's pick, rating and rank only break their ties (pick_score),
-# so a check added here changes both.
+# query ends with. The one definition: code decides a pick step on these (decided.py),
+# and the model's pick, rating and rank only break their ties (pick_score), so a check
+# added here changes both. Which kind of gift suits the person is the model's to judge
+# first, though: code asks it whatever the nearness (`by_meaning=False`), and overrules
+# a pick of a kind further from the request only in the choice.
 REQUEST_CHECKS: tuple[Callable[[Candidate, Plan], float], ...] = (
     _kind,
     _near_request,
@@ -148,8 +150,12 @@ REQUEST_CHECKS: tuple[Callable[[Candidate, Plan], float], ...] = (
 )
 
 
-def request_score(candidate: Candidate, plan: Plan) -> Score:
-    return tuple(check(candidate, plan) for check in REQUEST_CHECKS)
+def request_score(candidate: Candidate, plan: Plan, *, by_meaning: bool = True) -> Score:
+    return tuple(
+        check(candidate, plan)
+        for check in REQUEST_CHECKS
+        if by_meaning or check is not _near_request
+    )
 
 
 def pick_score(plan: Plan, model_picks: set[str]) -> Scorer:

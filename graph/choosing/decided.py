@@ -70,7 +70,7 @@ def decided_in_code(plan: Plan, step: PlanStep, candidates: list[Candidate]) -> 
     if not items:
         return CodeDecision([], NOTHING_FOUND)
     pools = [tuple(c for c in item.options if c.within_limits) for item in items]
-    checks: Scorer = partial(request_score, plan=plan)
+    checks: Scorer = partial(request_score, plan=plan, by_meaning=False)
     best = best_combination(pools, checks, plan.budget)
     tied = contenders(pools, best, checks, plan.budget) if best is not None else []
     by_rating = any(len(item) > 1 for item in tied)
