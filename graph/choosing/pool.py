@@ -75,7 +75,8 @@ def choice_pool(
         for c in all_candidates
         if c.summary.id in found and c.summary.id not in unrelated | earlier | over
     ]
-    near_the_request(plan, candidates, reading.product_text)
+    if follow_up is None:  # a follow-up's words ("a cheaper one") say nothing of a person
+        near_the_request(plan, candidates, reading.product_text)
     # A follow-up's kept picks count against the budget: the new items get what is left.
     plan = budget_left(plan, follow_up)
     return ChoicePool(plan, candidates, all_candidates, found, unrelated, earlier, tuple(listed))
