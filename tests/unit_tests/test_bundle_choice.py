@@ -10,6 +10,7 @@ import random
 import pytest
 
 from graph.choosing.choice import best_combination, choose
+from graph.choosing.decided import decided_in_code
 from graph.choosing.picks import Candidate, _check_kind, near_the_request
 from graph.reading import read_request
 from graph.schemas import Plan, ProductSummary
@@ -264,6 +265,9 @@ def test_a_gift_is_picked_from_the_kind_nearest_the_person_by_meaning() -> None:
     chair, kettle = candidate("chair", 79.0, 1, 1), candidate("kettle", 49.0, 2, 1, rating=4.8)
     near_the_request(plan, [chair, kettle], "what should I get my dad who loves camping")
     assert chair.near_request and not kettle.near_request
+    # The model is asked all the same: which kind suits the person is its judgement
+    # first, and the nearness is code's check of its pick.
+    assert decided_in_code(plan, plan.steps[-1], [chair, kettle]) is None
     choice = choose(plan, [chair, kettle], ["kettle"])
     assert [c.summary.id for c in choice.picks] == ["chair"]
     assert "of a kind further from the request" in choice.reasons["chair"]
