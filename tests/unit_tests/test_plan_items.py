@@ -25,7 +25,7 @@ from graph.choosing.pool import choice_pool
 from graph.evals.bundle_sets import load_bundles
 from graph.reading import read_request
 from graph.reading.stated import listed_items
-from graph.schemas import Plan, ProductSummary, StatedLimits, StepResult
+from graph.schemas import FollowUp, Plan, PreviousRun, ProductSummary, StatedLimits, StepResult
 
 Row = tuple[str, str, float, float]  # id, title, price, rating
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -274,3 +274,25 @@ def test_a_clause_with_an_amount_lists_its_item_where_the_shop_carries_it(
     assert listed_in(shipped_catalog, request) == ["theremin", "tripod"]
     # Read with no catalog (an older run's saved request), a clause's words are kept.
     assert read_request(request).items == ("theremin", "tripod", "keep")
+
+
+def test_a_gift_s_kinds_are_weighed_by_the_person_and_a_follow_up_s_are_not() -> None:
+    # A first request describes a person: the kettle is further from a dad who loves
+    # camping than the camp chair (#40). A follow-up's words ("something else") describe
+    # none, so its candidates are all as near.
+    plan = plan_of(["camp chair", "gooseneck electric kettle"], budget=120, pick="one")
+    results, catalog = searched(
+        [[("chair-1", "Camp Chair", 79.0, 4.5)], [("kettle-1", "Gooseneck Kettle", 49.0, 4.8)]]
+    )
+    first = choice_pool(plan, read_request("my dad loves camping"), None, results, catalog)
+    assert {c.summary.id: c.near_request for c in first.candidates} == {
+        "chair-1": True,
+        "kettle-1": False,
+    }
+    previous = PreviousRun(thread_id="t", request="my dad loves camping", limits=StatedLimits())
+    follow_up = FollowUp(previous=previous, kind="refine")
+    results, catalog = searched(
+        [[("chair-1", "Camp Chair", 79.0, 4.5)], [("kettle-1", "Gooseneck Kettle", 49.0, 4.8)]]
+    )
+    later = choice_pool(plan, read_request("something else"), follow_up, results, catalog)
+    assert all(c.near_request for c in later.candidates)
