@@ -26,6 +26,13 @@ _RAN_AS = {
 }
 
 
+def model_picks(results: list[StepResult]) -> list[str]:
+    """The ids the model picked, in its order: the last pick step it answered gives them.
+    A step code answered is no model's pick: with none, code chooses alone."""
+    said = next((r for r in reversed(results) if r.kind == "reasoning" and r.products), None)
+    return [p.id for p in said.products] if said and not said.decided_in_code else []
+
+
 def checked_outcome(
     plan: Plan,
     pool: ChoicePool,
@@ -39,11 +46,9 @@ def checked_outcome(
     """The outcome of `plan` (the plan that ran) after `results`, chosen from `pool`."""
     if plan.not_shopping:
         return Outcome(not_shopping=True, warnings=[NOT_SHOPPING_NOTE])
-    # The last pick step the model answered gives its picks; code chooses the
-    # recommendation over every search's pool, keeping them where none covers the request
-    # better. A step code answered is no model's pick: with none, code chooses alone.
-    said = next((r for r in reversed(results) if r.kind == "reasoning" and r.products), None)
-    model_ids = [p.id for p in said.products] if said and not said.decided_in_code else []
+    # Code chooses the recommendation over every search's pool, keeping the model's picks
+    # where none covers the request better.
+    model_ids = model_picks(results)
     candidates, found = pool.all_candidates, pool.found
     outcome = Outcome(budget=plan.budget)
     outcome.warnings += [

@@ -36,6 +36,7 @@ from catalog import (
 from catalog.models import category_slug
 from catalog.terminal import terminal_markup
 from graph.choosing.choice import outdoes
+from graph.choosing.outcome import model_picks
 from graph.choosing.picks import Candidate, candidates_of, near_the_request
 from graph.context import Context
 from graph.evals.bundle_sets import BundleFileError, _amount, _keys, _text, read_cases, within
@@ -254,10 +255,10 @@ def _kind_by_meaning(
 ) -> list[JudgedOverride]:
     """The model's pick of a kind further from the request than another (Candidate.
     near_request) that code did not take, each side judged by its department."""
-    said = next((r for r in reversed(results) if r.kind == "reasoning"), None)
-    if said is None or said.decided_in_code or not said.products:
+    model_ids = model_picks(results)
+    if not model_ids:
         return []
-    model_id = said.products[0].id
+    model_id = model_ids[0]
     if (
         not picked
         or model_id in picked

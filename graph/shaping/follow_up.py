@@ -144,17 +144,18 @@ def checked_statement(
     reading: RequestReading,
     previous: PreviousRun,
     statement: FollowUpStatement | None,
+    wants: str,
     catalog: CatalogBackend,
     notes: list[str],
 ) -> tuple[FollowUpKind, tuple[PreviousPick, ...]]:
-    """The planner's reading of the follow-up, checked against the previous run and the
-    shop: its kind and the earlier picks it is about. Where code does not follow it, a
-    note says why."""
+    """The planner's reading of the follow-up (`wants`: what it wants, its limits aside,
+    as carry_over read it), checked against the previous run and the shop: its kind and
+    the earlier picks it is about. Where code does not follow it, a note says why."""
     picks = previous.picks
     if statement is None:
         notes.append("the planner gave no reading of the follow-up: read as a refinement")
         return "refine", picks
-    kind, item, wants = statement.kind, statement.item or "", _wants(statement)
+    kind, item = statement.kind, statement.item or ""
     notes.append(
         f"the planner reads it as {kind!r}" + (f" of {item!r}" if item else "")
         + (f", wanting {wants!r}" if wants else "")
@@ -252,9 +253,9 @@ def carry_over(
     new run holds to."""
     stated = reading.limits
     notes = [f"follows up thread {previous.thread_id} ({previous.request[:80]!r})"]
-    kind, about = checked_statement(reading, previous, statement, catalog, notes)
-    planner_kind = statement.kind if statement else None
     wants = _wants(statement)
+    kind, about = checked_statement(reading, previous, statement, wants, catalog, notes)
+    planner_kind = statement.kind if statement else None
     picks = previous.picks
     if kind == "new":
         notes.append("a new request: nothing carries over from the previous run")
