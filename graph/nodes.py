@@ -239,8 +239,14 @@ def _plan(
     # A gift or a hobby that names nothing the shop sells sees the shop's nearest shelves
     # (code, not a tool: the planner stays tool-free); a follow-up sees its previous run.
     # None: not open-ended (its plan's kinds are the shopper's, never replaced).
+    # Where the model read the request as naming nothing to buy, a word of it that heads
+    # one of the shop's kinds is the person's interest ("found his grandad's old film
+    # camera", "games nights with my flatmates"): code does not overrule the model by it.
+    by_words = not reading.model_read_open
     shelves = (
-        nearest_shelves(catalog_for(context), reading.product_text, reading.limits.product_cap)
+        nearest_shelves(
+            catalog_for(context), reading.product_text, reading.limits.product_cap, by_words
+        )
         if previous is None and reading.open_ended
         else None
     )
@@ -342,7 +348,7 @@ def _planned(
             plan,
             reading.product_text,
             stated.product_cap,
-            reading.words,
+            reading.words if not reading.model_read_open else (),
             known,
         )
     shaped = shape_plan(reading, stated, plan, follow_up)

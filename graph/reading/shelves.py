@@ -164,16 +164,16 @@ def _text(shelf: Shelf) -> str:
 
 
 def nearest_shelves(
-    catalog: CatalogBackend, request: str, budget: float | None = None
+    catalog: CatalogBackend, request: str, budget: float | None = None, by_words: bool = True
 ) -> list[Shelf]:
     """The shelves nearest `request` (its words without limit phrases) within `budget`.
-    Empty when the request names a kind the shop's titles are headed by (it says what it
-    wants: the planner needs no shelves), or when the shop cannot answer."""
+    Empty when the shop cannot answer, or, `by_words`, when the request names a kind the
+    shop's titles are headed by (it says what it wants: the planner needs no shelves)."""
     try:
         shop = shop_shelves(catalog)
     except CatalogError:  # advice only: the plan's own searches report a catalog's errors
         return []
-    if any(kind_term(word) in shop.kinds for word in kind_words(request)):
+    if by_words and any(kind_term(word) in shop.kinds for word in kind_words(request)):
         return []
     return shop.nearest(request, cap=budget)
 

@@ -11,26 +11,24 @@ from __future__ import annotations
 
 from typing import Literal
 
-from catalog.text import head_word, mentions_every, product_words, same_word, stem
+from catalog.text import mentions_every, product_words
 from graph.schemas import Plan, RequestReading
 
 PickMode = Literal["each", "one"]
 
 
 def pick_mode(reading: RequestReading, plan: Plan) -> PickMode:
-    """ "one" for an open-ended request whose plan searches two or more kinds of item, of
-    which the request names at most one: that word is the person's interest ("loves
-    building things", "games and streams", "she likes bags"), one of the shelves near it.
-    "each" otherwise: two kinds the request names ("a gift for my dad: a wallet and a
-    belt") are what it wants, as are two items the request lists that its searches hold
-    whole (RequestReading.items: "a board game and a card game for christmas", one head)."""
+    """ "one" for an open-ended request whose plan searches two or more kinds of item: a
+    word of the request a search shares is the person's interest ("loves building
+    things", "drinks a lot of coffee and tea", "games and streams"), one of the shelves
+    near it. "each" otherwise, and where two items the request lists are searched whole
+    (RequestReading.items: "a gift for my dad: a wallet and a belt", "a board game and a
+    card game for christmas"): those are what it wants."""
     searches = plan.search_steps
     if len(searches) < 2 or not reading.open_ended or reading.asks_for_a_set:
         return "each"
-    heads = {stem(h): h for step in searches if (h := head_word(step.query or ""))}
-    named = [h for h in heads.values() if any(same_word(h, word) for word in reading.words)]
     # An item is searched whole when a query holds its every word (as picks._listed_item).
     queries = [step.query or "" for step in searches]
     items = [product_words(item.replace("-", " ")) for item in reading.items]
     searched = [i for i in items if any(mentions_every(i, q) for q in queries)]
-    return "each" if len(named) >= 2 or len(searched) >= 2 else "one"
+    return "each" if len(searched) >= 2 else "one"

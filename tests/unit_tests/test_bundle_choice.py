@@ -193,6 +193,14 @@ def test_two_listed_items_of_one_head_word_are_each_picked() -> None:
     assert pick_mode(read_request(gift), plan) == "one"
 
 
+def test_an_interest_a_search_shares_a_word_with_is_no_listed_item() -> None:
+    # #40: the searches' heads ("coffee", "drinks") are words of the request, but they say
+    # what the person likes: the request lists no items, and one gift is the best of both.
+    plan = two_searches_and_a_pick("Nescafe Coffee", "Soft Drinks")
+    request = "a small gift for a colleague who drinks a lot of coffee and tea, $15"
+    assert pick_mode(read_request(request), plan) == "one"
+
+
 def test_a_listed_item_is_searched_whole_by_a_hyphenated_query() -> None:
     # #40: pick_mode reads "the query holds every word of the item" as picks._listed_item
     # does (catalog.text.words_found, hyphens split): "pour-over" holds "pour".

@@ -84,3 +84,20 @@ def test_a_request_listing_an_item_of_a_shelf_stays_named(small_catalog_file: Pa
     assert len(reading.items) == 2 and len(model.questions) == 1
     assert reading.model_read_open and not reading.open_ended
     assert "<shelves>" not in str(model.prompts[0][-1].content)
+
+
+def test_a_word_of_an_open_request_heading_a_kind_does_not_overrule_the_model(
+    small_catalog_file: Path,
+) -> None:
+    # "kit" heads the shop's lens cleaning kit, but here it is the person's interest: the
+    # model read the request as naming nothing to buy, and code does not hide the shelves
+    # for the word, nor let the plan's one search stand as the shopper's kind (#40).
+    request = "my brother just got into photography with our grandad's old camera kit, $200"
+    model, state = run_answered("no", request, small_catalog_file)
+    assert state["reading"].model_read_open and state["reading"].open_ended
+    assert "<shelves>" in str(model.prompts[0][-1].content)
+    searches = [s.query for s in state["plan"].search_steps]
+    assert searches[0] == "camera strap" and len(searches) == 2, searches
+    assert state["plan"].pick == "one"
+    added = "too few kinds the shop has were planned"
+    assert any(w.startswith(added) for w in state["plan_warnings"])
