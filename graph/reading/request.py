@@ -23,9 +23,11 @@ _OPEN_ENDED = re.compile(
     r"|regalos?|cadeaux?|geschenke?|presentes?|anniversaire|cumpleaños|geburtstag)\b",
     re.IGNORECASE,
 )
+# Not "each" nor "all three": those are the limits reader's (a cap on each, a total:
+# "$30 each" for bridesmaids, "all four of us can play"), and say no set is wanted.
 _WANTS_A_SET = re.compile(
     r"\b(sets?|bundles?|baskets?|hampers?|put together|a few|several|some things|both"
-    r"|everything|all (?:two|three|four|of them)|each)\b",
+    r"|everything)\b",
     re.IGNORECASE,
 )
 

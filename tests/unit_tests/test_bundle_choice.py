@@ -149,6 +149,10 @@ def test_a_product_of_another_kind_is_no_choice_even_if_it_fits() -> None:
         ("a birthday gift for someone who likes photography, under $200", "one"),
         ("something for a coffee lover under $60", "one"),
         ("help me put together a birthday gift for a photographer, under $200", "each"),
+        ("a few things for my brother who runs, $100", "each"),
+        # A cap on each, or a total's words, ask for no set (#40: both had made it one each).
+        ("thank-you presents for my bridesmaids, something a bit pampering, $30 each", "one"),
+        ("a gift for our games night, something all four of us can play, $40", "one"),
         ("a gift for my dad: running shoes and a water bottle", "each"),
         ("running shoes and a water bottle, $150 total", "each"),
         ("running shoes for my son and a water bottle", "each"),
