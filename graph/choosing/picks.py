@@ -248,19 +248,24 @@ def _told_from_its_namesakes(
     of_listed: dict[int, int | None],
 ) -> None:
     """A product of the kind its search's listed item (`of_listed`, by step) names by
-    head word is of that item only when, of the listed items with that head, it is
-    nearest that one by meaning: a cold brew coffee maker found by the pour-over search
-    is the "cold brew coffee maker" the request lists beside the "pour-over coffee maker",
-    a hiking day backpack found by the camera backpack search the "hiking day backpack"."""
+    head word, or whose record mentions that word, is of that item only when, of the
+    listed items with that head, it is nearest that one by meaning: a cold brew coffee
+    maker found by the pour-over search is the "cold brew coffee maker" the request lists
+    beside the "pour-over coffee maker", a hiking day backpack found by the camera backpack
+    search the "hiking day backpack", and a "Travel Backpack Camera Bag", which its title's
+    words call a bag, the "camera backpack"."""
     heads = {n: head_word(item) for n, item in enumerate(listed)}
     for step, mine in of_listed.items():
         rivals = [n for n, h in heads.items() if mine is not None and h == heads[mine]]
         if len(rivals) < 2:
             continue
+        head = heads[mine] or ""
         judged = [
             (c, t)
             for c, t in zip(candidates, titles, strict=True)
-            if c.source_step == step and c.of_searched_kind and t
+            if c.source_step == step
+            and t
+            and (c.of_searched_kind or any(same_word(head, w) for w in c.type_words))
         ]
         if not judged:
             continue

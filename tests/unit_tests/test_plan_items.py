@@ -165,6 +165,52 @@ def test_a_product_is_of_the_listed_item_of_its_head_that_it_is_nearest_by_meani
     assert sorted(c.summary.id for c in choice.picks) == ["cb-1", "po-1"]
 
 
+def test_a_title_naming_a_listed_head_as_a_modifier_is_judged_by_meaning() -> None:
+    # #40 (nb06): "a hiking day backpack plus a camera backpack". The shop's camera
+    # backpack is a "Travel Backpack Camera Bag", tagged a camera bag: a bag by its
+    # record's words, so the camera backpack search had found none of its kind. Its title
+    # mentions the listed head, and of the two listed backpacks it is nearest the camera one.
+    day = Product(
+        id="day-1",
+        title="Ridgeline 22L Hiking Day Backpack",
+        category="outdoor",
+        price=78.99,
+        rating=4.7,
+        tags=["backpack", "hiking"],
+    )
+    bag = Product(
+        id="cam-1",
+        title="Halden 20L Travel Backpack Camera Bag",
+        category="cameras-photography",
+        price=111.0,
+        rating=4.6,
+        tags=["camera bag"],
+    )
+    catalog = FakeCatalog([day, bag])
+    results = [
+        StepResult(
+            step=step,
+            kind="search",
+            action="search",
+            products=[ProductSummary.of(day), ProductSummary.of(bag)],
+        )
+        for step in (1, 2)
+    ]
+    plan = plan_of(["hiking day backpacks", "camera backpacks"], budget=200)
+    listed = ["hiking day backpack", "camera backpack"]
+    candidates, _ = candidates_and_records(plan, results, catalog, listed)
+    of_kind = {(c.source_step, c.summary.id) for c in candidates if c.of_searched_kind}
+    assert of_kind == {(1, "day-1"), (2, "cam-1")}
+    choice = choose(plan, candidates, [])
+    assert sorted(c.summary.id for c in choice.picks) == ["cam-1", "day-1"]
+    # With no two listed backpacks to tell apart, the bag is no backpack: its words decide.
+    alone, _ = candidates_and_records(plan, results, catalog)
+    assert {(c.source_step, c.summary.id) for c in alone if c.of_searched_kind} == {
+        (1, "day-1"),
+        (2, "day-1"),
+    }
+
+
 def test_a_search_for_a_wanted_feature_alone_joins_the_item_it_found() -> None:
     # "machine wash" names no kind: it is a feature of the sweater searched for, listed
     # before or after the sweater search.
