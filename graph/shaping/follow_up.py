@@ -125,9 +125,12 @@ def _another_kind(
     naming = products_naming(catalog, wants) if wants and heads else []
     if wants and heads and not naming and (shelf := shelf_named_by(catalog, wants)):
         naming = products_naming(catalog, shelf.name)  # in the shop's words ("bandas ...")
-    titled = {head for product in naming for head in product.kinds.title}
-    another = not any(same_word(h, t) for t in titled for h in heads) if naming else None
+    another = not any(_titled_as(p, heads) for p in naming) if naming else None
     return another, naming
+
+
+def _titled_as(product: Product, heads: list[str]) -> bool:
+    return any(same_word(h, t) for t in product.kinds.title for h in heads)
 
 
 def _wants(statement: FollowUpStatement | None) -> str:
@@ -186,7 +189,14 @@ def checked_statement(
     said_again = bool(wants and items) and max(_EMBEDDER.similarity(wants, items)) >= SAME_ITEM
     if said_again:
         another = False
-    if (kind == "add" and another is False) or (kind == "replace" and said_again and picks):
+    # A swap for what the shop titles only as an earlier item's kind ("a manual one
+    # instead" of a grinder: every manual product is a grinder) is that item asked anew;
+    # "a sling bag instead" of a camera bag names sling straps too, and stays a swap.
+    heads = [h for i in items if (h := head_word(i))]
+    only_theirs = bool(naming) and all(_titled_as(p, heads) for p in naming)
+    if (kind == "add" and another is False) or (
+        kind == "replace" and (said_again or only_theirs) and picks
+    ):
         notes.append(f"{wants!r} is the same kind of product here: read as a refinement")
         kind = "refine"
     # A rating and no price asks for the same item rated so, at no other price.

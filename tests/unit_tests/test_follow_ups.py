@@ -405,7 +405,9 @@ SHOP = catalog_for(Context())  # the shipped catalog: what the readings are chec
          ["cam-096"], 10, 60),
         (BAG, "swap the bag for a backpack", said("replace", "bag", "backpack"), "replace",
          [], 60, None),
-        (BAG, "a sling bag instead", said("replace", None, "sling bag"), "replace", [], 60, None),
+        # Every sling bag the shop has is a camera bag: the swap asks for the bag anew, as a
+        # sling one (#40); a backpack is also a camera bag's word, but not every backpack's.
+        (BAG, "a sling bag instead", said("replace", None, "sling bag"), "refine", [], 60, None),
         # An add or a swap of the earlier item said again, by meaning, is that item anew:
         # the new budget is a refinement's, and the bag is not kept beside itself (#40).
         (BAG, "actually I can go up to $80", said("replace", None, "a hiking camera bag under $80"),
