@@ -256,7 +256,9 @@ def _told_from_its_namesakes(
     words call a bag, the "camera backpack"."""
     heads = {n: head_word(item) for n, item in enumerate(listed)}
     for step, mine in of_listed.items():
-        rivals = [n for n, h in heads.items() if mine is not None and h == heads[mine]]
+        if mine is None:
+            continue
+        rivals = [n for n, h in heads.items() if h == heads[mine]]
         if len(rivals) < 2:
             continue
         head = heads[mine] or ""

@@ -116,21 +116,18 @@ def _elsewhere(
 
 def _another_kind(
     catalog: CatalogBackend, wants: str, items: tuple[str, ...] | list[str]
-) -> tuple[bool | None, list[Product]]:
+) -> tuple[bool | None, list[Product], bool]:
     """Whether `wants` is another kind of product than `items` (True: no product its words
     name is titled as one of them; "Kettle & Pine Digital Coffee *Scale*" is a scale,
     whatever its brand), one of theirs (False), or a feature (None: no title names it),
-    with the products it names."""
+    with the products it names, and whether every one of those is titled as theirs."""
     heads = [h for i in items if (h := head_word(i))]
     naming = products_naming(catalog, wants) if wants and heads else []
     if wants and heads and not naming and (shelf := shelf_named_by(catalog, wants)):
         naming = products_naming(catalog, shelf.name)  # in the shop's words ("bandas ...")
-    another = not any(_titled_as(p, heads) for p in naming) if naming else None
-    return another, naming
-
-
-def _titled_as(product: Product, heads: list[str]) -> bool:
-    return any(same_word(h, t) for t in product.kinds.title for h in heads)
+    theirs = [p for p in naming if any(same_word(h, t) for t in p.kinds.title for h in heads)]
+    another = not theirs if naming else None
+    return another, naming, bool(naming) and len(theirs) == len(naming)
 
 
 def _wants(statement: FollowUpStatement | None) -> str:
@@ -169,7 +166,7 @@ def checked_statement(
     items = (*([item] if item else []), *(p.item for p in picks if p.item), *previous.queries)
     if kind in ("add", "replace") and not wants:
         wants = " ".join(reading.product_words)
-    another, naming = _another_kind(catalog, wants, items)
+    another, naming, only_theirs = _another_kind(catalog, wants, items)
     if kind == "new":
         # A new request names a product: not the earlier item's kind ("I can go up to $80
         # now", wanting a camera bag, after a camera bag), nor, by meaning, what the
@@ -191,9 +188,7 @@ def checked_statement(
         another = False
     # A swap for what the shop titles only as an earlier item's kind ("a manual one
     # instead" of a grinder: every manual product is a grinder) is that item asked anew;
-    # "a sling bag instead" of a camera bag names sling straps too, and stays a swap.
-    heads = [h for i in items if (h := head_word(i))]
-    only_theirs = bool(naming) and all(_titled_as(p, heads) for p in naming)
+    # "a backpack" instead of a camera bag names hiking backpacks too, and stays a swap.
     if (kind == "add" and another is False) or (
         kind == "replace" and (said_again or only_theirs) and picks
     ):
@@ -548,7 +543,7 @@ def revised_plan(
     named = searches[index or 0]
     notes: list[str] = []
     if follow_up.kind == "replace":
-        another, _ = _another_kind(catalog, wanted, [named.query or ""])
+        another, _, _ = _another_kind(catalog, wanted, [named.query or ""])
         query = " ".join(product_words(wanted))
         instead = [PlanStep(action=f"Search {query}", query=query)] if another and query else []
         done = f"swapped for {query!r}" if instead else "dropped"
