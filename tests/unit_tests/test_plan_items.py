@@ -41,9 +41,11 @@ class FakeCatalog:
         return {i: self.products[i] for i in ids if i in self.products}
 
 
-def product(row: Row) -> Product:
+def product(row: Row, category: str = "misc", tags: tuple[str, ...] = ()) -> Product:
     id, title, price, rating = row
-    return Product(id=id, title=title, category="misc", price=price, rating=rating)
+    return Product(
+        id=id, title=title, category=category, price=price, rating=rating, tags=list(tags)
+    )
 
 
 def plan_of(queries: list[str], budget: float | None = None, **fields: Any) -> Plan:
@@ -170,22 +172,10 @@ def test_a_title_naming_a_listed_head_as_a_modifier_is_judged_by_meaning() -> No
     # backpack is a "Travel Backpack Camera Bag", tagged a camera bag: a bag by its
     # record's words, so the camera backpack search had found none of its kind. Its title
     # mentions the listed head, and of the two listed backpacks it is nearest the camera one.
-    day = Product(
-        id="day-1",
-        title="Ridgeline 22L Hiking Day Backpack",
-        category="outdoor",
-        price=78.99,
-        rating=4.7,
-        tags=["backpack", "hiking"],
-    )
-    bag = Product(
-        id="cam-1",
-        title="Halden 20L Travel Backpack Camera Bag",
-        category="cameras-photography",
-        price=111.0,
-        rating=4.6,
-        tags=["camera bag"],
-    )
+    day = product(("day-1", "Ridgeline 22L Hiking Day Backpack", 78.99, 4.7), "outdoor",
+                  ("backpack", "hiking"))  # fmt: skip
+    bag = product(("cam-1", "Halden 20L Travel Backpack Camera Bag", 111.0, 4.6),
+                  "cameras-photography", ("camera bag",))  # fmt: skip
     catalog = FakeCatalog([day, bag])
     results = [
         StepResult(
