@@ -197,6 +197,14 @@ def test_two_listed_items_of_one_head_word_are_each_picked() -> None:
     assert pick_mode(read_request(gift), plan) == "one"
 
 
+def test_a_listed_item_that_runs_on_past_its_product_is_searched_by_its_product() -> None:
+    # The listed item reads "lens cleaning kit as photography" (no preposition ends it);
+    # the search for "lens cleaning kit" is for it: two items listed, one of each.
+    plan = two_searches_and_a_pick("camera strap", "lens cleaning kit")
+    request = "A camera strap and a lens cleaning kit as a photography gift, $80 in total."
+    assert pick_mode(read_request(request), plan) == "each"
+
+
 def test_an_interest_a_search_shares_a_word_with_is_no_listed_item() -> None:
     # #40: the searches' heads ("coffee", "drinks") are words of the request, but they say
     # what the person likes: the request lists no items, and one gift is the best of both.
