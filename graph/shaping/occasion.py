@@ -27,17 +27,16 @@ def pick_mode(reading: RequestReading, plan: Plan) -> PickMode:
     searches = plan.search_steps
     if len(searches) < 2 or not reading.open_ended or reading.asks_for_a_set:
         return "each"
-    # An item is searched when a query holds its every word (as picks._listed_item), or
-    # it holds the query's: "lens cleaning kit" of "a lens cleaning kit as a photography
-    # gift", whose listed item runs on past the product.
-    queries = [step.query or "" for step in searches]
+    # An item is searched when a query holds its every word (the check picks._listed_item
+    # makes), or it holds the query's: "lens cleaning kit" of "a lens cleaning kit as a
+    # photography gift", whose listed item runs on past the product.
+    queries = [(product_words(q.replace("-", " ")), q) for q in (s.query or "" for s in searches)]
+    items = [(product_words(item.replace("-", " ")), item) for item in reading.items]
     searched = [
         item
-        for item in reading.items
+        for words, item in items
         if any(
-            mentions_every(product_words(item.replace("-", " ")), q) or mentions_every(words, item)
-            for q in queries
-            if (words := product_words(q.replace("-", " ")))
+            mentions_every(words, q) or mentions_every(said, item) for said, q in queries if said
         )
     ]
     return "each" if len(searched) >= 2 else "one"
