@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from catalog.models import PRICE_CURRENCY, money
 from catalog.text import product_words, stem, word_stems
 from graph.reading.phrases import bare_amounts
-from graph.reading.stated import MAX_QUERY_WORDS, listed_items, without_limit_phrases
+from graph.reading.stated import MAX_QUERY_WORDS, listed_items, read_limits, without_limit_phrases
 from graph.schemas import ItemCap, Plan, PlanStep, RequestReading, StatedLimits
 
 
@@ -87,6 +87,9 @@ def model_read_limits(reading: RequestReading, plan: Plan) -> tuple[RequestReadi
         notes.append(f"the request's {read:g} stars are read as {rating:g}")
     caps = {s.max_price for s in plan.search_steps}
     cap = plan.budget if plan.budget is not None else (caps.pop() if len(caps) == 1 else None)
+    if cap is None:
+        # A small model may state the cap in its own words only ("Pick one ... within $60").
+        cap = read_limits(" ".join([plan.goal, *(s.action for s in plan.steps)])).budget
     floor = stated.min_price
     if cap is None or stated.budget is not None or stated.item_caps:
         cap = None

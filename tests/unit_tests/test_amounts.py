@@ -423,6 +423,25 @@ def test_a_cap_the_model_reads_is_taken_only_where_the_request_writes_it(
 
 
 @pytest.mark.parametrize(
+    ("request_text", "cap"),
+    [
+        # The model wrote the cap in its pick step's words only (n04's "within $60").
+        ("something for my dad who hikes, under 60", 60),
+        # An amount the request does not write is no cap, however the model words it.
+        ("something for my dad who hikes", None),
+        ("something for my dad who hikes, with 60 reviews or more", None),
+    ],
+)
+def test_a_cap_the_model_states_in_its_own_words_is_taken_where_the_request_writes_it(
+    request_text: str, cap: float | None
+) -> None:
+    pick = {"step": 2, "action": "Pick one camera strap within $60", "query": None}
+    plan = Plan.model_validate({**STRAP_PLAN, "steps": [STRAP_PLAN["steps"][0], pick]})  # type: ignore[index]
+    reading, notes = model_read_limits(read_request(request_text), plan)
+    assert (reading.limits.budget, len(notes)) == (cap, int(cap is not None))
+
+
+@pytest.mark.parametrize(
     ("request_text", "rating"),
     [("eine Kameratasche mit mindestens 4,5 Sternen", 4.5), ("a strap rated 4.5 stars", 4.5)],
 )
