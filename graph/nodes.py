@@ -300,8 +300,10 @@ def _plan(
             why = redact_tree(f"the planner returned no valid plan twice ({short_error(error)})")
             earlier = previous.queries if previous else ()
             plan = fallback_plan(reading, why, raw_text_of(raw), earlier)
+            # The kind the model named when asked alone still reads the follow-up.
+            read = FollowUpStatement(kind=kind) if kind is not None else None
             return _planned(
-                reading, plan, usage, asked + attempt, started, previous, None, shelves, context
+                reading, plan, usage, asked + attempt, started, previous, read, shelves, context
             )
         # One retry with the validation error shown: it fixes most numbering slips of
         # small models. This is not replanning: no step has run yet.

@@ -679,6 +679,26 @@ def test_a_follow_up_whose_plans_are_unusable_twice_searches_what_its_run_search
     assert values["planner_calls"] == 3  # the kind asked, then both plans the model wrote
 
 
+def test_a_follow_up_whose_plans_are_unusable_twice_keeps_the_kind_the_model_named() -> None:
+    # The kind question answered "cheaper" before both plans failed: the fallback plan
+    # runs as a cheaper bag (a cap below the pick), not as a refinement at any price.
+    graph = build_graph(checkpointer=MemorySaver())
+    model = fake_model(BAG_PLAN)
+    model.replies["FollowUpPlan"] = ["no plan", "no plan"]
+    model.follow_up_kind = "cheaper"
+    bag = finished_bag(graph, model).values["outcome"].picks[0]
+    values = session.start(
+        graph, "a cheaper one", Context(chat_model=model), session.approve_all,
+        thread_id="bag-fallback-kind", follow_up_of="bag",
+    ).values  # fmt: skip
+    follow_up = values["follow_up"]
+    assert values["plan"].built_in_code is not None
+    assert (follow_up.kind, follow_up.planner_kind) == ("cheaper", "cheaper")
+    assert all(
+        s.max_price is not None and s.max_price < bag.price for s in values["plan"].search_steps
+    )
+
+
 @pytest.mark.parametrize(
     ("plan", "ran_as"),
     [
