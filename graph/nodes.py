@@ -299,7 +299,7 @@ def _plan(
             # The error quotes the model's output, which may echo a key: masked.
             why = redact_tree(f"the planner returned no valid plan twice ({short_error(error)})")
             earlier = previous.queries if previous else ()
-            plan = fallback_plan(reading, why, raw_text_of(raw), earlier)
+            plan = fallback_plan(reading, why, raw_text_of(raw), earlier, catalog_for(context))
             # The kind the model named when asked alone still reads the follow-up.
             read = FollowUpStatement(kind=kind) if kind is not None else None
             return _planned(

@@ -243,6 +243,29 @@ def test_invalid_plan_twice_gives_a_fallback_plan_built_from_the_request(
     assert [p.id for p in state["outcome"].picks] == ["strap-2"]
 
 
+def test_a_fallback_search_ends_at_the_last_word_the_shop_carries_as_a_kind(
+    small_catalog_file: Path,
+) -> None:
+    # "do" is a product word to the reader, but no kind: a search ending in it would find
+    # nothing of its kind (the query's last word), though the shop has padded straps.
+    bad = {"goal": "x", "budget": None, "steps": [{"step": 2, "action": "a", "query": "q"}]}
+    model = FakeShoppingChatModel(
+        replies={
+            "Plan": [bad, bad],
+            "ReasoningAnswer": [{"answer": "The padded one.", "product_ids": ["strap-2"]}],
+        }
+    )
+    state = run_graph(
+        model,
+        small_catalog_file,
+        request="which padded camera straps do you have? nothing over $30",
+        code_decisions=False,
+    )
+    assert state["reading"].product_words[-1] == "do"
+    assert state["plan"].steps[0].query == "padded camera straps"
+    assert [p.id for p in state["outcome"].picks] == ["strap-2"]
+
+
 def test_invalid_plan_twice_for_a_request_naming_no_product_is_a_planning_error(
     small_catalog_file: Path,
 ) -> None:
