@@ -322,7 +322,16 @@ def _merged(
     carried: list[str] = []
     budget = previous.budget if previous.budget is not None else earlier.budget
     total, max_price, min_price = stated.total, stated.max_price, stated.min_price
-    if kept and budget is not None and total is None:
+    raised = max_price if max_price is not None and not stated.max_price_each else None
+    if kept and budget is not None and total is None and raised is not None and raised > budget:
+        # A cap above the earlier budget could never bind beneath it: the person raised
+        # what the whole may cost ("zusammen höchstens 80 Dollar" after $40), and the
+        # whole keeps within every amount they stated.
+        total, max_price = raised, None
+        notes.append(
+            f"{money(raised)} is above the earlier budget: the new budget, kept picks in it"
+        )
+    elif kept and budget is not None and total is None:
         # The earlier budget was for what is kept and the new item together: a new cap
         # for the new item alone does not restate it.
         total = budget

@@ -488,8 +488,12 @@ SHOP = catalog_for(Context())  # the shipped catalog: what the readings are chec
         (KIT, "I would rather have a camera bag", said("replace", None, "camera bag"),
          "replace", [], 120, 120),
         # A new cap beside the carried total keeps the total; the cap is what it leaves.
-        (KIT, "and a tripod bag for it, under $200", said("add", None, "tripod bag"), "add",
+        (KIT, "and a tripod bag for it, under $100", said("add", None, "tripod bag"), "add",
          ["cam-071", "cam-083"], 31.06, 120),
+        # One above the carried total could never bind beneath it: it is the new total
+        # ("zusammen höchstens 80 Dollar"), within the amount stated either way it is read.
+        (KIT, "and a tripod bag for it, under $200", said("add", None, "tripod bag"), "add",
+         ["cam-071", "cam-083"], 111.06, 200),
     ],
 )  # fmt: skip
 def test_what_carries_over(
@@ -761,6 +765,25 @@ def test_an_add_the_planner_named_nothing_for_keeps_the_earlier_pick_in_the_tota
     follow_up, limits = carry_over(reading, BAG, FollowUpStatement(kind="add"), SHOP)
     assert follow_up.kind == "add" and [p.id for p in follow_up.kept] == ["cam-096"]
     assert limits.total == 60 and limits.max_price == pytest.approx(16.01)
+
+
+@pytest.mark.parametrize(
+    ("words", "total", "cap"),
+    [
+        # A cap above the earlier $60 could never bind beneath it: the new budget.
+        ("and a lens cleaning kit for it, 80 dollars max", 80, pytest.approx(36.01)),
+        # One below it caps the new item, and the earlier budget still holds the whole.
+        ("and a lens cleaning kit for it, 10 dollars max", 60, 10),
+    ],
+)
+def test_an_add_stating_a_cap_above_the_earlier_budget_raises_the_budget(
+    words: str, total: float, cap: object
+) -> None:
+    reading = read_request(words)
+    assert reading.limits.total is None  # read as a cap: no total word
+    follow_up, limits = carry_over(reading, BAG, FollowUpStatement(kind="add"), SHOP)
+    assert [p.id for p in follow_up.kept] == ["cam-096"]
+    assert (limits.total, limits.max_price) == (total, cap)
 
 
 def test_an_add_read_with_no_wants_recommends_the_kept_pick_counted_in_the_total() -> None:
