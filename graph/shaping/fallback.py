@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from catalog import CatalogBackend, money
-from catalog.kinds import kind_term
 from catalog.text import product_words
+from graph.reading.shelves import carried
 from graph.reading.stated import MAX_QUERY_WORDS
 from graph.schemas import Plan, PlanningError, PlanStep, RequestReading
 
@@ -36,11 +36,7 @@ def fallback_plan(
     words = words[:MAX_QUERY_WORDS]
     # A query's last word is the kind its products must be: it ends at the last word that
     # names a kind the shop carries ("which webcams do you have": not "... webcams do").
-    kinds = [
-        n
-        for n, word in enumerate(words)
-        if catalog and kind_term(word) and catalog.kind_stock(word).stocked
-    ]
+    kinds = [n for n, word in enumerate(words) if catalog and carried(catalog, word, None)]
     words = words[: kinds[-1] + 1] if kinds else words
     if not words:
         raise PlanningError(
