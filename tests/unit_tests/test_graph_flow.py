@@ -210,9 +210,8 @@ def test_over_budget_total_is_replaced_in_code_when_a_choice_fits(
     )
 
 
-def test_invalid_plan_twice_gives_a_fallback_plan_built_from_the_request(
-    small_catalog_file: Path,
-) -> None:
+def _planned_in_code(catalog_file: Path, request: str) -> tuple[FakeShoppingChatModel, Any]:
+    """A run of `request` whose planner returns an invalid plan twice, and its model."""
     bad = {"goal": "x", "budget": None, "steps": [{"step": 2, "action": "a", "query": "q"}]}
     model = FakeShoppingChatModel(
         replies={
@@ -220,12 +219,13 @@ def test_invalid_plan_twice_gives_a_fallback_plan_built_from_the_request(
             "ReasoningAnswer": [{"answer": "The padded one.", "product_ids": ["strap-2"]}],
         }
     )
-    state = run_graph(
-        model,
-        small_catalog_file,
-        request="a padded camera strap, nothing over $30",
-        code_decisions=False,
-    )
+    return model, run_graph(model, catalog_file, request=request, code_decisions=False)
+
+
+def test_invalid_plan_twice_gives_a_fallback_plan_built_from_the_request(
+    small_catalog_file: Path,
+) -> None:
+    model, state = _planned_in_code(small_catalog_file, "a padded camera strap, nothing over $30")
     assert model.tools_seen == [["Plan"], ["Plan"], ["ReasoningAnswer"]]
     assert "was rejected" in str(model.prompts[1][-1].content)
     # Each plan the model wrote is a call counted, and the question before them.
@@ -248,19 +248,8 @@ def test_a_fallback_search_ends_at_the_last_word_the_shop_carries_as_a_kind(
 ) -> None:
     # "do" is a product word to the reader, but no kind: a search ending in it would find
     # nothing of its kind (the query's last word), though the shop has padded straps.
-    bad = {"goal": "x", "budget": None, "steps": [{"step": 2, "action": "a", "query": "q"}]}
-    model = FakeShoppingChatModel(
-        replies={
-            "Plan": [bad, bad],
-            "ReasoningAnswer": [{"answer": "The padded one.", "product_ids": ["strap-2"]}],
-        }
-    )
-    state = run_graph(
-        model,
-        small_catalog_file,
-        request="which padded camera straps do you have? nothing over $30",
-        code_decisions=False,
-    )
+    request = "which padded camera straps do you have? nothing over $30"
+    _, state = _planned_in_code(small_catalog_file, request)
     assert state["reading"].product_words[-1] == "do"
     assert state["plan"].steps[0].query == "padded camera straps"
     assert [p.id for p in state["outcome"].picks] == ["strap-2"]
