@@ -356,10 +356,9 @@ def _planned(
     shaped = shape_plan(reading, stated, plan, follow_up)
     # A follow-up's search in the shopper's own words (the model copies them: "bandas de
     # resistencia") names a shelf of the shop in its words. A first plan's searches are
-    # the planner's own: there it lost more than it found (WebShop's desk became a stand).
-    plan, in_words = shaped.plan, list[str]()
-    if previous is not None:
-        plan, in_words = in_shop_words(catalog, plan, known)
+    # the planner's own: there a shelf only as near by meaning lost more than it found
+    # (WebShop's desk became a stand), and only its name said again counts ("SSDs").
+    plan, in_words = in_shop_words(catalog, shaped.plan, known, said_again=previous is None)
     # Checked against the shop before anyone approves it: a search for a kind it lacks.
     unstocked = unstocked_searches(catalog, plan, known)
     return {

@@ -376,3 +376,24 @@ def test_a_search_in_other_words_than_the_shops_searches_the_shelf_they_name(
     assert bool(notes) == (query != searched)
     if query != searched:  # renamed: the shop carries it, nothing to warn of
         assert unstocked_searches(SHOP, shown) == [] != unstocked_searches(SHOP, plan)
+
+
+@pytest.mark.parametrize(
+    ("query", "searched"),
+    [
+        # The shelf's name said again: "SSDs", which the index's stemmer keeps apart
+        # from the shop's "SSD", finds none of its kind as written.
+        ("portable SSDs", "Portable SSD"),
+        # Other words for a shelf are the follow-up's rule only: a first plan's search
+        # is the planner's own, and one only as near by meaning stays as written.
+        ("bandas de resistencia", "bandas de resistencia"),
+        ("télécommande sans fil pour le déclencheur", "télécommande sans fil pour le déclencheur"),
+    ],
+)
+def test_a_first_plans_search_is_renamed_only_where_it_says_a_shelfs_name_again(
+    query: str, searched: str
+) -> None:
+    plan = plan_of({"action": f"Search {query}", "query": query})
+    shown, notes = in_shop_words(SHOP, plan, said_again=True)
+    assert shown.search_steps[0].query == searched
+    assert bool(notes) == (query != searched)
