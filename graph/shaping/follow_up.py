@@ -23,6 +23,7 @@ from __future__ import annotations
 from catalog import CatalogBackend, CatalogError, Product, money
 from catalog.text import head_word, product_words, same_word
 from graph.reading import products_naming, shelf_named_by
+from graph.reading.shelves import SAID_AGAIN
 from graph.reading.stated import without_limit_phrases
 from graph.schemas import (
     MAX_FEATURES,
@@ -49,10 +50,6 @@ _EMBEDDER = Embedder()  # the process's one model, loaded when a follow-up first
 # cheaper one", "¿algo más barato?", "4.5 stars or better" neither (0.2 at most).
 NEAR = 0.35
 NEARER_BY = 0.15
-# What a follow-up wants is an earlier item, said again, this near it: the same item
-# asked anew is 0.81-1.0 on the dev sets, another kind of product 0.63 at most ("camera
-# strap" beside "hiking camera bags").
-SAME_ITEM = 0.8
 
 
 def _nearest(picks: tuple[PreviousPick, ...], *texts: str) -> tuple[PreviousPick, ...]:
@@ -183,7 +180,7 @@ def checked_statement(
     # a swap for the same item is a drop (revised_plan). An add of what the shop names
     # no product of is the model's to read: code took it for a feature, and on the dev
     # sets that lost to the model ("und dazu noch eine Stirnlampe", German for headlamp).
-    said_again = bool(wants and items) and max(_EMBEDDER.similarity(wants, items)) >= SAME_ITEM
+    said_again = bool(wants and items) and max(_EMBEDDER.similarity(wants, items)) >= SAID_AGAIN
     if said_again:
         another = False
     # A swap for what the shop titles only as an earlier item's kind ("a manual one
@@ -323,20 +320,21 @@ def _merged(
     budget = previous.budget if previous.budget is not None else earlier.budget
     total, max_price, min_price = stated.total, stated.max_price, stated.min_price
     raised = max_price if max_price is not None and not stated.max_price_each else None
-    if kept and budget is not None and total is None and raised is not None and raised > budget:
-        # A cap above the earlier budget could never bind beneath it: the person raised
-        # what the whole may cost ("zusammen höchstens 80 Dollar" after $40), and the
-        # whole keeps within every amount they stated.
-        total, max_price = raised, None
-        notes.append(
-            f"{money(raised)} is above the earlier budget: the new budget, kept picks in it"
-        )
-    elif kept and budget is not None and total is None:
-        # The earlier budget was for what is kept and the new item together: a new cap
-        # for the new item alone does not restate it.
-        total = budget
-        carried.append("total")
-        notes.append(f"budget {money(budget)} carried over, the kept picks counted in it")
+    if kept and budget is not None and total is None:
+        if raised is not None and raised > budget:
+            # A cap above the earlier budget could never bind beneath it: the person raised
+            # what the whole may cost ("zusammen höchstens 80 Dollar" after $40), and the
+            # whole keeps within every amount they stated.
+            total, max_price = raised, None
+            notes.append(
+                f"{money(raised)} is above the earlier budget: the new budget, kept picks in it"
+            )
+        else:
+            # The earlier budget was for what is kept and the new item together: a new cap
+            # for the new item alone does not restate it.
+            total = budget
+            carried.append("total")
+            notes.append(f"budget {money(budget)} carried over, the kept picks counted in it")
     if not prices_anew:
         # "cheaper" sets its own cap below the pick; with no pick to be cheaper than (the
         # last link of a chain found nothing), the earlier cap still holds.

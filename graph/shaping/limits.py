@@ -87,7 +87,7 @@ def model_read_limits(reading: RequestReading, plan: Plan) -> tuple[RequestReadi
         notes.append(f"the request's {read:g} stars are read as {rating:g}")
     caps = {s.max_price for s in plan.search_steps}
     cap = plan.budget if plan.budget is not None else (caps.pop() if len(caps) == 1 else None)
-    if cap is None:
+    if cap is None and stated.budget is None and not stated.item_caps:
         # A small model may state the cap in its own words only ("Pick one ... within $60").
         cap = read_limits(" ".join([plan.goal, *(s.action for s in plan.steps)])).budget
     floor = stated.min_price
