@@ -38,6 +38,7 @@ class Item:
 
     query: str
     options: tuple[Candidate, ...]
+    step: int  # its first search step (Candidate.item), which names it among the plan's
 
 
 @dataclass
@@ -48,7 +49,7 @@ class Choice:
     picks: list[Candidate] = field(default_factory=list)
     fits: bool = True
     reasons: dict[str, str] = field(default_factory=dict)
-    items: dict[str, str] = field(default_factory=dict)  # per pick id: its item's queries
+    items: dict[str, Item] = field(default_factory=dict)  # per pick id: the item it fills
     notes: list[str] = field(default_factory=list)
 
 
@@ -72,7 +73,7 @@ def items_of(plan: Plan, candidates: list[Candidate]) -> list[Item]:
     for first in sorted(best):
         steps = [s for s, g in sorted(group.items()) if g == first]
         queries = [plan.steps[s - 1].query or "" for s in steps]
-        items.append(Item(" / ".join(dict.fromkeys(queries)), tuple(best[first].values())))
+        items.append(Item(" / ".join(dict.fromkeys(queries)), tuple(best[first].values()), first))
     return items
 
 
@@ -115,7 +116,7 @@ def choose(plan: Plan, candidates: list[Candidate], model_ids: list[str]) -> Cho
     for index, (item, pick) in enumerate(zip(items, choice.picks, strict=True)):
         reason = _reason(plan, item, pick, choice, score, wanted.get(index), outdone.get(index))
         choice.reasons[pick.summary.id] = reason
-        choice.items[pick.summary.id] = item.query
+        choice.items[pick.summary.id] = item
     return choice
 
 

@@ -62,7 +62,7 @@ def checked_outcome(
     outcome.picks, outcome.reasons, gone = with_kept(picked, choice.reasons, follow_up, catalog)
     # Each pick's item, passed on so a follow-up knows what "a cheaper grinder" refers to.
     kept = {p.id: p.item for p in follow_up.kept} if follow_up else {}
-    outcome.items = {p.id: kept.get(p.id) or choice.items.get(p.id, "") for p in outcome.picks}
+    outcome.items = {p.id: kept.get(p.id) or choice.items[p.id].query for p in outcome.picks}
     outcome.warnings += gone
     outcome.warnings += [
         f"{i}, the earlier pick, is not recommended again: it lacks what the follow-up wants"
@@ -90,7 +90,8 @@ def checked_outcome(
     # A limit in another currency was never applied: the total is not compared with it.
     outcome.unapplied_limits = [f"{f.shown} ({f.currency})" for f in stated.foreign]
     outcome.total_price = round(sum(p.price for p in outcome.picks), 2)
-    outcome.missing = missing_items(plan, results, outcome.picks, candidates, pool.listed)
+    filled = {item.step for item in choice.items.values()}
+    outcome.missing = missing_items(plan, results, outcome.picks, filled, candidates, pool.listed)
     if outcome.unknown_ids:
         outcome.warnings.append(f"not in the catalog: {', '.join(outcome.unknown_ids)}")
     if not outcome.picks:

@@ -5,7 +5,7 @@ by facts rather than by its arithmetic. No LLM call and no replanning happens he
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from rapidfuzz import fuzz, process
@@ -460,15 +460,16 @@ def missing_items(
     plan: Plan,
     results: list[StepResult],
     picks: list[ProductSummary],
+    filled: Collection[int],
     candidates: list[Candidate] | None = None,
     listed: Sequence[str] = (),
 ) -> list[MissingItem]:
-    """The plan's searched-for items that no pick answers, each with its reason, named by
+    """The plan's searched-for items that no pick fills, each with its reason, named by
     the item's first search step (searches for one item, item_of_step, are one item), then
     the items the request lists (`listed`, RequestReading.items) that no step searched
-    for (_unsearched). A pick answers one item only, though several searches found it
-    (_answered). A plan for the single best of several kinds (pick "one") misses nothing
-    once it has a pick."""
+    for (_unsearched). `filled` holds the items (by first step) the choice filled
+    (Choice.items): a pick fills one item only, though several searches found it. A plan
+    for the single best of several kinds (pick "one") misses nothing once it has a pick."""
     if plan.pick == "one" and picks:
         return []
     picked = {p.id for p in picks}
@@ -487,9 +488,8 @@ def missing_items(
         result = by_step.get(step.step)
         every = {p.id for p in [*result.products, *result.pool]} if result else set()
         named.append((step, result, found_for.get(group) or every))
-    answered = _answered([found & picked for _, _, found in named])
     missing = []
-    for index, (step, result, found) in enumerate(named):
+    for step, result, found in named:
         group = item.get(step.step, step.step)
         if result is None:
             reason = "its search step did not run"
@@ -497,12 +497,12 @@ def missing_items(
             reason = f"its search failed ({result.error})"
         elif not result.products and not result.pool:
             reason = "the search found no matching product"
-        elif index in answered:
+        elif group in filled:
             continue
-        elif not picked.isdisjoint(found):
-            reason = "the product picked from what it found answers another item"
         elif candidates is not None and not of_kind.get(group, False):
             reason = f"none of the {len(found)} products found is of the kind searched for"
+        elif not picked.isdisjoint(found):
+            reason = "the product picked from what it found answers another item"
         else:
             reason = f"none of the {len(found)} products found for it was picked"
         missing.append(MissingItem(step=step.step, query=step.query or "", reason=reason))
@@ -528,22 +528,3 @@ def _unsearched(
         MissingItem(step=0, query=item, reason="not searched: the plan has no step for it")
         for item in (unsearched[-spare:] if spare > 0 else [])
     ]
-
-
-def _answered(options: list[set[str]]) -> set[int]:
-    """The items (by index) a pick answers when each pick answers one item at most: a
-    largest matching of items to the picks among their `options` (augmenting paths; a
-    plan has a handful of items)."""
-    holder: dict[str, int] = {}  # pick id -> the item it answers
-
-    def place(index: int, seen: set[str]) -> bool:
-        for pick in sorted(options[index] - seen):
-            seen.add(pick)
-            if pick not in holder or place(holder[pick], seen):
-                holder[pick] = index
-                return True
-        return False
-
-    for index in range(len(options)):
-        place(index, set())
-    return set(holder.values())

@@ -25,7 +25,15 @@ from graph.choosing.pool import choice_pool
 from graph.evals.bundle_sets import load_bundles
 from graph.reading import read_request
 from graph.reading.stated import listed_items
-from graph.schemas import FollowUp, Plan, PreviousRun, ProductSummary, StatedLimits, StepResult
+from graph.schemas import (
+    FollowUp,
+    Outcome,
+    Plan,
+    PreviousRun,
+    ProductSummary,
+    StatedLimits,
+    StepResult,
+)
 
 Row = tuple[str, str, float, float]  # id, title, price, rating
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -45,6 +53,25 @@ def product(row: Row, category: str = "misc", tags: tuple[str, ...] = ()) -> Pro
     id, title, price, rating = row
     return Product(
         id=id, title=title, category=category, price=price, rating=rating, tags=list(tags)
+    )
+
+
+def outcome_of(
+    plan: Plan,
+    request: str,
+    results: list[StepResult],
+    catalog: FakeCatalog,
+    stated: StatedLimits | None = None,
+) -> Outcome:
+    """The outcome the verify node records for `plan` after `results`."""
+    return checked_outcome(
+        plan,
+        choice_pool(plan, read_request(request), None, results, catalog),  # type: ignore[arg-type]
+        results,
+        stated=stated or StatedLimits(),
+        follow_up=None,
+        plan_warnings=[],
+        catalog=catalog,  # type: ignore[arg-type]  # only .get is read
     )
 
 
@@ -96,17 +123,9 @@ def test_an_item_no_product_answers_is_named_missing_and_never_within_budget() -
     # stand and mat are not "within budget", being only part of what was asked.
     plan = plan_of(["laptop stand", "usb-c hub", "desk mat"], budget=69)
     results, catalog = searched([STAND_AND_HUB[0], CHARGERS, STAND_AND_HUB[2]])
-    pool = choice_pool(
-        plan, read_request("a laptop stand, a usb-c hub and a desk mat"), None, results, catalog
-    )
-    outcome = checked_outcome(
-        plan,
-        pool,
-        results,
-        stated=StatedLimits(max_price=69, prices=(69.0,)),
-        follow_up=None,
-        plan_warnings=[],
-        catalog=catalog,  # type: ignore[arg-type]  # only .get is read
+    request = "a laptop stand, a usb-c hub and a desk mat"
+    outcome = outcome_of(
+        plan, request, results, catalog, StatedLimits(max_price=69, prices=(69.0,))
     )
     assert sorted(p.id for p in outcome.picks) == ["mat-1", "stand-1"]
     assert [m.query for m in outcome.missing] == ["usb-c hub"]
@@ -222,7 +241,26 @@ def test_a_product_answers_one_item_only() -> None:
     choice = choose(plan, candidates, [])
     assert [c.summary.id for c in choice.picks] == ["tent-1"]  # never twice
     picks = [ProductSummary.of(product(rows[0]))]
-    assert [m.query for m in missing_items(plan, results, picks, candidates)] == ["tent footprint"]
+    filled = {item.step for item in choice.items.values()}
+    missing = missing_items(plan, results, picks, filled, candidates)
+    assert [m.query for m in missing] == ["tent footprint"]
+
+
+def test_the_item_a_pick_fills_is_the_one_the_choice_chose_it_for() -> None:
+    # A search for a kind the shop lacks ("steel shoes", a model's slip for a skillet)
+    # finds the knife the knife search finds too, by a word of its title. The knife fills
+    # the knife, as the choice chose it; the shoes are named missing, never the knife.
+    plan = plan_of(["steel shoes", "chef knife"])
+    knife: Row = ("knife-1", "8-Inch Stainless Steel Chef's Knife", 53.95, 4.4)
+    pan: Row = ("pan-1", "12-Inch Stainless Steel Frying Pan", 59.99, 4.5)
+    results, catalog = searched([[pan, knife], [knife]])
+    outcome = outcome_of(
+        plan, "una sartén de hierro fundido y un cuchillo de chef", results, catalog
+    )
+    assert [p.id for p in outcome.picks] == ["knife-1"]
+    assert outcome.items == {"knife-1": "chef knife"}
+    assert [m.query for m in outcome.missing] == ["steel shoes"]
+    assert "of the kind searched for" in outcome.missing[0].reason
 
 
 def test_two_searches_ending_in_one_word_are_the_two_items_the_request_lists() -> None:
