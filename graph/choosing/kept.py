@@ -8,16 +8,24 @@ from catalog.text import product_words
 from graph.schemas import FollowUp, Plan, ProductSummary, RequestReading
 
 
-def words_about(reading: RequestReading, follow_up: FollowUp | None) -> tuple[str, ...]:
-    """The product words a follow-up's picks must be about: its own and the planner's
-    reading of them (what it adds or wants, in the shop's words though the shopper wrote
-    in another language), and for the same items anew ("a cheaper one", "under $45
-    instead") the previous request's too. A first run's: the request's."""
+def texts_about(reading: RequestReading, follow_up: FollowUp | None) -> tuple[str, ...]:
+    """What a follow-up's picks must be about: its own words and the planner's reading of
+    them (what it adds or wants, in the shop's words though the shopper wrote in another
+    language), and for the same items anew ("a cheaper one", "under $45 instead") the
+    previous request. A first run's: the request's words."""
     if follow_up is None:
-        return reading.words
-    texts = [follow_up.added, follow_up.wants]
+        return (reading.product_text,)
+    texts = [reading.product_text, follow_up.added, follow_up.wants]
     if follow_up.kind in ("cheaper", "dearer", "refine"):
         texts.append(follow_up.previous.request)
+    return tuple(t for t in texts if t)
+
+
+def words_about(reading: RequestReading, follow_up: FollowUp | None) -> tuple[str, ...]:
+    """The product words of texts_about."""
+    if follow_up is None:
+        return reading.words
+    texts = texts_about(reading, follow_up)[1:]
     return (*reading.words, *(w for t in texts for w in product_words(t.replace("-", " "))))
 
 

@@ -25,6 +25,7 @@ from catalog.text import (
     word_stems,
     words_found,
 )
+from graph.reading.shelves import SAME_KIND
 from graph.schemas import MissingItem, Plan, PlanStep, ProductSummary, StatedLimits, StepResult
 from meaning import Embedder
 
@@ -61,6 +62,19 @@ def is_relevant(product: Product, words: set[str]) -> bool:
     return not words.isdisjoint(found) or any(
         _same_root(a, b) for a in words for b in found if a[:3] == b[:3]
     )
+
+
+def named_by_meaning(
+    texts: Sequence[str], found: dict[str, Product], ids: Collection[str]
+) -> set[str]:
+    """Those of `ids` whose title one of `texts` names by meaning: as near it as words
+    that name a shelf's kind in another language (SAME_KIND)."""
+    ids = sorted(ids)
+    if not ids or not texts:
+        return set()
+    vectors = _EMBEDDER.embed([*texts, *(found[i].title for i in ids)])
+    nearest = (vectors[len(texts) :] @ vectors[: len(texts)].T).max(axis=1)
+    return {i for i, cosine in zip(ids, nearest, strict=True) if cosine >= SAME_KIND}
 
 
 def _same_root(a: str, b: str) -> bool:

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 
 from catalog import CatalogBackend, Product
 from catalog.text import mentions_every, product_words
-from graph.choosing.kept import budget_left, words_about
+from graph.choosing.kept import budget_left, texts_about, words_about
 from graph.choosing.picks import (
     Candidate,
     candidates_and_records,
     is_relevant,
+    named_by_meaning,
     near_the_request,
     record_text,
     request_words,
@@ -52,6 +53,10 @@ def choice_pool(
     words = words_about(reading, follow_up)  # "a cheaper one": the earlier item's
     wanted = request_words(words, plan) if plan.pick == "each" else set()
     unrelated = {i for i, r in found.items() if wanted and not is_relevant(r, wanted)}
+    # Words of another language than the shop's share none with its titles ("moulin à
+    # café manuel", a manual grinder): a product they name by meaning is about them.
+    texts = (*texts_about(reading, follow_up), plan.goal, *plan.features)
+    unrelated -= named_by_meaning(texts, found, unrelated)
     # A refinement asks for the same item otherwise: an earlier pick whose record lacks
     # what it wants ("a different camera bag"), or one that asks for nothing code can
     # tell (no reading, no limit of its own), is no answer; one that has what it wants,

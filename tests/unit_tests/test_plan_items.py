@@ -370,3 +370,17 @@ def test_a_gift_s_kinds_are_weighed_by_the_person_and_a_follow_up_s_are_not() ->
     )
     later = choice_pool(plan, read_request("something else"), follow_up, results, catalog)
     assert all(c.near_request for c in later.candidates)
+
+
+def test_a_product_named_in_another_language_by_meaning_is_about_the_request() -> None:
+    # "moulin à café manuel" shares no word with the shop's titles; the search, renamed to
+    # the shelf it names by meaning, finds a manual grinder and a kettle. The grinder is
+    # what the words name, by meaning, and is picked; the kettle is about nothing asked.
+    plan = plan_of(["Electric Conical Burr Coffee Grinder"])
+    grinder: Row = ("grinder-1", "Manual Hand Burr Coffee Grinder", 49.99, 4.5)
+    kettle: Row = ("kettle-1", "Gooseneck Electric Kettle 1L", 45.99, 4.6)
+    results, catalog = searched([[kettle, grinder]])
+    request = "un moulin à café manuel"
+    pool = choice_pool(plan, read_request(request), None, results, catalog)  # type: ignore[arg-type]
+    assert pool.unrelated == {"kettle-1"}
+    assert [p.id for p in outcome_of(plan, request, results, catalog).picks] == ["grinder-1"]
