@@ -58,10 +58,7 @@ def record_text(product: Product) -> str:
 def is_relevant(product: Product, words: set[str]) -> bool:
     """Whether a product's title, tags, category or description has any of the words: a
     product that matches none of them is not a pick, however it was found."""
-    found = word_stems(record_text(product))
-    return not words.isdisjoint(found) or any(
-        _same_root(a, b) for a in words for b in found if a[:3] == b[:3]
-    )
+    return not words.isdisjoint(word_stems(record_text(product)))
 
 
 def named_by_meaning(
@@ -75,14 +72,6 @@ def named_by_meaning(
     vectors = _EMBEDDER.embed([*texts, *(found[i].title for i in ids)])
     nearest = (vectors[len(texts) :] @ vectors[: len(texts)].T).max(axis=1)
     return {i for i, cosine in zip(ids, nearest, strict=True) if cosine >= SAME_KIND}
-
-
-def _same_root(a: str, b: str) -> bool:
-    """Words of one root ("photography", "photographer"): a long shared beginning."""
-    shared = next(
-        (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
-    )
-    return shared >= 5 and shared >= 0.8 * min(len(a), len(b))
 
 
 def goal_words(goal: str) -> list[str]:
