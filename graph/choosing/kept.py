@@ -8,24 +8,27 @@ from catalog.text import product_words
 from graph.schemas import FollowUp, Plan, ProductSummary, RequestReading
 
 
-def texts_about(reading: RequestReading, follow_up: FollowUp | None) -> tuple[str, ...]:
-    """What a follow-up's picks must be about: its own words and the planner's reading of
-    them (what it adds or wants, in the shop's words though the shopper wrote in another
-    language), and for the same items anew ("a cheaper one", "under $45 instead") the
-    previous request. A first run's: the request's words."""
+def _follow_up_texts(follow_up: FollowUp | None) -> list[str]:
+    """What a follow-up adds or wants as the planner reads it (in the shop's words though
+    the shopper wrote in another language), and for the same items anew ("a cheaper one",
+    "under $45 instead") the previous request."""
     if follow_up is None:
-        return (reading.product_text,)
-    texts = [reading.product_text, follow_up.added, follow_up.wants]
+        return []
+    texts = [follow_up.added, follow_up.wants]
     if follow_up.kind in ("cheaper", "dearer", "refine"):
         texts.append(follow_up.previous.request)
-    return tuple(t for t in texts if t)
+    return [t for t in texts if t]
+
+
+def texts_about(reading: RequestReading, follow_up: FollowUp | None) -> tuple[str, ...]:
+    """What a run's picks must be about: the request's words, and a follow-up's texts."""
+    return tuple(t for t in (reading.product_text, *_follow_up_texts(follow_up)) if t)
 
 
 def words_about(reading: RequestReading, follow_up: FollowUp | None) -> tuple[str, ...]:
-    """The product words of texts_about."""
-    if follow_up is None:
-        return reading.words
-    texts = texts_about(reading, follow_up)[1:]
+    """The product words a run's picks must be about: the request's, and those of a
+    follow-up's texts."""
+    texts = _follow_up_texts(follow_up)
     return (*reading.words, *(w for t in texts for w in product_words(t.replace("-", " "))))
 
 

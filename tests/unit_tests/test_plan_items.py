@@ -29,6 +29,7 @@ from graph.schemas import (
     FollowUp,
     Outcome,
     Plan,
+    PreviousPick,
     PreviousRun,
     ProductSummary,
     StatedLimits,
@@ -62,14 +63,16 @@ def outcome_of(
     results: list[StepResult],
     catalog: FakeCatalog,
     stated: StatedLimits | None = None,
+    follow_up: FollowUp | None = None,
 ) -> Outcome:
     """The outcome the verify node records for `plan` after `results`."""
+    pool = choice_pool(plan, read_request(request), follow_up, results, catalog)  # type: ignore[arg-type]
     return checked_outcome(
         plan,
-        choice_pool(plan, read_request(request), None, results, catalog),  # type: ignore[arg-type]
+        pool,
         results,
         stated=stated or StatedLimits(),
-        follow_up=None,
+        follow_up=follow_up,
         plan_warnings=[],
         catalog=catalog,  # type: ignore[arg-type]  # only .get is read
     )
@@ -384,3 +387,19 @@ def test_a_product_named_in_another_language_by_meaning_is_about_the_request() -
     pool = choice_pool(plan, read_request(request), None, results, catalog)  # type: ignore[arg-type]
     assert pool.unrelated == {"kettle-1"}
     assert [p.id for p in outcome_of(plan, request, results, catalog).picks] == ["grinder-1"]
+
+
+def test_each_pick_s_item_is_the_kept_pick_s_or_the_one_the_choice_filled() -> None:
+    # An add after a run an older version saved, whose pick has no item: the kept pick
+    # keeps none, and the strap is the strap search's.
+    bag: Row = ("bag-1", "Sling Camera Bag", 43.99, 4.6)
+    strap: Row = ("strap-1", "Quick-Release Camera Strap", 24.0, 4.5)
+    kept = PreviousPick(id="bag-1", title=bag[1], price=bag[2])
+    previous = PreviousRun(thread_id="t", request="a camera bag", limits=StatedLimits())
+    follow_up = FollowUp(previous=previous, kind="add", kept=(kept,), added="camera strap")
+    plan = plan_of(["camera strap"])
+    results, catalog = searched([[strap]])
+    catalog.products["bag-1"] = product(bag)
+    outcome = outcome_of(plan, "and a camera strap", results, catalog, follow_up=follow_up)
+    assert [p.id for p in outcome.picks] == ["bag-1", "strap-1"]
+    assert outcome.items == {"bag-1": "", "strap-1": "camera strap"}
