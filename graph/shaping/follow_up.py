@@ -191,6 +191,9 @@ def checked_statement(
     ):
         notes.append(f"{wants!r} is the same kind of product here: read as a refinement")
         kind = "refine"
+    elif kind == "replace" and another is None and wants and len(picks) == 1:
+        notes.append(f"{wants!r} names no product of this shop: read as a refinement")
+        kind = "refine"
     # A rating and no price asks for the same item rated so, at no other price.
     if kind in ("cheaper", "dearer") and reading.limits.ratings and not reading.limits.prices:
         notes.append(f"it states a rating and no price, not {kind}: read as a refinement")

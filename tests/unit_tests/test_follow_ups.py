@@ -487,6 +487,10 @@ SHOP = catalog_for(Context())  # the shipped catalog: what the readings are chec
          "replace", [], 60, None),
         (KIT, "I would rather have a camera bag", said("replace", None, "camera bag"),
          "replace", [], 120, 120),
+        # A swap of the one pick for what names no product of the shop is that item
+        # with it, a refinement: "the larger version" of the bag (#40).
+        (BAG, "the larger version", said("replace", None, "the larger version"), "refine",
+         [], 60, None),
         # A new cap beside the carried total keeps the total; the cap is what it leaves.
         (KIT, "and a tripod bag for it, under $100", said("add", None, "tripod bag"), "add",
          ["cam-071", "cam-083"], 31.06, 120),
