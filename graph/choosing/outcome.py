@@ -61,9 +61,9 @@ def checked_outcome(
     picked = [ProductSummary.of(found[c.summary.id]) for c in choice.picks]
     outcome.picks, outcome.reasons, gone = with_kept(picked, choice.reasons, follow_up, catalog)
     # Each pick's item, passed on so a follow-up knows what "a cheaper grinder" refers to.
-    items = {p.id: p.item for p in follow_up.kept} if follow_up else {}
-    items |= {i: item.query for i, item in choice.items.items() if not items.get(i)}
-    outcome.items = {p.id: items.get(p.id, "") for p in outcome.picks}
+    kept = {p.id: p.item for p in follow_up.kept} if follow_up else {}
+    chosen = {i: item.query for i, item in choice.items.items()}
+    outcome.items = {p.id: kept.get(p.id) or chosen.get(p.id, "") for p in outcome.picks}
     outcome.warnings += gone
     outcome.warnings += [
         f"{i}, the earlier pick, is not recommended again: it lacks what the follow-up wants"

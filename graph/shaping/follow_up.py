@@ -191,6 +191,8 @@ def checked_statement(
     ):
         notes.append(f"{wants!r} is the same kind of product here: read as a refinement")
         kind = "refine"
+    # A swap of the one pick for what names no product here ("the women's version") is
+    # that pick with it: right on both recorded swaps, where the rule lost on adds (above).
     elif kind == "replace" and another is None and wants and len(picks) == 1:
         notes.append(f"{wants!r} names no product of this shop: read as a refinement")
         kind = "refine"

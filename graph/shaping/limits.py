@@ -87,11 +87,12 @@ def model_read_limits(reading: RequestReading, plan: Plan) -> tuple[RequestReadi
         notes.append(f"the request's {read:g} stars are read as {rating:g}")
     caps = {s.max_price for s in plan.search_steps}
     cap = plan.budget if plan.budget is not None else (caps.pop() if len(caps) == 1 else None)
-    if cap is None and stated.budget is None and not stated.item_caps:
+    read_by_code = stated.budget is not None or bool(stated.item_caps)
+    if cap is None and not read_by_code:
         # A small model may state the cap in its own words only ("Pick one ... within $60").
         cap = read_limits(" ".join([plan.goal, *(s.action for s in plan.steps)])).budget
     floor = stated.min_price
-    if cap is None or stated.budget is not None or stated.item_caps:
+    if cap is None or read_by_code:
         cap = None
     elif floor is not None and cap < floor - 0.005:
         cap = None  # below the floor the request states: no product is both
