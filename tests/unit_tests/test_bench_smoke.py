@@ -177,3 +177,14 @@ def test_semantic_index_smoke(tmp_path: Path) -> None:
     # The index and the shelves the graph builds from it are timed.
     assert run["index_s"] > 0 and run["shelves_s"] > 0 and run["kinds"] > 0
     assert "shelves s (CPU)" in out
+
+
+def test_kind_order_smoke(tmp_path: Path) -> None:
+    # The fake model names the first kind listed: each rotation answers otherwise, and
+    # the six-way vote is a tie, no kind.
+    out_json = tmp_path / "order.json"
+    out = run_bench("kind_order.py", "--smoke", "--json", str(out_json))
+    assert "vote of the six" in out and "4 of 4" in out
+    data = json.loads(out_json.read_text())
+    assert data["data"]["answers"][0] == ["cheaper", "dearer", "refine", "replace", "add", "new"]
+    assert [t["result"] for t in data["targets"]] == ["MISS"]
