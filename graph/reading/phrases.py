@@ -331,13 +331,20 @@ _BARE_AMOUNT = re.compile(
 )
 
 
-def bare_amounts(text: str) -> set[float]:
+# A cap word right before an amount ("keep it below a hundred"), an article between.
+_AFTER_A_CAP = re.compile(rf"(?<!\w)(?:{_UPPER})(?:\s+[^\W\d_]{{1,2}})?\s*$", re.IGNORECASE)
+
+
+def bare_amounts(text: str, *, capped: bool = False) -> set[float]:
     """The amounts `text` writes in digits or number words with no word after them but a
-    limit word; "300 reviews" and "4 stars" are none."""
+    limit word; "300 reviews" and "4 stars" are none. `capped`: only those right after a
+    cap word ("below a hundred", not "a cheaper one")."""
     return {
         amount
         for language in _NUMBER_WORD_LANGUAGES
-        for match in _BARE_AMOUNT.finditer(alpha2digit(text, language, threshold=0))
+        for digits in [alpha2digit(text, language, threshold=0)]
+        for match in _BARE_AMOUNT.finditer(digits)
+        if not capped or _AFTER_A_CAP.search(digits[: match.start()])
         if (amount := amount_of(match.group(1))) is not None
     }
 

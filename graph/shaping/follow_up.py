@@ -23,6 +23,7 @@ from __future__ import annotations
 from catalog import CatalogBackend, CatalogError, Product, money
 from catalog.text import head_word, product_words, same_word
 from graph.reading import products_naming, shelf_named_by
+from graph.reading.phrases import bare_amounts
 from graph.reading.shelves import SAID_AGAIN
 from graph.reading.stated import without_limit_phrases
 from graph.schemas import (
@@ -258,10 +259,10 @@ def carry_over(
     """What the follow-up (`reading`, its own limits among it), as the planner reads it
     (`statement`), carries over from the finished run `previous`, and the limits the
     new run holds to."""
-    stated = reading.limits
     notes = [f"follows up thread {previous.thread_id} ({previous.request[:80]!r})"]
     wants = _wants(statement)
     kind, about = checked_statement(reading, previous, statement, wants, catalog, notes)
+    stated = _with_bare_cap(reading, kind, notes)
     planner_kind = statement.kind if statement else None
     picks = previous.picks
     if kind == "new":
@@ -301,6 +302,20 @@ def carry_over(
         notes=tuple(notes),
     )
     return follow_up, limits
+
+
+def _with_bare_cap(reading: RequestReading, kind: FollowUpKind, notes: list[str]) -> StatedLimits:
+    """The follow-up's limits, with the one amount it writes with no currency right after
+    a cap word ("can we keep it below a hundred?") as its cap where it asks about price
+    (cheaper or dearer) and code read no price: a first request's such amount is a cap
+    where the planner's plan holds it (model_read_limits), a follow-up's plan holds none."""
+    stated = reading.limits
+    amounts = bare_amounts(reading.text, capped=True)
+    if kind not in ("cheaper", "dearer") or stated.prices or len(amounts) != 1:
+        return stated
+    (cap,) = amounts
+    notes.append(f"its {cap:g} is read as a price cap of {money(cap)}: it asks about price")
+    return stated.model_copy(update={"max_price": cap, "prices": (cap,)})
 
 
 def _merged(

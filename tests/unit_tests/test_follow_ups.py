@@ -549,6 +549,27 @@ def test_a_raised_budget_read_as_a_swap_or_an_add_of_the_same_item_is_a_refineme
     )
 
 
+def test_an_amount_with_no_currency_after_a_cap_word_is_the_cap_of_a_price_follow_up() -> None:
+    # The planner writes no limits in a follow-up's plan, so nothing confirms a bare
+    # amount as it does a first request's (model_read_limits); a follow-up the model reads
+    # as about price does (#40).
+    follow_up, limits = carry_over(
+        read_request("can we keep it below forty?"), BAG, FollowUpStatement(kind="cheaper"), SHOP
+    )
+    assert limits.max_price == 40 and "max_price" not in limits.carried
+    assert "its 40 is read as a price cap of $40.00: it asks about price" in follow_up.notes
+    # Not a number of another word ("a cheaper one"), nor one that is not after a cap word,
+    # nor in a follow-up the model reads as about no price.
+    for words, kind in (
+        ("a cheaper one", "cheaper"),
+        ("a cheaper one, from 2024 maybe", "cheaper"),
+        ("below forty grams", "cheaper"),
+        ("one that folds below 30?", "refine"),
+    ):
+        follow_up, limits = carry_over(read_request(words), BAG, FollowUpStatement(kind=kind), SHOP)
+        assert not any("is read as a price cap" in n for n in follow_up.notes), words
+
+
 def test_a_dearer_one_has_a_floor_above_the_earlier_pick_that_code_keeps() -> None:
     follow = "a more expensive one"
     follow_up, limits = carry_over(
