@@ -44,9 +44,16 @@ class ProductKinds:
     @property
     def terms(self) -> list[str]:
         """The kinds a backend indexes the product under (``SearchArgs.kind``): the stem
-        of each title head and class, as kind_term writes a kind asked for."""
-        stems = (stem(w) for w in [*self.title, *self.classes])
-        return list(dict.fromkeys(s for s in stems if s))
+        of each title head and class, as kind_term writes a kind asked for; where its title
+        and labels agree on no kind, every word of its title too, as is_of_kind reads it
+        then ("Camp Chair Ultralight", "Corefit Kettlebell 16 kg Cast Iron": a chair, a
+        kettlebell, though no right-headed reading says so)."""
+        said = [
+            *self.title,
+            *self.classes,
+            *(w for part in self.words if not self.known for w in kind_words(" ".join(part))),
+        ]
+        return list(dict.fromkeys(s for w in said if (s := stem(w))))
 
     def in_title(self, word: str) -> bool:
         return any(same_word(w, word) for part in self.words for w in part)

@@ -16,7 +16,7 @@ from catalog.paths import check_catalog_file
 # Version of the stored layout (tantivy schema, PostgreSQL table) and of what is worked out
 # at load (Product.kinds: a change to catalog/kinds.py or catalog/text.py bumps it); a
 # mismatch means rebuild.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DEFAULT_CATALOG_FILE: Path = Path(__file__).resolve().parent / "data" / "products.jsonl"
 # Only catalogs built from the shipped file carry this prefix, so only they are replaced
 # when the shipped file changes; a catalog the user loaded on purpose is kept.

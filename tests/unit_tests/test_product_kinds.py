@@ -140,11 +140,22 @@ def test_a_product_is_of_the_kind_its_title_says(
     assert is_of_kind(head, record.kinds, mentioned) is of_kind
 
 
-def test_a_title_with_no_clear_head_is_read_by_what_it_mentions() -> None:
-    said = product("Corefit Kettlebell 16 kg Cast Iron", ["home gym", "strength"]).kinds
+def test_a_title_with_no_clear_head_is_read_by_what_it_mentions(tmp_path: Path) -> None:
+    kettlebell = product("Corefit Kettlebell 16 kg Cast Iron", ["home gym", "strength"])
+    said = kettlebell.kinds
     assert said.title == ["iron"] and said.known == []
-    strap = product("Halden Wrist Camera Strap", ["camera strap", "accessory"]).kinds
+    wrist_strap = product("Halden Wrist Camera Strap", ["camera strap", "accessory"])
+    strap = wrist_strap.kinds
     assert strap.known == ["strap"]
+    # The shop carries what such a title mentions, as is_of_kind reads it: "does the shop
+    # carry kettlebells?" and "is this a kettlebell?" have one answer (#40). A title whose
+    # head its labels agree on is indexed under its head and classes only.
+    assert {"kettlebel", "cast", "iron", "strength"} <= set(said.terms)
+    assert strap.terms == ["strap", "accessori", "other"]
+    products = [kettlebell, wrist_strap.model_copy(update={"id": "strap"})]
+    shop = Catalog.open(build_index(products, tmp_path / "index"))
+    assert carried(shop, "kettlebell", 50.0) and carried(shop, "cast iron kettlebell", None)
+    assert carried(shop, "camera strap", None) and not carried(shop, "wrist", None)
 
 
 CAMERA_PLAN = plan_reply(
