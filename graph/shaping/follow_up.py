@@ -560,7 +560,7 @@ def revised_plan(
     name stays as shown; what they add goes beside them."""
     searches = shown.search_steps
     if follow_up.kind == "add":
-        return _with_searches_of(shown, revised), []
+        return _with_searches_of(shown, revised, follow_up.added)
     wanted = follow_up.added or follow_up.wants
     rest = words.replace(wanted, " ") if wanted and wanted in words else words
     queries = [s.query or "" for s in searches]
@@ -598,13 +598,33 @@ def revised_plan(
     return revised.model_copy(update={"steps": numbered}), notes
 
 
-def _with_searches_of(shown: Plan, revised: Plan) -> Plan:
-    """A revision that adds an item (`revised`) with every search of the plan `shown`
-    first: a small model often plans the new item alone, as a follow-up does."""
-    planned = {s.query for s in revised.search_steps}
-    earlier = [s for s in shown.search_steps if s.query not in planned]
-    steps = [*earlier, *revised.steps]
+def _with_searches_of(shown: Plan, revised: Plan, added: str) -> tuple[Plan, list[str]]:
+    """A revision that adds an item (`revised`): every search of the plan `shown`, as
+    shown, then the revision's searches for what the words add (`added`), and notes. A
+    small model plans the new item alone, or the shown items again beside it ("ergonomic
+    office chairs" beside the shown "ergonomic office chair"): a revised search is for
+    what they add when it is nearer that by meaning than any shown search. Where none is
+    ("add a lens cleaning kit" revised into the bag twice), it is searched as they name it."""
+    queries = [s.query or "" for s in shown.search_steps]
+    if added:
+        items = [*queries, added]
+        new = [
+            s
+            for s in revised.search_steps
+            if int(_EMBEDDER.similarity(s.query or "", items).argmax()) == len(queries)
+        ]
+    else:
+        new = [s for s in revised.search_steps if s.query not in queries]
+    notes = [
+        f"the revision searched {s.query!r} again beside the plan shown: removed"
+        for s in revised.search_steps
+        if s not in new and s.query not in queries
+    ]
+    if added and not new:
+        new = [PlanStep(action=f"Search {added}", query=added)]
+        notes.append(f"no search of the revision was for {added!r}: it is searched as named")
+    steps = [*shown.search_steps, *new, *(s for s in revised.steps if not s.is_search)]
     if len(steps) > MAX_PLAN_STEPS:
-        return revised  # no room: the approval shows what the model dropped, as changes
+        return revised, []  # no room: the approval shows what the model dropped, as changes
     numbered = [s.model_copy(update={"step": n}) for n, s in enumerate(steps, start=1)]
-    return revised.model_copy(update={"steps": numbered})
+    return revised.model_copy(update={"steps": numbered}), notes

@@ -4,7 +4,7 @@ shopper's words at approval (cheaper, dearer, add, drop, swap, a feature, a rati
 total; Spanish, French and German among them), the revision approved and run. Recording
 also writes the report the live run produced; the replay must reproduce it case by case,
 with no case failing to run, and as many of the dev cases doing what the words ask as
-were recorded doing so (16 of 18; the issue's bar is 13).
+were recorded doing so (17 of 18; the issue's bar is 13).
 
 Re-record:
     RECORD=1 python -m pytest -m replay tests/integration_tests/test_revision_eval_replay.py -n 0
@@ -26,7 +26,7 @@ DEV_FILE = Path(__file__).resolve().parents[1] / "fixtures" / "revisions_dev.jso
 CASSETTE = "eval-revisions"
 # Issue 41 asks 13 of the dev cases on the embedded model; recorded, 16 do.
 # Held to what the recording does, so that a change doing less fails.
-RECORDED_PASSING = 16
+RECORDED_PASSING = 17
 
 
 @pytest.mark.replay

@@ -200,6 +200,35 @@ def test_an_added_item_and_a_new_total_hold_for_the_searches_shown_too(
     assert plan.budget == 100
 
 
+@pytest.mark.parametrize(
+    ("reading", "expected", "said"),
+    [
+        # The model planned the shown strap again beside the kit: the strap stays as shown.
+        (
+            revision("add", "camera straps", "lens cleaning kit", None, wants="lens cleaning kit"),
+            ["camera strap", "lens cleaning kit", None],
+            "the revision searched 'camera straps' again beside the plan shown: removed",
+        ),
+        # It planned the strap twice and no kit: the kit is searched as the words name it.
+        (
+            revision("add", "camera strap", "leather camera strap", None,
+                     wants="lens cleaning kit"),
+            ["camera strap", "lens cleaning kit", None],
+            "no search of the revision was for 'lens cleaning kit': it is searched as named",
+        ),
+    ],
+)  # fmt: skip
+def test_an_add_searches_what_the_words_add_beside_the_searches_shown(
+    small_catalog_file: Path, reading: dict[str, Any], expected: list[str | None], said: str
+) -> None:
+    # A small model revises an add into the shown items again (#40: "add a lens cleaning
+    # kit" became two searches for the camera bag, and the kit went unsearched).
+    graph, _, context, config = paused_graph(small_catalog_file, reading)
+    state = answer(graph, config, context, {"revise": "add a lens cleaning kit"})
+    assert queries(state.values["plan"]) == expected
+    assert said in state.values["plan_warnings"]
+
+
 def test_a_key_pasted_into_the_words_is_masked_before_it_is_stored_or_sent(
     small_catalog_file: Path,
 ) -> None:
