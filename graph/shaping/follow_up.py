@@ -25,7 +25,7 @@ from catalog.text import head_word, product_words, same_word
 from graph.reading import products_naming, shelf_named_by
 from graph.reading.phrases import bare_amounts
 from graph.reading.shelves import SAID_AGAIN
-from graph.reading.stated import without_limit_phrases
+from graph.reading.stated import listed_items, without_limit_phrases
 from graph.schemas import (
     MAX_FEATURES,
     MAX_PLAN_STEPS,
@@ -606,12 +606,15 @@ def _with_searches_of(shown: Plan, revised: Plan, added: str) -> tuple[Plan, lis
     what they add when it is nearer that by meaning than any shown search. Where none is
     ("add a lens cleaning kit" revised into the bag twice), it is searched as they name it."""
     queries = [s.query or "" for s in shown.search_steps]
-    if added:
-        items = [*queries, added]
+    # Each item the words add on its own: "a camera bag" of "a lens cleaning kit and a
+    # camera bag" is nearer a shown "camera strap" than the words whole.
+    wanted = list(listed_items(added)) or [added] if added else []
+    if wanted:
+        items = [*queries, *wanted]
         new = [
             s
             for s in revised.search_steps
-            if int(_EMBEDDER.similarity(s.query or "", items).argmax()) == len(queries)
+            if int(_EMBEDDER.similarity(s.query or "", items).argmax()) >= len(queries)
         ]
     else:
         new = [s for s in revised.search_steps if s.query not in queries]
@@ -620,8 +623,8 @@ def _with_searches_of(shown: Plan, revised: Plan, added: str) -> tuple[Plan, lis
         for s in revised.search_steps
         if s not in new and s.query not in queries
     ]
-    if added and not new:
-        new = [PlanStep(action=f"Search {added}", query=added)]
+    if wanted and not new:
+        new = [PlanStep(action=f"Search {item}", query=item) for item in wanted]
         notes.append(f"no search of the revision was for {added!r}: it is searched as named")
     steps = [*shown.search_steps, *new, *(s for s in revised.steps if not s.is_search)]
     if len(steps) > MAX_PLAN_STEPS:
