@@ -17,7 +17,6 @@ moved.
 from __future__ import annotations
 
 import argparse
-import json
 from collections import Counter
 from typing import Any
 
@@ -28,6 +27,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 
 import graph.prompts as prompts
 from graph.context import Context
+from graph.evals.follow_ups import load_cases
 from graph.nodes import _one_word
 from graph.providers.models import chat_model_session
 
@@ -38,11 +38,9 @@ def cases() -> list[tuple[str, str, list[str]]]:
     """(earlier request, follow-up, expected kinds) of every dev follow-up."""
     found = []
     for name in DEV_SETS:
-        for case in json.loads((TESTS_DIR / "fixtures" / name).read_text())["follow_ups"]:
-            kind = case["expect"]["kind"]
-            found.append(
-                (case["first"], case["follow_up"], [kind] if isinstance(kind, str) else kind)
-            )
+        for case in load_cases(TESTS_DIR / "fixtures" / name):
+            kind = case.expect["kind"]
+            found.append((case.first, case.follow_up, [kind] if isinstance(kind, str) else kind))
     return found
 
 

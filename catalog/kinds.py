@@ -48,11 +48,9 @@ class ProductKinds:
         and labels agree on no kind, every word of its title too, as is_of_kind reads it
         then ("Camp Chair Ultralight", "Corefit Kettlebell 16 kg Cast Iron": a chair, a
         kettlebell, though no right-headed reading says so)."""
-        said = [
-            *self.title,
-            *self.classes,
-            *(w for part in self.words if not self.known for w in kind_words(" ".join(part))),
-        ]
+        said = [*self.title, *self.classes]
+        if not self.known:
+            said += [w for part in self.words for w in kind_words(" ".join(part))]
         return list(dict.fromkeys(s for w in said if (s := stem(w))))
 
     def in_title(self, word: str) -> bool:

@@ -77,6 +77,11 @@ def _nearest_of(options: list[tuple[str, ...]], *texts: str) -> int | None:
     return None
 
 
+def _nearest_index(text: str, options: list[str]) -> int:
+    """Which of `options` is nearest `text` by meaning, however near."""
+    return int(_EMBEDDER.similarity(text, options).argmax())
+
+
 def _named(picks: tuple[PreviousPick, ...], said: tuple[str, ...]) -> tuple[PreviousPick, ...]:
     """The earlier picks whose item's head word ("bag" of "camera bag") is among `said`."""
     return tuple(
@@ -310,8 +315,10 @@ def _with_bare_cap(reading: RequestReading, kind: FollowUpKind, notes: list[str]
     (cheaper or dearer) and code read no price: a first request's such amount is a cap
     where the planner's plan holds it (model_read_limits), a follow-up's plan holds none."""
     stated = reading.limits
+    if kind not in ("cheaper", "dearer") or stated.prices:
+        return stated
     amounts = bare_amounts(reading.text, capped=True)
-    if kind not in ("cheaper", "dearer") or stated.prices or len(amounts) != 1:
+    if len(amounts) != 1:
         return stated
     (cap,) = amounts
     notes.append(f"its {cap:g} is read as a price cap of {money(cap)}: it asks about price")
@@ -526,9 +533,7 @@ def _not_searched_again(
     searches = [s for s in steps if s.is_search]
     if not why or not searches:
         return steps
-    item_of = {
-        s.step: items[int(_EMBEDDER.similarity(s.query or "", items).argmax())] for s in searches
-    }
+    item_of = {s.step: items[_nearest_index(s.query or "", items)] for s in searches}
     again = [s for s in searches if item_of[s.step] in why]
     first = again[0] if added and again and added not in item_of.values() else None
     removed = [s for s in again if s is not first]
@@ -578,8 +583,7 @@ def revised_plan(
     else:
         # The model's searches nearest the one named, with what the change wants.
         nearest = {
-            s.step: searches[int(_EMBEDDER.similarity(s.query or "", queries).argmax())]
-            for s in revised.search_steps
+            s.step: searches[_nearest_index(s.query or "", queries)] for s in revised.search_steps
         }
         instead = [s for s in revised.search_steps if nearest[s.step] is named]
         elsewhere = [q for q in queries if q != named.query]
@@ -608,13 +612,11 @@ def _with_searches_of(shown: Plan, revised: Plan, added: str) -> tuple[Plan, lis
     queries = [s.query or "" for s in shown.search_steps]
     # Each item the words add on its own: "a camera bag" of "a lens cleaning kit and a
     # camera bag" is nearer a shown "camera strap" than the words whole.
-    wanted = list(listed_items(added)) or [added] if added else []
+    wanted = (list(listed_items(added)) or [added]) if added else []
     if wanted:
         items = [*queries, *wanted]
         new = [
-            s
-            for s in revised.search_steps
-            if int(_EMBEDDER.similarity(s.query or "", items).argmax()) >= len(queries)
+            s for s in revised.search_steps if _nearest_index(s.query or "", items) >= len(queries)
         ]
     else:
         new = [s for s in revised.search_steps if s.query not in queries]
